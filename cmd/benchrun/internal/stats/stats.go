@@ -1,0 +1,175 @@
+// Package stats summarises the repeated measurements of one benchmark cell
+// and compares two such cells, with the statistics benchstat uses: the
+// median with a distribution-free 95% confidence interval and the
+// Mann-Whitney U test (golang.org/x/perf/benchmath, AssumeNothing), plus
+// the coefficient of variation and percentiles (github.com/montanaflynn/stats).
+//
+// Benchmark timings are not normally distributed (they have a hard floor and
+// a long right tail), so every figure here is order-based except the
+// coefficient of variation, which is reported only as a noise indicator.
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	mstats "github.com/montanaflynn/stats"
+	"golang.org/x/perf/benchmath"
+)
+
+const (
+	// Confidence is the level of every confidence interval reported.
+	Confidence = 0.95
+	// Alpha is the significance level: a comparison with p >= Alpha is
+	// reported as "~" (no significant difference).
+	Alpha = 0.05
+	// MinSamples is the smallest sample for which a 95% confidence interval
+	// of the median is finite (with 5 samples the interval's confidence is
+	// at most 1-2/32 = 93.75%). Cells with fewer samples are flagged.
+	MinSamples = 6
+	// MaxCV is the coefficient of variation above which a cell is flagged
+	// as noisy.
+	MaxCV = 0.05
+)
+
+var thresholds = &benchmath.Thresholds{CompareAlpha: Alpha}
+
+// Summary describes the sample of one cell (one benchmark, one unit).
+type Summary struct {
+	N      int     // number of samples
+	Median float64 // sample median
+	// Lo and Hi bound the confidence interval of the median. With fewer
+	// than MinSamples samples at least one of them is infinite.
+	Lo, Hi float64
+	// Confidence is the actual confidence of [Lo, Hi] (>= Confidence: the
+	// interval is made of order statistics, so it cannot hit 95% exactly).
+	Confidence float64
+	Mean       float64
+	Min, Max   float64
+	// CV is the coefficient of variation: sample standard deviation over
+	// the mean. It is NaN with fewer than 2 samples or a zero mean.
+	CV float64
+	// FewSamples is set when N < MinSamples.
+	FewSamples bool
+	// Noisy is set when CV > MaxCV.
+	Noisy bool
+}
+
+// Summarize computes the Summary of values. It does not modify values.
+// It panics on an empty sample: a cell without values has no summary, and
+// callers must report it as missing rather than as zero.
+func Summarize(values []float64) Summary {
+	if len(values) == 0 {
+		panic("stats: Summarize of an empty sample")
+	}
+	sorted := slices.Clone(values)
+	sample := benchmath.NewSample(sorted, thresholds)
+	sum := benchmath.AssumeNothing.Summary(sample, Confidence)
+	s := Summary{
+		N:          len(values),
+		Median:     sum.Center,
+		Lo:         sum.Lo,
+		Hi:         sum.Hi,
+		Confidence: sum.Confidence,
+		Min:        sorted[0],
+		Max:        sorted[len(sorted)-1],
+		CV:         math.NaN(),
+		FewSamples: len(values) < MinSamples,
+	}
+	s.Mean, _ = mstats.Mean(values)
+	if len(values) >= 2 && s.Mean != 0 {
+		sd, err := mstats.StandardDeviationSample(values)
+		if err == nil {
+			s.CV = sd / math.Abs(s.Mean)
+		}
+	}
+	s.Noisy = s.CV > MaxCV
+	return s
+}
+
+// CIPercent returns the half-width of the confidence interval as a fraction
+// of the median, taking the wider side (benchstat's "± x%"). It is +Inf
+// when the interval is unbounded and 0 when the median is 0 and the interval
+// is [0, 0].
+func (s Summary) CIPercent() float64 {
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
+		return math.Inf(1)
+	}
+	if s.Median == 0 {
+		if s.Lo == 0 && s.Hi == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return math.Max(s.Hi/s.Median-1, 1-s.Lo/s.Median)
+}
+
+// Flags returns short human-readable warnings for the cell: too few
+// samples, or a coefficient of variation over MaxCV.
+func (s Summary) Flags() []string {
+	var f []string
+	if s.FewSamples {
+		f = append(f, fmt.Sprintf("n=%d < %d: no 95%% CI", s.N, MinSamples))
+	}
+	if s.Noisy {
+		f = append(f, fmt.Sprintf("CV %.1f%% > %.0f%%", 100*s.CV, 100*MaxCV))
+	}
+	return f
+}
+
+// Comparison is the result of comparing an old and a new sample.
+type Comparison struct {
+	P      float64 // Mann-Whitney U two-sided p value
+	N1, N2 int
+	// Significant is P < Alpha: the samples differ in location.
+	Significant bool
+	// Delta is (new median / old median) - 1; NaN if the old median is 0.
+	Delta float64
+	// Warnings from benchmath (e.g. too few samples to ever reach Alpha).
+	Warnings []string
+}
+
+// Compare runs the Mann-Whitney U test on old and new and computes the
+// relative change of the medians. Neither slice is modified.
+func Compare(old, new []float64) Comparison {
+	s1 := benchmath.NewSample(slices.Clone(old), thresholds)
+	s2 := benchmath.NewSample(slices.Clone(new), thresholds)
+	c := benchmath.AssumeNothing.Compare(s1, s2)
+	out := Comparison{P: c.P, N1: c.N1, N2: c.N2, Significant: c.P < Alpha, Delta: math.NaN()}
+	for _, w := range c.Warnings {
+		out.Warnings = append(out.Warnings, w.Error())
+	}
+	m1 := benchmath.AssumeNothing.Summary(s1, Confidence).Center
+	m2 := benchmath.AssumeNothing.Summary(s2, Confidence).Center
+	switch {
+	case m1 == m2:
+		out.Delta = 0
+	case m1 != 0:
+		out.Delta = m2/m1 - 1
+	}
+	return out
+}
+
+// FormatDelta renders the change as benchstat does: "~" when it is not
+// significant, else a signed percentage such as "-12.30%".
+func (c Comparison) FormatDelta() string {
+	if !c.Significant {
+		return "~"
+	}
+	if math.IsNaN(c.Delta) {
+		return "?"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*c.Delta)
+}
+
+// Percentile returns the pct-th percentile (0 < pct <= 100) of values by
+// linear interpolation between closest ranks (Hyndman & Fan type 7, as
+// NumPy and R's default).
+func Percentile(values []float64, pct float64) (float64, error) {
+	p, err := mstats.Percentile(values, pct)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("percentile %v of %d values: %w", pct, len(values), err)
+	}
+	return p, nil
+}
