@@ -1,0 +1,178 @@
+package stackless
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Step is what Resume returns: the task finished, failed, yields, or waits on
+// the events its waker was given. Build it only with the Context helpers;
+// the zero Step is invalid and fails the task with a clear error.
+type Step struct {
+	kind stepKind
+}
+
+type stepKind uint8
+
+const (
+	stepInvalid stepKind = iota // zero value: a Resume that forgot to return a helper's Step
+	stepDone                    // finished normally
+	stepFail                    // finished with the error in Context.failErr
+	stepYield                   // runnable again, behind the other runnable tasks
+	stepSuspend                 // waits on the waker's events (or a fast-path result)
+)
+
+func (s Step) String() string {
+	switch s.kind {
+	case stepDone:
+		return "Done"
+	case stepFail:
+		return "Fail"
+	case stepYield:
+		return "Yield"
+	case stepSuspend:
+		return "Suspend"
+	}
+	return "InvalidStep"
+}
+
+// Errors delivered to a task through [Context.Err] after a wait.
+var (
+	// ErrTimeout: the wait's timeout expired before any awaited event fired.
+	ErrTimeout = errors.New("stackless: wait timed out")
+	// ErrCanceled: the task was cancelled (Scheduler.Cancel, a cancellation
+	// event, or a graceful shutdown). The task should run its cleanup states
+	// and finish.
+	ErrCanceled = errors.New("stackless: task cancelled")
+)
+
+// Context is handed to every Resume call. It belongs to the scheduler and is
+// valid only during that call: a task must not keep it.
+//
+// Its helpers prepare the task's waker and return the Step that Resume must
+// return, so a wait reads as one statement:
+//
+//	t.state = 2
+//	return c.Await(t.ready)
+//
+// The awaited events are started only after Resume has returned (the seed's
+// "events created inactive, started at suspend"). If one has already fired,
+// the task is resumed again at once, without a queue round trip.
+type Context struct {
+	s       *Scheduler
+	cur     *Coro
+	failErr error // set by Fail, consumed by the scheduler
+}
+
+// Task returns the task being resumed.
+func (c *Context) Task() Task { return c.cur.task }
+
+// Scheduler returns the scheduler running the task.
+func (c *Context) Scheduler() *Scheduler { return c.s }
+
+// Err returns the outcome of the task's last wait: nil if an awaited event
+// was resolved, the event's error if it was rejected, ErrTimeout or
+// ErrCanceled. A cancellation (Scheduler.Cancel, Shutdown) is delivered as
+// ErrCanceled on the task's next Resume, even a task that had yielded or has
+// not started yet.
+func (c *Context) Err() error { return c.cur.waker.err }
+
+// Result returns the value the awaited event was resolved with.
+func (c *Context) Result() any { return c.cur.waker.result }
+
+// Triggered returns the event that ended the last wait (nil after a timeout,
+// a yield or a cancellation not caused by a cancellation event).
+func (c *Context) Triggered() *Event { return c.cur.waker.triggered }
+
+// Cancelled reports whether the last wake-up delivered a cancellation.
+func (c *Context) Cancelled() bool { return c.cur.waker.err == ErrCanceled }
+
+// Done finishes the task.
+func (c *Context) Done() Step { return Step{stepDone} }
+
+// Fail finishes the task with err. A task error starts a graceful shutdown
+// (every other task is cancelled so its cleanup runs) and Run returns it,
+// wrapped in a *TaskError.
+func (c *Context) Fail(err error) Step {
+	if err == nil {
+		err = errors.New("stackless: Fail called with a nil error")
+	}
+	c.failErr = err
+	return Step{stepFail}
+}
+
+// Yield makes the task runnable again behind every other runnable task (or,
+// for a high-priority task, at the head of the queue).
+func (c *Context) Yield() Step {
+	c.cur.waker.prepare(c.cur)
+	return Step{stepYield}
+}
+
+// Await suspends the task until ev is resolved or rejected. If ev is already
+// done the task does not suspend: it is resumed at once (fast path).
+func (c *Context) Await(ev *Event) Step {
+	w := c.cur.waker.prepare(c.cur)
+	w.subscribe(slotEvent, ev)
+	return Step{stepSuspend}
+}
+
+// AwaitTimeout is Await with a timeout: after d without ev firing the task
+// wakes with ErrTimeout. A timeout <= 0 means no timeout.
+func (c *Context) AwaitTimeout(ev *Event, d time.Duration) Step {
+	w := c.cur.waker.prepare(c.cur)
+	w.subscribe(slotEvent, ev)
+	w.setTimeout(d)
+	return Step{stepSuspend}
+}
+
+// AwaitWith is the general wait: ev (may be nil: wait only for the timeout
+// or the cancellation), an optional timeout (<= 0: none) and an optional
+// cancellation event whose firing wakes the task with ErrCanceled.
+func (c *Context) AwaitWith(ev *Event, timeout time.Duration, cancel *Event) Step {
+	w := c.cur.waker.prepare(c.cur)
+	if ev != nil {
+		w.subscribe(slotEvent, ev)
+	}
+	if cancel != nil {
+		w.subscribe(slotCancel, cancel)
+	}
+	w.setTimeout(timeout)
+	return Step{stepSuspend}
+}
+
+// Sleep suspends the task for d, measured on the reactor's monotonic clock
+// with nanosecond deadlines. Sleep(0) or less behaves as Yield.
+func (c *Context) Sleep(d time.Duration) Step {
+	if d <= 0 {
+		return c.Yield()
+	}
+	w := c.cur.waker.prepare(c.cur)
+	w.setTimeout(d)
+	w.sleeping = true
+	return Step{stepSuspend}
+}
+
+// Spawn starts t as a normal-priority task on the same scheduler.
+func (c *Context) Spawn(t Task) error { return c.s.Spawn(t) }
+
+// SpawnPriority starts t with priority p on the same scheduler.
+func (c *Context) SpawnPriority(t Task, p Priority) error { return c.s.SpawnPriority(t, p) }
+
+// Shutdown starts a graceful shutdown (see Scheduler.Shutdown). The calling
+// task receives its own cancellation on its next Resume.
+func (c *Context) Shutdown() { c.s.Shutdown() }
+
+// AddSwitchHandler installs h on the running task.
+func (c *Context) AddSwitchHandler(h SwitchHandler) { c.s.AddSwitchHandler(c.cur.task, h) }
+
+// TaskError is a task's failure as returned by Run.
+type TaskError struct {
+	Task string // the task's name (Namer, or type#id)
+	Err  error
+}
+
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("stackless: task %s failed: %v", e.Task, e.Err)
+}
+func (e *TaskError) Unwrap() error { return e.Err }

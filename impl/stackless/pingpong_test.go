@@ -1,0 +1,84 @@
+package stackless
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestPingPongChecksum(t *testing.T) {
+	for _, rounds := range []int{1, 2, 3, 100, 10000} {
+		sum, err := RunPingPong(rounds)
+		if err != nil {
+			t.Fatalf("rounds=%d: %v", rounds, err)
+		}
+		if want := PingPongChecksum(rounds); sum != want {
+			t.Fatalf("rounds=%d: checksum %d, want %d", rounds, sum, want)
+		}
+	}
+	if _, err := NewPingPong(0); err == nil {
+		t.Fatal("NewPingPong(0) succeeded, want an error")
+	}
+}
+
+func TestPingPongResumeCount(t *testing.T) {
+	p, _ := NewPingPong(50)
+	s := New()
+	if err := p.Spawn(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	// Each task is resumed once to start and once per handoff it receives.
+	// Pong's first receive takes the fast path (ping resolved pong's event
+	// before pong first waited): pong is called again at once, not queued.
+	if st.Resumes != 2*50+2 || st.FastPaths != 1 {
+		t.Fatalf("stats %+v, want Resumes=%d FastPaths=1", st, 2*50+2)
+	}
+}
+
+// TestPingPongNoAllocs: the steady-state handoff allocates nothing.
+func TestPingPongNoAllocs(t *testing.T) {
+	const rounds = 10000
+	p, _ := NewPingPong(rounds)
+	s := New()
+	_ = p.Spawn(s)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.Mallocs - before.Mallocs; n != 0 {
+		t.Fatalf("%d allocations over %d handoffs, want 0", n, 2*rounds)
+	}
+}
+
+// BenchmarkPingPong: b.N one-way switches between two state machines through
+// reusable one-shot events. Reports ns/switch and allocs/switch.
+func BenchmarkPingPong(b *testing.B) {
+	rounds := max(b.N/2, 1)
+	p, _ := NewPingPong(rounds)
+	s := New()
+	_ = p.Spawn(s)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	start := time.Now()
+	err := s.Run()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p.Checksum() != PingPongChecksum(rounds) {
+		b.Fatalf("checksum %d, want %d", p.Checksum(), PingPongChecksum(rounds))
+	}
+	sw := float64(p.Switches())
+	b.ReportMetric(float64(elapsed.Nanoseconds())/sw, "ns/switch")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/sw, "allocs/switch")
+}

@@ -1,0 +1,122 @@
+package stackless
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+)
+
+// Task is a coroutine written as an explicit state machine.
+//
+// Resume runs the task from the state it stopped in until it must wait or
+// has finished, and says which by returning a [Step] built by one of the
+// [Context] helpers (Await, Yield, Sleep, Done, Fail, ...). The task keeps
+// its program counter in a field of its own struct: this is the shape the
+// Rust, C# and Kotlin compilers lower async functions to.
+//
+// A Task must be a pointer to a struct that embeds [Coro]; the embedded Coro
+// is the runtime's whole per-task header, so the struct is the task's entire
+// memory (see [StateSize]). The unexported method makes embedding Coro the
+// only way to satisfy the interface.
+type Task interface {
+	Resume(c *Context) Step
+	coro() *Coro
+}
+
+// Priority selects where a runnable task enters the run queue.
+type Priority uint8
+
+const (
+	// Normal tasks are enqueued at the tail.
+	Normal Priority = 0
+	// High tasks are enqueued at the head, so they run before every normal one
+	// (the seed's ZEND_COROUTINE_HI_PRIORITY). Dequeue is always from the head.
+	High Priority = 255
+)
+
+func (p Priority) String() string {
+	switch p {
+	case Normal:
+		return "normal"
+	case High:
+		return "high"
+	}
+	return fmt.Sprintf("Priority(%d)", uint8(p))
+}
+
+// life is where a task is in its life cycle, independent of its waker.
+type life uint8
+
+const (
+	lifeNew      life = iota // allocated, not spawned
+	lifeStarted              // spawned, not finished
+	lifeFinished             // Resume returned Done or Fail, or the task was finalised
+)
+
+// Coro is the runtime's per-task header. Embed it (by value) in the task's
+// state struct; never copy it after Spawn. Its zero value is ready to use.
+//
+// Everything the runtime needs per task lives here, intrusively: the link in
+// the list of live tasks (for deadlock reports and shutdown), the waker with
+// its event subscriptions and timer, and the switch handlers. Spawning,
+// suspending and resuming a task therefore allocate nothing.
+type Coro struct {
+	task     Task             // back-reference used to call Resume; set by Spawn
+	sched    *Scheduler       // the scheduler the task was spawned on
+	liveNext *Coro            // intrusive doubly linked list of unfinished tasks
+	livePrev *Coro            //
+	handlers *[]SwitchHandler // nil unless the task installed switch handlers
+	waker    Waker            // embedded: reused for every wait without allocation
+	id       uint32           // spawn sequence number, 1-based; names the task in errors
+	prio     Priority         // queue position on every wake-up
+	life     life             //
+	// cancelPending: a cancellation (Cancel or Shutdown) must be delivered on
+	// the next Resume; cancelled: it was requested at least once.
+	cancelPending bool
+	cancelled     bool
+	inQueue       bool // the task occupies a run-queue slot (QUEUED or IGNORED)
+}
+
+func (co *Coro) coro() *Coro { return co }
+
+// ID returns the task's spawn sequence number (1 for the first task spawned
+// on its scheduler), or 0 before Spawn.
+func (co *Coro) ID() uint32 { return co.id }
+
+// WakerStatus returns the state of the task's waker.
+func (co *Coro) WakerStatus() WakerStatus { return co.waker.status }
+
+// Finished reports whether the task has finished (or was finalised without
+// finishing, during the final phase of a shutdown).
+func (co *Coro) Finished() bool { return co.life == lifeFinished }
+
+// Namer may be implemented by a Task to name it in deadlock and shutdown
+// errors. Without it a task is named by its type and spawn number.
+type Namer interface {
+	Name() string
+}
+
+func taskName(co *Coro) string {
+	if n, ok := co.task.(Namer); ok {
+		return n.Name()
+	}
+	return fmt.Sprintf("%s#%d", reflect.TypeOf(co.task).Elem().Name(), co.id)
+}
+
+// HeaderSize is the size in bytes of the per-task runtime header [Coro]
+// embedded in every task.
+const HeaderSize = unsafe.Sizeof(Coro{})
+
+// StateSize returns the size of the task's state struct, header included:
+// the whole memory of a task. Spawning a task allocates nothing beyond the
+// struct itself, which the caller allocates (one heap object, rounded up by
+// Go's allocator to its size class; see the package tests). While a task is
+// runnable it also occupies one 8-byte slot of the scheduler's run queue,
+// which is shared and reused, not per task.
+func StateSize(t Task) uintptr {
+	rt := reflect.TypeOf(t)
+	if rt.Kind() != reflect.Pointer {
+		return rt.Size()
+	}
+	return rt.Elem().Size()
+}
