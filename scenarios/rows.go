@@ -1,0 +1,111 @@
+package scenarios
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	baseline "github.com/corobench/corobench/impl/goroutine-baseline"
+)
+
+// Row names one implementation: a column of every comparison.
+type Row string
+
+// The rows, in display order (DESIGN.md §2).
+const (
+	StackfulAsm     Row = "stackful-asm"
+	StackfulCoro    Row = "stackful-coro"
+	Stackless       Row = "stackless"
+	GoroutineSingle Row = "goroutine-single"
+	GoroutineMulti  Row = "goroutine-multi"
+)
+
+// Rows lists every row in display order.
+var Rows = []Row{StackfulAsm, StackfulCoro, Stackless, GoroutineSingle, GoroutineMulti}
+
+// RowNames returns the rows as strings, for flag help and errors.
+func RowNames() []string {
+	names := make([]string, len(Rows))
+	for i, r := range Rows {
+		names[i] = string(r)
+	}
+	return names
+}
+
+// ParseRow returns the row with the given name.
+func ParseRow(name string) (Row, bool) {
+	for _, r := range Rows {
+		if string(r) == name {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// GOMAXPROCS returns the GOMAXPROCS a row's cells run with. Our runtimes
+// are single-threaded by design (TrueAsync's model), so they get one P,
+// like goroutine-single; only goroutine-multi gets every core.
+func (r Row) GOMAXPROCS() int {
+	if r == GoroutineMulti {
+		return runtime.NumCPU()
+	}
+	return 1
+}
+
+// GODEBUG returns the GODEBUG setting a row's child process starts with.
+// The asm row turns stack shrinking off: the runtime must never try to copy
+// or free a fiber stack (DESIGN.md §3). It is defence in depth; the fiber
+// stacks' non-power-of-two bounds already turn any attempt into a clean
+// fatal error.
+func (r Row) GODEBUG() string {
+	if r == StackfulAsm {
+		return "gcshrinkstackoff=1"
+	}
+	return ""
+}
+
+// Blocking is what a blocking body may use. The stackful rows and the
+// goroutine rows implement it; a body written against it is straight-line Go
+// that runs unchanged on both.
+type Blocking interface {
+	// Go starts fn as a new coroutine; the run ends when all have returned.
+	Go(fn func())
+	// Yield lets every other ready coroutine run before the caller resumes.
+	Yield()
+	// NewSignal returns a hand-off point between two coroutines.
+	NewSignal() Signal
+	// Sleep suspends the caller for at least d.
+	Sleep(d time.Duration)
+}
+
+// Signal is a reusable hand-off: Fire wakes the coroutine blocked in Wait,
+// or lets the next Wait pass. On the goroutine rows it is an unbuffered
+// channel, so Fire also waits for the receiver: that rendezvous is the price
+// Go charges for a hand-off.
+type Signal interface {
+	Fire()
+	Wait()
+}
+
+// runBlocking runs main as the first coroutine of a fresh runtime of the
+// given row and returns when every coroutine has finished.
+func runBlocking(row Row, main func(rt Blocking)) error {
+	switch row {
+	case GoroutineSingle, GoroutineMulti:
+		if got, want := runtime.GOMAXPROCS(0), row.GOMAXPROCS(); got != want {
+			return fmt.Errorf("row %s needs GOMAXPROCS=%d but the process has %d: run it through benchrun, which sets it per cell", row, want, got)
+		}
+		rt := &goroutines{}
+		rt.Run(func() { main(rt) })
+		return nil
+	case StackfulAsm, StackfulCoro:
+		return NotSupported("impl/stackful has not landed yet (issue 4)")
+	default:
+		return NotSupported("row %s has no blocking runtime", row)
+	}
+}
+
+// goroutines adapts impl/goroutine-baseline to Blocking.
+type goroutines struct{ baseline.Runtime }
+
+func (g *goroutines) NewSignal() Signal { return baseline.NewSignal() }
