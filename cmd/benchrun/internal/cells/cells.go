@@ -1,0 +1,408 @@
+// Package cells reads corobench results files and groups their measurements
+// into cells: one scenario × row (impl) × parameter setting × unit, each
+// with its samples (one per repetition) and their statistical summary.
+//
+// Benchmark names have the form <Scenario>/impl=<row>[/<key>=<value>...].
+// Grouping uses golang.org/x/perf/benchproc projections on ".name", "/impl"
+// and every other "/key" seen, so it agrees with `benchstat -col /impl`.
+// Values are kept in the units the file was written in (benchfmt tidies
+// "ns/switch" into "sec/switch"; this package undoes that), so a report can
+// print nanoseconds as nanoseconds.
+package cells
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
+	"github.com/corobench/corobench/internal/results"
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+	"golang.org/x/perf/benchunit"
+)
+
+// Rows lists the implementations in display order (DESIGN §2). Rows not in
+// this list are shown after these, in the order first seen.
+var Rows = []string{"stackful-asm", "stackful-coro", "stackless", "goroutine-single", "goroutine-multi"}
+
+// Scenarios lists the benchmark names of the scenarios in display order
+// (issue 6's table). Others follow in the order first seen.
+var Scenarios = []string{"Calibrate", "PingPong", "Yield", "Handoff", "Spawn", "Burst", "Memory",
+	"AwaitReady", "Microtask", "Timer", "FDWake", "Echo", "Shutdown", "Priority"}
+
+// Per-cell configuration keys: they change between result lines, so they
+// are kept per cell rather than as run metadata.
+var perCellKeys = []string{results.KeyGOMAXPROCS, results.KeyGCPolicy, results.KeyTimerFloor}
+
+// Set is everything read from one or more results files.
+type Set struct {
+	Files     []FileMeta
+	Scenarios []*Scenario // in display order
+	Notes     []Note      // every failed or unsupported cell, in file order
+	units     benchfmt.UnitMetadataMap
+}
+
+// FileMeta is one input file and the run metadata in its config lines.
+type FileMeta struct {
+	Path string
+	Meta []KV // run-wide config keys, in file order
+}
+
+// KV is one configuration key and its value.
+type KV struct{ Key, Value string }
+
+// Note is a cell that produced no figure, with where it was recorded.
+type Note struct {
+	results.Note
+	File     string
+	Scenario string
+	Row      string
+	Column   string // parameter setting, as in Scenario.Columns
+}
+
+// Scenario is every cell of one benchmark name.
+type Scenario struct {
+	Name      string
+	ParamKeys []string // the /key parameters besides impl, in name order
+	// Columns are the distinct parameter settings, "" when the scenario has
+	// no parameters, else "key=value[/key=value]" in numeric order.
+	Columns []string
+	Rows    []string // rows that have results or notes, in display order
+	Units   []string // units as written in the file, in first-seen order
+	cells   map[cellKey]*Cell
+	notes   map[cellKey]*Note // unit ""
+}
+
+type cellKey struct{ row, column, unit string }
+
+// Cell holds the samples of one scenario × row × column × unit.
+type Cell struct {
+	Scenario, Row, Column, Unit string
+	Values                      []float64 // in Unit, in file order
+	Summary                     stats.Summary
+	// Config holds the distinct values of each per-cell config key
+	// (gomaxprocs, gc-policy, timer-floor) seen on this cell's lines.
+	Config map[string][]string
+	Lines  []string // "file:line" of each sample, for tracing a figure back
+}
+
+// Cell returns the cell, or nil when there is none.
+func (s *Scenario) Cell(row, column, unit string) *Cell {
+	return s.cells[cellKey{row, column, unit}]
+}
+
+// Note returns the failed/unsupported note for a row and column, or nil.
+func (s *Scenario) Note(row, column string) *Note {
+	return s.notes[cellKey{row, column, ""}]
+}
+
+// Param returns the value of key in a column string, or "".
+func Param(column, key string) string {
+	for _, kv := range strings.Split(column, "/") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// Scenario returns the scenario with this benchmark name, or nil.
+func (s *Set) Scenario(name string) *Scenario {
+	for _, sc := range s.Scenarios {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	return nil
+}
+
+// HigherIsBetter reports whether larger values of unit (as written, e.g.
+// "req/s") are better: from the file's unit metadata when present, else
+// true exactly for rates ("/s").
+func (s *Set) HigherIsBetter(unit string) bool {
+	_, tidied := benchunit.Tidy(1, unit)
+	if s.units != nil {
+		if md := s.units.Get(tidied, "better"); md != nil {
+			return md.Value == "higher"
+		}
+	}
+	return strings.HasSuffix(unit, "/s")
+}
+
+// Load reads the results files at paths and groups them. Samples of the
+// same cell in several files are pooled. Errors from a corrupt or
+// truncated file name the file and the line (see results.ReadFile).
+func Load(paths ...string) (*Set, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no results files given")
+	}
+	var files []*results.File
+	for _, p := range paths {
+		f, err := results.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return Group(files)
+}
+
+// Group groups files already read with the results package.
+func Group(files []*results.File) (*Set, error) {
+	set := &Set{units: benchfmt.UnitMetadataMap{}}
+
+	// Pass 1: the parameter keys besides impl, and whether every value of
+	// each is numeric (then columns sort numerically, else in seen order).
+	var keys []string
+	numeric := map[string]bool{}
+	see := func(name string) {
+		_, parts := benchfmt.Name(name).Parts()
+		for _, p := range parts {
+			k, v, ok := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
+			if !ok || k == "impl" || k == "gomaxprocs" {
+				continue
+			}
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+				numeric[k] = true
+			}
+			if !isNumber(v) {
+				numeric[k] = false
+			}
+		}
+	}
+	for _, f := range files {
+		for _, r := range f.Results {
+			see(string(r.Name))
+		}
+		for _, n := range f.Notes {
+			see(n.Name)
+		}
+	}
+
+	var pp benchproc.ProjectionParser
+	filter, _ := benchproc.NewFilter("*")
+	scenarioProj, err := pp.Parse(".name", filter)
+	if err != nil {
+		return nil, err
+	}
+	rowProj, err := pp.Parse("/impl", filter)
+	if err != nil {
+		return nil, err
+	}
+	var colExpr []string
+	for _, k := range keys {
+		if numeric[k] {
+			colExpr = append(colExpr, "/"+k+"@num")
+		} else {
+			colExpr = append(colExpr, "/"+k)
+		}
+	}
+	var colProj *benchproc.Projection
+	if len(colExpr) > 0 {
+		if colProj, err = pp.Parse(strings.Join(colExpr, ","), filter); err != nil {
+			return nil, fmt.Errorf("parameter keys %v: %w", keys, err)
+		}
+	}
+
+	type located struct {
+		scenario, row string
+		col         benchproc.Key
+	}
+	locate := func(r *benchfmt.Result) located {
+		l := located{scenario: scenarioProj.Project(r).Get(scenarioProj.Fields()[0]), row: rowProj.Project(r).Get(rowProj.Fields()[0])}
+		if colProj != nil {
+			l.col = colProj.Project(r)
+		}
+		return l
+	}
+	colString := func(k benchproc.Key) string {
+		if k.IsZero() {
+			return ""
+		}
+		var parts []string
+		for _, f := range colProj.Fields() {
+			if v := k.Get(f); v != "" {
+				parts = append(parts, f.Name[1:]+"="+v)
+			}
+		}
+		return strings.Join(parts, "/")
+	}
+
+	byName := map[string]*Scenario{}
+	colKeys := map[*Scenario][]benchproc.Key{}
+	scenario := func(l located) *Scenario {
+		sc := byName[l.scenario]
+		if sc == nil {
+			sc = &Scenario{Name: l.scenario, cells: map[cellKey]*Cell{}, notes: map[cellKey]*Note{}}
+			byName[l.scenario] = sc
+		}
+		if !slices.Contains(sc.Rows, l.row) {
+			sc.Rows = append(sc.Rows, l.row)
+		}
+		if !l.col.IsZero() && !slices.Contains(colKeys[sc], l.col) {
+			colKeys[sc] = append(colKeys[sc], l.col)
+		}
+		return sc
+	}
+	var order []string
+
+	for _, f := range files {
+		set.Files = append(set.Files, FileMeta{Path: f.Path, Meta: fileMeta(f)})
+		for k, v := range f.Units {
+			set.units[k] = v
+		}
+		for _, r := range f.Results {
+			l := locate(r)
+			if l.row == "" {
+				file, line := r.Pos()
+				return nil, fmt.Errorf("%s:%d: benchmark %q has no /impl=<row> part; corobench names are <Scenario>/impl=<row>[/<key>=<value>]", file, line, r.Name)
+			}
+			if byName[l.scenario] == nil {
+				order = append(order, l.scenario)
+			}
+			sc := scenario(l)
+			col := colString(l.col)
+			file, line := r.Pos()
+			for _, v := range r.Values {
+				unit, val := v.Unit, v.Value
+				if v.OrigUnit != "" {
+					unit, val = v.OrigUnit, v.OrigValue
+				}
+				key := cellKey{l.row, col, unit}
+				c := sc.cells[key]
+				if c == nil {
+					c = &Cell{Scenario: sc.Name, Row: l.row, Column: col, Unit: unit, Config: map[string][]string{}}
+					sc.cells[key] = c
+					if !slices.Contains(sc.Units, unit) {
+						sc.Units = append(sc.Units, unit)
+					}
+				}
+				c.Values = append(c.Values, val)
+				c.Lines = append(c.Lines, fmt.Sprintf("%s:%d", file, line))
+				for _, k := range perCellKeys {
+					if cv := r.GetConfig(k); cv != "" && !slices.Contains(c.Config[k], cv) {
+						c.Config[k] = append(c.Config[k], cv)
+					}
+				}
+			}
+		}
+		for _, n := range f.Notes {
+			l := locate(&benchfmt.Result{Name: benchfmt.Name(n.Name)})
+			if l.row == "" {
+				return nil, fmt.Errorf("%s:%d: note for %q has no /impl=<row> part", f.Path, n.Line, n.Name)
+			}
+			if byName[l.scenario] == nil {
+				order = append(order, l.scenario)
+			}
+			sc := scenario(l)
+			note := Note{Note: n, File: f.Path, Scenario: sc.Name, Row: l.row, Column: colString(l.col)}
+			set.Notes = append(set.Notes, note)
+		}
+	}
+	// Index the notes only now: set.Notes was reallocated while growing.
+	for i := range set.Notes {
+		n := &set.Notes[i]
+		byName[n.Scenario].notes[cellKey{n.Row, n.Column, ""}] = n
+	}
+
+	for _, sc := range byName {
+		ks := colKeys[sc]
+		benchproc.SortKeys(ks)
+		for _, k := range ks {
+			sc.Columns = append(sc.Columns, colString(k))
+		}
+		if len(ks) == 0 {
+			sc.Columns = []string{""}
+		}
+		for _, k := range keys {
+			for _, c := range sc.Columns {
+				if Param(c, k) != "" && !slices.Contains(sc.ParamKeys, k) {
+					sc.ParamKeys = append(sc.ParamKeys, k)
+				}
+			}
+		}
+		sc.Rows = displayOrder(sc.Rows, Rows)
+		for _, c := range sc.cells {
+			c.Summary = stats.Summarize(c.Values)
+		}
+	}
+	for _, name := range displayOrder(order, Scenarios) {
+		set.Scenarios = append(set.Scenarios, byName[name])
+	}
+	return set, nil
+}
+
+// displayOrder returns seen sorted with the members of known first, in
+// known's order, then the others in seen order.
+func displayOrder(seen, known []string) []string {
+	var out []string
+	for _, k := range known {
+		if slices.Contains(seen, k) {
+			out = append(out, k)
+		}
+	}
+	for _, s := range seen {
+		if !slices.Contains(known, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+var configLine = regexp.MustCompile(`^([^\s:A-Z][^\s:]*):\s+(.*)$`)
+
+// fileMeta returns the run-wide configuration of a file: every config key
+// whose value is the same on all its results, minus the per-cell keys. A
+// file with notes but no results has no result configs to read, so its
+// "key: value" lines are read directly.
+func fileMeta(f *results.File) []KV {
+	var out []KV
+	if len(f.Results) == 0 {
+		return scanConfig(f.Path)
+	}
+	for _, c := range f.Results[0].Config {
+		if slices.Contains(perCellKeys, c.Key) || !c.File {
+			continue
+		}
+		same := true
+		for _, r := range f.Results[1:] {
+			if r.GetConfig(c.Key) != string(c.Value) {
+				same = false
+				break
+			}
+		}
+		if same {
+			out = append(out, KV{c.Key, string(c.Value)})
+		}
+	}
+	return out
+}
+
+func scanConfig(path string) []KV {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	var out []KV
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		m := configLine.FindStringSubmatch(sc.Text())
+		if m == nil || slices.Contains(perCellKeys, m[1]) {
+			continue
+		}
+		out = append(out, KV{m[1], m[2]})
+	}
+	return out
+}
