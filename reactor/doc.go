@@ -1,0 +1,78 @@
+// Package reactor is corobench's event loop: epoll on golang.org/x/sys/unix,
+// with timers, fd polls, cross-thread triggers, signal and process-exit
+// events. The stackful and stackless runtimes suspend coroutines on it; the
+// goroutine rows use Go's own netpoller and timers, which is the comparison.
+//
+// # Event model
+//
+// Events follow TrueAsync's waker model. An event is created idle with its
+// callback (stored once, so the hot path never allocates); Start activates it
+// (a timer begins ticking, a poll begins listening); it fires once, running
+// its callback from Tick, and is idle again; Stop deactivates it early;
+// Close releases it. A waiter typically does: Start the events it waits for,
+// suspend, and on resume Stop the ones that did not fire.
+//
+//	Timer    NewTimer(cb)          Start(d) / StartAt(deadline)
+//	Poll     fd.NewPoll(want, cb)  fd readiness (Readable, Writable)
+//	Trigger  NewTrigger(cb)        Signal() from any goroutine
+//	Signal   NewSignal(sig, cb)    Unix signal delivered (via os/signal)
+//	Process  NewProcess(pid, cb)   process exit (pidfd)
+//
+// Conditions that occur while an event is idle are not lost: an fd that
+// became ready, a trigger signalled, a signal delivered (after NewSignal), a
+// process that exited — each makes the next Start fire in the next Tick,
+// without a syscall.
+//
+// # The loop
+//
+// Tick(noWait) runs one iteration in named phases, modelled on libuv's
+// uv_run: (1) refresh the cached time, (2) run due timers, (3) decide the
+// wait, (4) one epoll wait whose results are queued, not run, (5) refresh the
+// time and run timers that came due during the wait, (6) run the queued
+// callbacks. With noWait the wait has a zero timeout; otherwise it blocks
+// until the nearest timer deadline or an fd/trigger/signal/process event —
+// unless nothing is active (Active() == 0) or something is already ready,
+// when it does not block at all.
+//
+// Blocking waits honour nanosecond deadlines: epoll_pwait2 takes a timespec
+// (Linux 5.11+). Where it is missing (ENOSYS, detected once in New) a
+// timerfd armed for the nearest deadline wakes epoll_wait instead. WaitMethod
+// names the choice, e.g. "clock=CLOCK_MONOTONIC wait=epoll_pwait2". Go's own
+// timers round sub-millisecond sleeps up to 1 ms and libuv's are in
+// milliseconds; these are not. The kernel's timer slack (50 µs by default
+// for epoll_pwait2; prctl PR_SET_TIMERSLACK lowers it per thread) still
+// applies; a timerfd has none.
+//
+// Fds are registered once, edge-triggered, and never re-armed with epoll_ctl:
+// see FD for why, and for the rule that reads and writes go through the Try*
+// helpers. Counters (Stats) count ticks, callbacks and every syscall the loop
+// goroutine makes, so claims like "a keep-alive request costs no epoll_ctl"
+// are checked by tests.
+//
+// # Invariants
+//
+//   - One goroutine owns the loop: every method of the Loop and of its events
+//     is called from it, except Trigger.Signal, which is safe from anywhere,
+//     even during and after Loop.Close.
+//   - Callbacks run only inside Tick, on the owning goroutine, never
+//     re-entrantly, and never from Start: Start of an already-satisfied
+//     event queues it for the next Tick.
+//   - An event fires at most once per Start; Active() counts the started
+//     events that have not fired or been stopped.
+//   - Timers fire in (deadline, start order) order: equal deadlines fire in
+//     the order they were started. A timer started from a callback with a
+//     deadline that is already due fires in a later phase, never in the
+//     running one, so a timer re-arming itself with zero delay cannot hang
+//     the loop. Stopping or closing any event from any callback is safe; a
+//     stopped event does not fire even if it was already queued.
+//   - epoll results carry the fd number and a registration generation; a
+//     result whose fd was closed or whose number was reused since is dropped
+//     (Stats.Stale), never delivered to the new owner of the number.
+//   - Now() changes only at phase boundaries and on UpdateTime.
+//   - The loop starts no goroutines, except one per signal number while
+//     Signal events for it exist (os/signal delivers through a channel).
+//
+// Memory: events and fds are ordinary heap objects referenced from the Loop,
+// so code running on a fiber stack may keep pointers to them only there
+// without the GC losing them.
+package reactor

@@ -1,0 +1,391 @@
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Errors reported by the loop and its events.
+var (
+	// ErrClosed is delivered to a Poll whose FD was closed while the poll was
+	// pending, and returned by IO on a closed FD.
+	ErrClosed = errors.New("reactor: file descriptor closed")
+	// ErrClosedOutside is delivered when an fd number was closed behind the
+	// loop's back (close(2) instead of FD.Close) and then reused for a new FD.
+	ErrClosedOutside = errors.New("reactor: file descriptor was closed without FD.Close and its number reused")
+	// ErrLoopClosed is returned by Tick and the constructors after Loop.Close.
+	ErrLoopClosed = errors.New("reactor: loop closed")
+	// ErrNotSupported wraps every "not supported: <reason>" error, so callers
+	// can test errors.Is(err, ErrNotSupported).
+	ErrNotSupported = errors.New("not supported")
+	// ErrWouldBlock is what the Try* IO helpers return when the fd is not
+	// ready: it is unix.EAGAIN itself, so errors.Is works with either name.
+	ErrWouldBlock error = unix.EAGAIN
+)
+
+// noDeadline marks "no timer pending" in deadline computations.
+const noDeadline = int64(-1)
+
+// Options configure a Loop. The zero value is the production configuration.
+type Options struct {
+	// Clock replaces CLOCK_MONOTONIC as the source of Now(). It exists for
+	// model tests that advance time by hand; such tests should only use
+	// Tick(true), since a blocking Tick still sleeps in real time for the
+	// difference between the injected clock and the nearest deadline.
+	Clock func() int64
+	// ForceTimerfd uses epoll_wait plus a timerfd for sub-millisecond blocking
+	// waits even when the kernel has epoll_pwait2. For testing the fallback.
+	ForceTimerfd bool
+	// MaxEvents is the initial size of the epoll_wait result buffer (default
+	// 128). The buffer doubles, up to 4096, whenever a wait fills it.
+	MaxEvents int
+}
+
+// Stats are the loop's counters. Everything but Wakeups is written only by
+// the loop goroutine.
+type Stats struct {
+	Ticks       uint64 // calls to Tick
+	Fired       uint64 // event callbacks run
+	Syscalls    uint64 // syscalls made by the loop goroutine: waits, epoll_ctl, eventfd/timerfd reads and settime, Try* IO, registration
+	Wakeups     uint64 // eventfd writes by Trigger.Signal (any goroutine); coalesced signals do not write
+	Stale       uint64 // epoll events dropped because their fd was closed or its number reused since they were queued
+	Interrupted uint64 // waits interrupted by a signal (EINTR) and retried
+}
+
+// readyEvent is an event queued to fire in the ready phase of a Tick. Its
+// fireQueued re-checks the firing condition: the event may have been stopped,
+// or its condition consumed, since it was queued.
+type readyEvent interface{ fireQueued() }
+
+// Loop is a single-threaded epoll event loop. All methods, and all methods of
+// the events it creates, must be called from the goroutine that owns the
+// loop; the only exception is Trigger.Signal.
+type Loop struct {
+	epfd   int
+	clock  func() int64
+	now    int64 // cached clock, refreshed at tick start, after the wait, and by UpdateTime
+	active int   // started events that can still fire
+	closed bool
+
+	timers timerHeap
+	seq    uint64 // insertion counter: orders timers with equal deadlines
+
+	fds    []fdSlot // indexed by fd number
+	events []unix.EpollEvent
+	ready  []readyEvent // events to fire in this tick's ready phase
+	spare  []readyEvent // the other half of the double buffer
+
+	// Blocking-wait strategy, fixed at New.
+	pwait2       bool
+	tfd          *FD   // timerfd (fallback only)
+	tfdArmed     int64 // deadline the timerfd is armed for, noDeadline if disarmed
+	waitMethod   string
+	fakeClock    bool
+	wake         *FD // eventfd that Trigger.Signal writes
+	wakePending  atomic.Uint32
+	signalling   atomic.Int32 // Signal calls between checking closedShared and writing the eventfd
+	closedShared atomic.Bool  // closed, readable from other goroutines
+	wakeups      atomic.Uint64
+	triggers     []*Trigger
+	signals      *signalState
+
+	stats Stats
+}
+
+// New creates a loop with the default options.
+func New() (*Loop, error) { return NewWithOptions(Options{}) }
+
+// NewWithOptions creates a loop: an epoll instance, an eventfd for
+// cross-thread wakeups and, when epoll_pwait2 is missing (ENOSYS/EPERM,
+// detected once here) or ForceTimerfd is set, a timerfd for sub-millisecond
+// deadlines.
+func NewWithOptions(o Options) (*Loop, error) {
+	if o.MaxEvents < 0 {
+		return nil, fmt.Errorf("reactor: Options.MaxEvents is %d; use a positive size or 0 for the default", o.MaxEvents)
+	}
+	if o.MaxEvents == 0 {
+		o.MaxEvents = 128
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	l := &Loop{epfd: epfd, clock: nanotime, tfdArmed: noDeadline, events: make([]unix.EpollEvent, o.MaxEvents)}
+	clockName := "CLOCK_MONOTONIC"
+	if o.Clock != nil {
+		l.clock, l.fakeClock, clockName = o.Clock, true, "injected"
+	}
+	l.now = l.clock()
+
+	// Probe epoll_pwait2 once with a zero timeout.
+	var zero unix.Timespec
+	_, perr := epollPwait2(epfd, l.events, &zero)
+	l.stats.Syscalls++
+	l.pwait2 = perr == nil && !o.ForceTimerfd
+	switch {
+	case l.pwait2:
+		l.waitMethod = "clock=" + clockName + " wait=epoll_pwait2"
+	default:
+		reason := "forced by Options.ForceTimerfd"
+		if perr != nil {
+			reason = "epoll_pwait2: " + perr.Error()
+		}
+		tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+		if err != nil {
+			unix.Close(epfd)
+			return nil, os.NewSyscallError("timerfd_create", err)
+		}
+		if l.tfd, err = l.register(tfd, kindTimerfd, unix.EPOLLIN|unix.EPOLLET); err != nil {
+			unix.Close(tfd)
+			unix.Close(epfd)
+			return nil, err
+		}
+		l.waitMethod = "clock=" + clockName + " wait=epoll_wait+timerfd (" + reason + ")"
+	}
+
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		l.Close()
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	if l.wake, err = l.register(efd, kindWake, unix.EPOLLIN|unix.EPOLLET); err != nil {
+		unix.Close(efd)
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Now returns the loop's cached monotonic time in nanoseconds. Like libuv's
+// loop time it is refreshed at the start of each Tick and after the wait, so
+// every callback of one phase sees the same value; call UpdateTime for a
+// fresh reading.
+func (l *Loop) Now() int64 { return l.now }
+
+// UpdateTime refreshes the cached time from the clock.
+func (l *Loop) UpdateTime() { l.now = l.clock() }
+
+// Active returns the number of started events that can still fire. Zero
+// means a blocking Tick would have nothing to wait for: a scheduler with no
+// runnable coroutine, Active() == 0 and coroutines still suspended is
+// deadlocked.
+func (l *Loop) Active() int { return l.active }
+
+// WaitMethod says how blocking waits honour nanosecond deadlines, e.g.
+// "clock=CLOCK_MONOTONIC wait=epoll_pwait2".
+func (l *Loop) WaitMethod() string { return l.waitMethod }
+
+// Stats returns a snapshot of the counters.
+func (l *Loop) Stats() Stats {
+	s := l.stats
+	s.Wakeups = l.wakeups.Load()
+	return s
+}
+
+// Tick runs one iteration of the loop and returns how many callbacks ran.
+// With noWait it only collects what is ready now; otherwise it blocks until
+// an fd event, a trigger, a signal, a process exit or the nearest timer — but
+// never when nothing is active (Active() == 0) or something is already ready.
+func (l *Loop) Tick(noWait bool) (fired int, err error) {
+	if l.closed {
+		return 0, ErrLoopClosed
+	}
+	l.stats.Ticks++
+	before := l.stats.Fired
+
+	// 1. Time: one clock reading serves the whole phase.
+	l.UpdateTime()
+	// 2. Timers due now, in (deadline, start order).
+	l.runTimers()
+	// 3. Decide whether the poll may block, and until when.
+	block := !noWait && l.active > 0 && len(l.ready) == 0 && !l.timerDue()
+	deadline := noDeadline
+	if block && l.timers.len() > 0 {
+		deadline = l.timers.min().deadline
+	}
+	// 4. Poll: one epoll wait; readiness is queued, not run, so no callback
+	//    can invalidate an event later in the same batch.
+	err = l.poll(block, deadline)
+	// 5. Timers that came due while we were blocked.
+	l.UpdateTime()
+	l.runTimers()
+	// 6. Ready callbacks: polls, triggers, signals, process exits.
+	l.runReady()
+
+	return int(l.stats.Fired - before), err
+}
+
+// timerDue reports whether the earliest timer has expired at the cached time.
+func (l *Loop) timerDue() bool {
+	return l.timers.len() > 0 && l.timers.min().deadline <= l.now
+}
+
+// poll waits once (retrying on EINTR) and dispatches the returned events.
+func (l *Loop) poll(block bool, deadline int64) error {
+	for {
+		n, err := l.wait(block, deadline)
+		if err == unix.EINTR {
+			// Go preempts goroutines with SIGURG, so EINTR is routine.
+			l.stats.Interrupted++
+			if deadline != noDeadline && l.clock() >= deadline {
+				block = false
+			}
+			continue
+		}
+		if err != nil {
+			return os.NewSyscallError("epoll_wait", err)
+		}
+		l.dispatch(l.events[:n])
+		if n == len(l.events) && n < 4096 {
+			// Events left in the kernel's ready list come next tick; a bigger
+			// buffer makes that rarer.
+			l.events = make([]unix.EpollEvent, 2*n)
+		}
+		return nil
+	}
+}
+
+// wait performs the epoll wait with the right timeout for the wait method.
+func (l *Loop) wait(block bool, deadline int64) (int, error) {
+	l.stats.Syscalls++
+	if l.pwait2 {
+		var ts unix.Timespec
+		switch {
+		case !block:
+			return epollPwait2(l.epfd, l.events, &ts)
+		case deadline == noDeadline:
+			return epollPwait2(l.epfd, l.events, nil)
+		default:
+			if d := deadline - l.clock(); d > 0 {
+				ts = unix.NsecToTimespec(d)
+			}
+			return epollPwait2(l.epfd, l.events, &ts)
+		}
+	}
+	if !block {
+		return epollWait(l.epfd, l.events, 0)
+	}
+	if deadline != noDeadline && deadline != l.tfdArmed {
+		// Re-arm only when the nearest deadline changed: a loop that blocks
+		// repeatedly for the same timer pays one timerfd_settime.
+		d := deadline - l.clock()
+		if d <= 0 {
+			return epollWait(l.epfd, l.events, 0)
+		}
+		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d)}
+		l.stats.Syscalls++
+		if err := unix.TimerfdSettime(l.tfd.fd, 0, &spec, nil); err != nil {
+			return 0, err
+		}
+		l.tfdArmed = deadline
+	}
+	// A timerfd still armed for a cancelled timer just causes an empty tick.
+	return epollWait(l.epfd, l.events, -1)
+}
+
+// dispatch turns epoll results into queued events. Each result carries the
+// fd number and the generation it was registered with; a mismatch means the
+// fd was closed (and maybe its number reused) after the kernel queued it.
+func (l *Loop) dispatch(evs []unix.EpollEvent) {
+	for i := range evs {
+		ev := &evs[i]
+		fdn := int(ev.Fd)
+		if fdn >= len(l.fds) || l.fds[fdn].fd == nil || l.fds[fdn].gen != uint32(ev.Pad) {
+			l.stats.Stale++
+			continue
+		}
+		f := l.fds[fdn].fd
+		switch f.kind {
+		case kindIO:
+			f.onEpoll(ev.Events)
+		case kindWake:
+			l.onWake()
+		case kindTimerfd:
+			l.stats.Syscalls++
+			readCounter(f.fd)
+			l.tfdArmed = noDeadline
+		case kindPidfd:
+			f.proc.onExit()
+		}
+	}
+}
+
+// onWake handles the trigger eventfd: drain it, then clear wakePending, then
+// look for pending triggers. The order matters: a Signal that sees
+// wakePending still set skips its write, so its trigger's pending flag must
+// be checked after the clear (see Trigger.Signal).
+func (l *Loop) onWake() {
+	l.stats.Syscalls++
+	readCounter(l.wake.fd)
+	l.wakePending.Store(0)
+	for _, t := range l.triggers {
+		if t.state == stateActive && t.pending.Load() != 0 {
+			l.enqueue(t, &t.queued)
+		}
+	}
+	if l.signals != nil {
+		l.signals.scan(l)
+	}
+}
+
+// enqueue adds e to the ready queue unless it is already there.
+func (l *Loop) enqueue(e readyEvent, queued *bool) {
+	if !*queued {
+		*queued = true
+		l.ready = append(l.ready, e)
+	}
+}
+
+// runReady fires the events queued before this phase began. Events queued by
+// these callbacks wait for the next tick, so a callback that re-arms an
+// always-ready event cannot starve the loop.
+func (l *Loop) runReady() {
+	batch := l.ready
+	l.ready = l.spare[:0]
+	for i, e := range batch {
+		batch[i] = nil
+		e.fireQueued()
+	}
+	l.spare = batch[:0]
+}
+
+// Close releases the loop: every FD still registered is closed (NewFD took
+// ownership), process-exit pidfds too, and signal delivery is stopped. Events
+// never fire after Close. Trigger.Signal stays safe to call from other
+// goroutines during and after Close.
+func (l *Loop) Close() error {
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if l.signals != nil {
+		l.signals.stop()
+	}
+	// Wait out Signal calls that may still write to the eventfd, so that no
+	// write can hit a reused fd number after we close it.
+	l.closedShared.Store(true)
+	for l.signalling.Load() != 0 {
+		osYield()
+	}
+	var first error
+	for i := range l.fds {
+		if f := l.fds[i].fd; f != nil {
+			f.closed = true
+			l.fds[i].fd = nil
+			if err := unix.Close(f.fd); err != nil && first == nil {
+				first = os.NewSyscallError("close", err)
+			}
+		}
+	}
+	if err := unix.Close(l.epfd); err != nil && first == nil {
+		first = os.NewSyscallError("close", err)
+	}
+	l.timers = timerHeap{}
+	l.ready, l.spare, l.triggers = nil, nil, nil
+	l.active = 0
+	return first
+}
