@@ -1,0 +1,199 @@
+// Package compare prints a benchstat-style comparison of two corobench
+// runs: for every scenario, unit, row and parameter setting, the old and
+// new medians with their 95% confidence intervals, the change of the median
+// and the Mann-Whitney U p value, "~" when the change is not significant at
+// alpha = 0.05.
+package compare
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
+	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
+	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+)
+
+// Write reads the results files oldPath and newPath and writes the
+// comparison to w as aligned plain text, one table per scenario and unit:
+//
+//	PingPong  ns/switch                 old           new           delta     p        n
+//	  stackful-asm                      12.0 ns ±1%   11.5 ns ±2%   -4.17%    p=0.002  8+8
+//	  goroutine-multi                   310 ns ±9%    305 ns ±∞     ~         p=0.62   8+5   new: n=5 < 6: no 95% CI
+//
+// The delta is new median / old median - 1, printed only when the U test
+// rejects "same distribution" at alpha 0.05, else "~". A cell with fewer
+// than 6 samples, or a coefficient of variation over 5%, is flagged in the
+// last column, as is a cell that failed, is unsupported, or exists in only
+// one run. A corrupt or truncated input is an error naming file and line.
+func Write(w io.Writer, oldPath, newPath string) error {
+	oldSet, err := cells.Load(oldPath)
+	if err != nil {
+		return fmt.Errorf("old run: %w", err)
+	}
+	newSet, err := cells.Load(newPath)
+	if err != nil {
+		return fmt.Errorf("new run: %w", err)
+	}
+	return write(w, oldSet, newSet)
+}
+
+func write(w io.Writer, oldSet, newSet *cells.Set) error {
+	for _, run := range []struct {
+		label string
+		set   *cells.Set
+	}{{"old", oldSet}, {"new", newSet}} {
+		f := run.set.Files[0]
+		fmt.Fprintf(w, "%s: %s", run.label, f.Path)
+		for _, kv := range f.Meta {
+			switch kv.Key {
+			case "runstamp", "commit", "cpu", "go-version":
+				fmt.Fprintf(w, "  %s=%s", kv.Key, kv.Value)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "medians ± 95%% CI (benchmath, distribution-free); delta and p from the Mann-Whitney U test; ~ = not significant at alpha %.2f\n", stats.Alpha)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, name := range union(names(oldSet), names(newSet), cells.Scenarios) {
+		oldSc, newSc := oldSet.Scenario(name), newSet.Scenario(name)
+		get := func(f func(*cells.Scenario) []string) []string {
+			var a, b []string
+			if oldSc != nil {
+				a = f(oldSc)
+			}
+			if newSc != nil {
+				b = f(newSc)
+			}
+			return union(a, b, nil)
+		}
+		rows := union(get(func(s *cells.Scenario) []string { return s.Rows }), nil, cells.Rows)
+		columns := get(func(s *cells.Scenario) []string { return s.Columns })
+		unitList := get(func(s *cells.Scenario) []string { return s.Units })
+		if len(unitList) == 0 {
+			unitList = []string{""} // only notes: still list them
+		}
+		for _, unit := range unitList {
+			fmt.Fprintln(tw)
+			fmt.Fprintf(tw, "%s  %s\told\tnew\tdelta\tp\tn\t\n", name, unit)
+			for _, col := range columns {
+				for _, row := range rows {
+					line, ok := compareCell(oldSc, newSc, row, col, unit)
+					if !ok {
+						continue
+					}
+					label := "  " + row
+					if col != "" {
+						label += "/" + col
+					}
+					fmt.Fprintf(tw, "%s\t%s\n", label, line)
+				}
+			}
+		}
+	}
+	return tw.Flush()
+}
+
+// compareCell formats one line; ok is false when neither run has anything
+// for this cell and unit.
+func compareCell(oldSc, newSc *cells.Scenario, row, col, unit string) (string, bool) {
+	lookup := func(sc *cells.Scenario) (*cells.Cell, *cells.Note) {
+		if sc == nil {
+			return nil, nil
+		}
+		return sc.Cell(row, col, unit), sc.Note(row, col)
+	}
+	oc, on := lookup(oldSc)
+	nc, nn := lookup(newSc)
+	if oc == nil && nc == nil && on == nil && nn == nil {
+		return "", false
+	}
+	var flags []string
+	var scale units.Scale
+	u := units.Parse(unit)
+	switch {
+	case oc != nil:
+		scale = u.ScaleFor(oc.Summary.Median)
+	case nc != nil:
+		scale = u.ScaleFor(nc.Summary.Median)
+	}
+	show := func(which string, c *cells.Cell, n *cells.Note) string {
+		switch {
+		case c != nil:
+			for _, f := range c.Summary.Flags() {
+				flags = append(flags, which+": "+f)
+			}
+			return scale.Format(c.Summary.Median) + " " + ciString(c.Summary)
+		case n != nil:
+			flags = append(flags, fmt.Sprintf("%s: %s: %s", which, n.Kind, n.Reason))
+			return n.Kind
+		}
+		flags = append(flags, "only in the "+other(which)+" run")
+		return "–"
+	}
+	oldStr, newStr := show("old", oc, on), show("new", nc, nn)
+	delta, p, n := "", "", ""
+	if oc != nil && nc != nil {
+		c := stats.Compare(oc.Values, nc.Values)
+		delta = c.FormatDelta()
+		p = fmt.Sprintf("p=%.3f", c.P)
+		n = fmt.Sprintf("%d+%d", c.N1, c.N2)
+		if c.N1 == c.N2 {
+			n = fmt.Sprint(c.N1)
+		}
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", oldStr, newStr, delta, p, n, strings.Join(flags, "; ")), true
+}
+
+func other(which string) string {
+	if which == "old" {
+		return "new"
+	}
+	return "old"
+}
+
+// ciString renders the interval as benchstat does: "±3%", or "±∞" when
+// there are too few samples for a 95% interval.
+func ciString(s stats.Summary) string {
+	pct := s.CIPercent()
+	if math.IsInf(pct, 0) {
+		return "±∞"
+	}
+	return fmt.Sprintf("±%.0f%%", 100*pct)
+}
+
+func names(s *cells.Set) []string {
+	var out []string
+	for _, sc := range s.Scenarios {
+		out = append(out, sc.Name)
+	}
+	return out
+}
+
+// union merges a and b keeping first-seen order, then moves the members of
+// known to the front in known's order.
+func union(a, b, known []string) []string {
+	var seen []string
+	for _, s := range append(slices.Clone(a), b...) {
+		if !slices.Contains(seen, s) {
+			seen = append(seen, s)
+		}
+	}
+	var out []string
+	for _, k := range known {
+		if slices.Contains(seen, k) {
+			out = append(out, k)
+		}
+	}
+	for _, s := range seen {
+		if !slices.Contains(known, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
