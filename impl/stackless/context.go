@@ -74,8 +74,8 @@ func (c *Context) Scheduler() *Scheduler { return c.s }
 // Err returns the outcome of the task's last wait: nil if an awaited event
 // was resolved, the event's error if it was rejected, ErrTimeout or
 // ErrCanceled. A cancellation (Scheduler.Cancel, Shutdown) is delivered as
-// ErrCanceled on the task's next Resume, even a task that had yielded or has
-// not started yet.
+// ErrCanceled: a waiting task is woken with it; a queued or running task gets
+// it from its next blocking op (see Scheduler.Cancel).
 func (c *Context) Err() error { return c.cur.waker.err }
 
 // Result returns the value the awaited event was resolved with.
@@ -87,6 +87,11 @@ func (c *Context) Triggered() *Event { return c.cur.waker.triggered }
 
 // Cancelled reports whether the last wake-up delivered a cancellation.
 func (c *Context) Cancelled() bool { return c.cur.waker.err == ErrCanceled }
+
+// Unwinding reports whether the final phase of a shutdown is unwinding the
+// task: it must run its cleanup and finish; every wait and yield returns
+// ErrCanceled at once.
+func (c *Context) Unwinding() bool { return c.cur.unwinding }
 
 // Done finishes the task.
 func (c *Context) Done() Step { return Step{stepDone} }
@@ -102,17 +107,17 @@ func (c *Context) Fail(err error) Step {
 	return Step{stepFail}
 }
 
-// Yield makes the task runnable again behind every other runnable task (or,
-// for a high-priority task, at the head of the queue).
+// Yield makes the task runnable again at the tail of the run queue, whatever
+// its priority. If no other task is runnable it continues without a switch.
 func (c *Context) Yield() Step {
-	c.cur.waker.prepare(c.cur)
+	c.cur.waker.prepare()
 	return Step{stepYield}
 }
 
 // Await suspends the task until ev is resolved or rejected. If ev is already
 // done the task does not suspend: it is resumed at once (fast path).
 func (c *Context) Await(ev *Event) Step {
-	w := c.cur.waker.prepare(c.cur)
+	w := c.cur.waker.prepare()
 	w.subscribe(slotEvent, ev)
 	return Step{stepSuspend}
 }
@@ -120,7 +125,7 @@ func (c *Context) Await(ev *Event) Step {
 // AwaitTimeout is Await with a timeout: after d without ev firing the task
 // wakes with ErrTimeout. A timeout <= 0 means no timeout.
 func (c *Context) AwaitTimeout(ev *Event, d time.Duration) Step {
-	w := c.cur.waker.prepare(c.cur)
+	w := c.cur.waker.prepare()
 	w.subscribe(slotEvent, ev)
 	w.setTimeout(d)
 	return Step{stepSuspend}
@@ -130,7 +135,7 @@ func (c *Context) AwaitTimeout(ev *Event, d time.Duration) Step {
 // or the cancellation), an optional timeout (<= 0: none) and an optional
 // cancellation event whose firing wakes the task with ErrCanceled.
 func (c *Context) AwaitWith(ev *Event, timeout time.Duration, cancel *Event) Step {
-	w := c.cur.waker.prepare(c.cur)
+	w := c.cur.waker.prepare()
 	if ev != nil {
 		w.subscribe(slotEvent, ev)
 	}
@@ -147,7 +152,7 @@ func (c *Context) Sleep(d time.Duration) Step {
 	if d <= 0 {
 		return c.Yield()
 	}
-	w := c.cur.waker.prepare(c.cur)
+	w := c.cur.waker.prepare()
 	w.setTimeout(d)
 	w.sleeping = true
 	return Step{stepSuspend}

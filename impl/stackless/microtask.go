@@ -8,8 +8,9 @@ import "errors"
 // It is reference counted: each Enqueue takes a reference and each run (or
 // skip, when cancelled) drops one; when the count reaches zero the optional
 // Dtor runs. A cancelled microtask still in the queue is skipped. A handler
-// error stops the batch (the rest stays queued) and starts a graceful
-// shutdown; Run returns the error.
+// error stops the batch (the rest stays queued for the next suspend point) and
+// goes to the scheduler's microtask error handler, or, without one, starts a
+// graceful shutdown and becomes Run's error (a *MicrotaskError).
 //
 // Allocate a Microtask once and enqueue it as often as needed: the run queue
 // holds the pointer, so enqueueing allocates nothing beyond the amortised
@@ -58,12 +59,14 @@ func (s *Scheduler) EnqueueMicrotask(m *Microtask) error {
 }
 
 // runMicrotasks runs the queue until it is empty, including microtasks that
-// the batch itself enqueues, or until a handler fails.
-func (s *Scheduler) runMicrotasks() error {
+// the batch itself enqueues, or until a handler fails: the failing microtask
+// stops the batch, the ones behind it stay queued for the next suspend point,
+// and the error goes to the error handler, or else fails the run.
+func (s *Scheduler) runMicrotasks() {
 	for {
 		m, ok := s.micro.PopFront()
 		if !ok {
-			return nil
+			return
 		}
 		if m.cancelled {
 			m.Release()
@@ -73,7 +76,19 @@ func (s *Scheduler) runMicrotasks() error {
 		err := m.Handler()
 		m.Release()
 		if err != nil {
-			return err
+			err = &MicrotaskError{Err: err}
+			if s.microErr != nil {
+				s.microErr(err)
+			} else {
+				s.fail(err)
+			}
+			return
 		}
 	}
 }
+
+// MicrotaskError is a microtask handler's error as the run reports it.
+type MicrotaskError struct{ Err error }
+
+func (e *MicrotaskError) Error() string { return "stackless: microtask failed: " + e.Err.Error() }
+func (e *MicrotaskError) Unwrap() error { return e.Err }

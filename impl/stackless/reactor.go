@@ -1,22 +1,301 @@
 package stackless
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"time"
 
-// reactorState is the scheduler's link to reactor/. Until reactor/ is
-// integrated, timers are not supported.
-type reactorState struct{}
+	"github.com/corobench/corobench/reactor"
+)
 
-type timerSlot struct{}
-
-func (r *reactorState) active() bool { return false }
-
-func (s *Scheduler) tickThrottled() {}
-
-func (s *Scheduler) tick(noWait bool) { _ = noWait }
-
-func (s *Scheduler) armTimer(co *Coro, d time.Duration) {
-	_ = d
-	panic("stackless: not supported: timers need reactor/, not integrated yet")
+// reactorState is the scheduler's link to reactor/: the epoll loop, created
+// on first use, and the one loop timer that stands for the scheduler's whole
+// timer heap.
+type reactorState struct {
+	loop     *reactor.Loop
+	owned    bool           // created by the scheduler: Close closes it
+	timer    *reactor.Timer // armed at the earliest deadline of the timer heap
+	armedAt  int64          // deadline timer is armed for, valid while timer.Active()
+	lastTick int64          // loop time of the last tick
+	interval int64          // throttle of non-blocking ticks, ns
+	seq      uint64         // timer start order, to fire equal deadlines FIFO
 }
 
-func (s *Scheduler) disarmTimer(t *timerSlot) {}
+// NewWithLoop returns a scheduler using loop as its reactor (instead of
+// creating one on first use). The caller keeps ownership of loop.
+func NewWithLoop(loop *reactor.Loop) *Scheduler {
+	s := New()
+	s.r.loop = loop
+	s.r.timer = loop.NewTimer(s.onLoopTimer)
+	return s
+}
+
+// Loop returns the scheduler's reactor, creating it if needed.
+func (s *Scheduler) Loop() (*reactor.Loop, error) {
+	if err := s.r.open(s); err != nil {
+		return nil, err
+	}
+	return s.r.loop, nil
+}
+
+// Close releases the reactor the scheduler created (a loop passed to
+// NewWithLoop is left open). Close it after Run has returned.
+func (s *Scheduler) Close() error {
+	if s.running {
+		return errors.New("stackless: Close called while Run is running")
+	}
+	if s.r.loop == nil {
+		return nil
+	}
+	s.r.timer.Close()
+	s.r.timer = nil
+	var err error
+	if s.r.owned {
+		err = s.r.loop.Close()
+	}
+	s.r.loop = nil
+	return err
+}
+
+func (r *reactorState) open(s *Scheduler) error {
+	if r.loop != nil {
+		return nil
+	}
+	l, err := reactor.New()
+	if err != nil {
+		return fmt.Errorf("stackless: cannot create the reactor: %w", err)
+	}
+	r.loop, r.owned = l, true
+	r.timer = l.NewTimer(s.onLoopTimer)
+	return nil
+}
+
+// tickThrottled ticks the reactor without blocking if at least the tick
+// interval has passed since its last tick. The caller has checked that the
+// reactor has active events, so an idle reactor costs no clock reading.
+func (s *Scheduler) tickThrottled() {
+	l := s.r.loop
+	l.UpdateTime()
+	if l.Now()-s.r.lastTick >= s.r.interval {
+		s.tick(true)
+	}
+}
+
+// tick runs one reactor iteration; its callbacks queue the tasks they wake.
+func (s *Scheduler) tick(noWait bool) {
+	s.stats.Ticks++
+	if !noWait {
+		s.stats.Blocks++
+	}
+	_, err := s.r.loop.Tick(noWait)
+	s.r.lastTick = s.r.loop.Now()
+	if err != nil {
+		s.fail(fmt.Errorf("stackless: reactor tick failed: %w", err))
+	}
+}
+
+// timerEntry is a task's slot in the scheduler's timer heap, embedded in its
+// waker: a timeout or sleep allocates nothing.
+type timerEntry struct {
+	deadline int64  // loop clock, ns
+	seq      uint64 // start order
+	index    int32  // 1-based position in the heap; 0 = not in it
+}
+
+// timerHeap is a binary min-heap of tasks by (deadline, seq). One reactor
+// timer is armed at its minimum: the reactor sees one active timer however
+// many tasks sleep, and no task needs a reactor object of its own.
+type timerHeap struct{ a []*Coro }
+
+func timerLess(a, b *Coro) bool {
+	x, y := &a.waker.timer, &b.waker.timer
+	return x.deadline < y.deadline || (x.deadline == y.deadline && x.seq < y.seq)
+}
+
+func (h *timerHeap) set(i int, co *Coro) {
+	h.a[i] = co
+	co.waker.timer.index = int32(i + 1)
+}
+
+func (h *timerHeap) up(i int) {
+	co := h.a[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !timerLess(co, h.a[p]) {
+			break
+		}
+		h.set(i, h.a[p])
+		i = p
+	}
+	h.set(i, co)
+}
+
+func (h *timerHeap) down(i int) {
+	co := h.a[i]
+	n := len(h.a)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && timerLess(h.a[c+1], h.a[c]) {
+			c++
+		}
+		if !timerLess(h.a[c], co) {
+			break
+		}
+		h.set(i, h.a[c])
+		i = c
+	}
+	h.set(i, co)
+}
+
+func (h *timerHeap) push(co *Coro) {
+	h.a = append(h.a, co)
+	h.up(len(h.a) - 1)
+}
+
+func (h *timerHeap) remove(co *Coro) {
+	i := int(co.waker.timer.index) - 1
+	co.waker.timer.index = 0
+	last := len(h.a) - 1
+	moved := h.a[last]
+	h.a[last] = nil
+	h.a = h.a[:last]
+	if i == last {
+		return
+	}
+	h.set(i, moved)
+	h.down(i)
+	h.up(int(moved.waker.timer.index) - 1)
+}
+
+// addTimer starts co's timeout: d from now on a fresh clock reading (the
+// loop's cached time may be a whole tick old, which would fire early).
+func (s *Scheduler) addTimer(co *Coro, d time.Duration) {
+	l := s.r.loop
+	l.UpdateTime()
+	s.r.seq++
+	co.waker.timer.deadline = l.Now() + int64(d)
+	co.waker.timer.seq = s.r.seq
+	s.timers.push(co)
+	s.armLoopTimer()
+}
+
+// removeTimer stops co's timeout.
+func (s *Scheduler) removeTimer(co *Coro) {
+	s.timers.remove(co)
+	s.armLoopTimer()
+}
+
+// armLoopTimer keeps the reactor timer armed at the heap's minimum, and
+// stopped when the heap is empty (so an idle scheduler has no active event).
+func (s *Scheduler) armLoopTimer() {
+	t := s.r.timer
+	if len(s.timers.a) == 0 {
+		t.Stop()
+		return
+	}
+	d := s.timers.a[0].waker.timer.deadline
+	if t.Active() && s.r.armedAt == d {
+		return
+	}
+	s.r.armedAt = d
+	t.StartAt(d)
+}
+
+// onLoopTimer runs inside a reactor tick when the earliest deadline is due:
+// it times out every task whose deadline has passed, in (deadline, start
+// order), then re-arms for the next.
+func (s *Scheduler) onLoopTimer() {
+	now := s.r.loop.Now()
+	for len(s.timers.a) > 0 {
+		co := s.timers.a[0]
+		if co.waker.timer.deadline > now {
+			break
+		}
+		s.timers.remove(co)
+		s.onTimer(co)
+	}
+	s.armLoopTimer()
+}
+
+// FD is a file descriptor registered with the scheduler's reactor, with one
+// reusable poll per direction, so that tasks can wait for readiness with
+// Context.AwaitReadable / AwaitWritable without allocating. At most one task
+// at a time may wait per direction.
+type FD struct {
+	fd     *reactor.FD
+	rd, wr *reactor.Poll
+	rdTask *Coro // the task waiting for readability, nil if none
+	wrTask *Coro
+}
+
+// NewFD registers fd (which becomes non-blocking and owned by the FD: Close
+// closes it) with the scheduler's reactor.
+func (s *Scheduler) NewFD(fd int) (*FD, error) {
+	l, err := s.Loop()
+	if err != nil {
+		return nil, err
+	}
+	rf, err := l.NewFD(fd)
+	if err != nil {
+		return nil, err
+	}
+	f := &FD{fd: rf}
+	f.rd = rf.NewPoll(reactor.Readable, func() { s.onPoll(f.rd, &f.rdTask) })
+	f.wr = rf.NewPoll(reactor.Writable, func() { s.onPoll(f.wr, &f.wrTask) })
+	return f, nil
+}
+
+func (s *Scheduler) onPoll(p *reactor.Poll, waiter **Coro) {
+	co := *waiter
+	*waiter = nil
+	if co != nil && co.waker.poll == p {
+		s.wake(co, nil, p.Revents(), p.Err())
+	}
+}
+
+// Reactor returns the underlying reactor FD.
+func (f *FD) Reactor() *reactor.FD { return f.fd }
+
+// TryRead reads without blocking; reactor.ErrWouldBlock means: return
+// c.AwaitReadable(f) and read again when resumed.
+func (f *FD) TryRead(p []byte) (int, error) { return f.fd.TryRead(p) }
+
+// TryWrite writes without blocking; a short count or reactor.ErrWouldBlock
+// means: return c.AwaitWritable(f) and write the rest when resumed.
+func (f *FD) TryWrite(p []byte) (int, error) { return f.fd.TryWrite(p) }
+
+// Close closes the polls and the fd.
+func (f *FD) Close() error {
+	f.rd.Close()
+	f.wr.Close()
+	return f.fd.Close()
+}
+
+// AwaitReadable suspends the task until f is readable (or hung up, in error,
+// or closed: then Err says so). Result is the reactor.Events it fired with.
+func (c *Context) AwaitReadable(f *FD) Step { return c.awaitPoll(f.rd, &f.rdTask, 0) }
+
+// AwaitWritable suspends the task until f is writable.
+func (c *Context) AwaitWritable(f *FD) Step { return c.awaitPoll(f.wr, &f.wrTask, 0) }
+
+// AwaitReadableTimeout is AwaitReadable with a timeout (ErrTimeout).
+func (c *Context) AwaitReadableTimeout(f *FD, d time.Duration) Step {
+	return c.awaitPoll(f.rd, &f.rdTask, d)
+}
+
+func (c *Context) awaitPoll(p *reactor.Poll, waiter **Coro, d time.Duration) Step {
+	co := c.cur
+	w := co.waker.prepare()
+	if other := *waiter; other != nil && other != co && other.waker.status == Waiting && other.waker.poll == p {
+		w.immediate = true
+		w.err = fmt.Errorf("stackless: task %s waits on an FD direction task %s already waits on: one waiter per direction", taskName(co), taskName(other))
+		return Step{stepSuspend}
+	}
+	*waiter = co
+	w.poll = p
+	w.setTimeout(d)
+	return Step{stepSuspend}
+}

@@ -4,36 +4,49 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/corobench/corobench/internal/ring"
 )
 
 // Scheduler runs state-machine tasks on the calling goroutine: a run queue
 // (ring buffer, two priorities), microtasks, a reactor for timers and fd
 // readiness, deadlock detection and graceful shutdown, with the semantics of
-// the TrueAsync scheduler (seed 000) and of impl/stackful.
+// the TrueAsync scheduler (seed 000) that impl/stackful shares, as pinned
+// down by internal/semtest.
 //
 // Switching between tasks is a return from one Resume and a call of the
-// next: there is no stack to switch, so the seed's "direct switch" and
-// "scheduler coroutine" collapse into the loop in Run.
+// next: there is no stack to switch, so the seed's direct switch and its
+// scheduler coroutine collapse into the loop in Run. Every handoff goes
+// through that loop (two transfers of control, each a return or a call).
 //
 // A Scheduler is not safe for concurrent use: every method, and every Event
 // its tasks await, belongs to the goroutine that calls Run.
 type Scheduler struct {
 	ctx   Context
-	queue ringQueue[*Coro]      // runnable tasks; high priority at the head
-	micro ringQueue[*Microtask] // FIFO, run before each resume
+	queue ring.Queue[*Coro]      // runnable tasks; high priority at the head
+	micro ring.Queue[*Microtask] // FIFO, run at each suspend point
 
 	liveHead, liveTail *Coro // unfinished tasks in spawn order
 	live               int   // len(live list)
 	waiting            int   // tasks whose waker is Waiting
 	nextID             uint32
 
+	// left is the task that last gave control up (waited or yielded) and
+	// whose Leave handlers have not run yet: they run only once another
+	// task, or the blocking reactor, really takes control. If the next task
+	// is left itself, it continues without a switch.
+	left *Coro
+
 	startHandlers []SwitchHandler
+	microErr      func(error) // microtask error handler; nil: errors fail the run
 	phase         phase
 	errs          []error // task, microtask and deadlock errors, in order
 	running       bool
 	stats         Stats
 
-	r reactorState // see reactor.go
+	r      reactorState // see reactor.go
+	timers timerHeap    // pending timeouts and sleeps, by (deadline, start order)
 }
 
 type phase uint8
@@ -41,27 +54,47 @@ type phase uint8
 const (
 	phaseRunning  phase = iota
 	phaseGraceful       // every task was sent its cancellation; cleanups run
-	phaseFinal          // leftovers are finalised without running
+	phaseFinal          // leftovers are unwound (started) or dropped (unstarted)
 )
 
 // Stats counts the scheduler's work since New.
 type Stats struct {
 	Spawns     uint64 // tasks spawned
 	Resumes    uint64 // calls of Task.Resume
-	FastPaths  uint64 // waits that ended at start (event already done): no queue round trip
+	Switches   uint64 // resumes of a task other than the one that last had control: real switches (each a return to Run's loop plus a call)
+	FastPaths  uint64 // waits that ended at start (event already done, cancellation pending): no queue round trip
 	Microtasks uint64 // microtask handlers run
 	Ticks      uint64 // reactor ticks (non-blocking and blocking)
-	Finalised  uint64 // tasks finalised without finishing (final shutdown phase)
+	Blocks     uint64 // blocking reactor ticks (the queue was empty)
+	Ignored    uint64 // tasks dropped without running (cancelled before they started)
+	Unwound    uint64 // tasks resumed by the final shutdown phase to unwind
 }
 
+// DefaultTickInterval is the throttle of the non-blocking reactor tick
+// between resumes: at a suspend point the reactor is ticked if it has active
+// events and at least this long has passed since its last tick.
+const DefaultTickInterval = time.Millisecond
+
 // New returns an empty scheduler. Its reactor is created on first use
-// (Sleep, a timeout, fd waits), so a scheduler that never waits on time or
-// fds opens no epoll instance.
+// (Sleep, a timeout, an FD), so a scheduler that never waits on time or fds
+// opens no epoll instance. Call Close to release it.
 func New() *Scheduler {
 	s := &Scheduler{}
 	s.ctx.s = s
+	s.r.interval = int64(DefaultTickInterval)
 	return s
 }
+
+// SetTickInterval sets the throttle of the non-blocking reactor tick between
+// resumes (default DefaultTickInterval; 0 ticks at every suspend point while
+// the reactor has active events).
+func (s *Scheduler) SetTickInterval(d time.Duration) { s.r.interval = int64(max(d, 0)) }
+
+// SetMicrotaskErrorHandler installs h to receive microtask errors: the failing
+// microtask still stops its batch, but the run goes on. Without a handler
+// (the default, or h == nil) a microtask error starts a graceful shutdown and
+// becomes Run's error.
+func (s *Scheduler) SetMicrotaskErrorHandler(h func(error)) { s.microErr = h }
 
 // Stats returns the scheduler's counters.
 func (s *Scheduler) Stats() Stats { return s.stats }
@@ -73,12 +106,12 @@ func (s *Scheduler) Live() int { return s.live }
 // resumed by Run. t's state struct is the task's whole memory; Spawn itself
 // allocates nothing (beyond amortised growth of the run queue).
 //
-// A finished task's struct may be spawned again (reset its own state
-// first): that is how callers pool task memory.
+// A finished task's struct may be spawned again once its own fields are reset:
+// that is how callers pool task memory.
 func (s *Scheduler) Spawn(t Task) error { return s.SpawnPriority(t, Normal) }
 
 // SpawnPriority starts t with priority p (High: queued at the head, and at
-// the head again on every wake-up).
+// the head again on every wake-up by an event).
 func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 	if t == nil {
 		return errors.New("stackless: Spawn(nil): pass a pointer to a struct embedding stackless.Coro")
@@ -87,20 +120,16 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 		return fmt.Errorf("stackless: invalid priority %d: use stackless.Normal or stackless.High", uint8(p))
 	}
 	co := t.coro()
-	if co.life == lifeStarted {
-		return fmt.Errorf("stackless: task %s is already running: spawn a separate state struct per task", taskName(co))
+	if co.life == lifeSpawned || co.life == lifeRunning {
+		return fmt.Errorf("stackless: task %s is already spawned: spawn a separate state struct per task", taskName(co))
 	}
 	if s.phase == phaseFinal {
 		return errors.New("stackless: Spawn during the final shutdown phase: the scheduler is stopping")
 	}
 	s.nextID++
-	*co = Coro{task: t, sched: s, id: s.nextID, prio: p, life: lifeStarted}
+	*co = Coro{task: t, sched: s, id: s.nextID, prio: p, life: lifeSpawned}
 	for i := range co.waker.nodes {
 		co.waker.nodes[i].co = co
-	}
-	if len(s.startHandlers) > 0 {
-		hs := append([]SwitchHandler(nil), s.startHandlers...)
-		co.handlers = &hs
 	}
 	co.livePrev = s.liveTail
 	if s.liveTail != nil {
@@ -125,16 +154,34 @@ func (s *Scheduler) enqueue(co *Coro) {
 	}
 }
 
+// RunMain spawns main as the main task, copies the start handlers
+// (AddStartHandler) into it, and runs. It is Run with a main task; the run
+// still ends only when every task has finished.
+func (s *Scheduler) RunMain(main Task) error {
+	if err := s.Spawn(main); err != nil {
+		return err
+	}
+	if len(s.startHandlers) > 0 {
+		co := main.coro()
+		hs := append([]SwitchHandler(nil), s.startHandlers...)
+		co.handlers = &hs
+	}
+	return s.Run()
+}
+
 // Run runs tasks until every task has finished, then returns nil, or the
 // errors that happened (a *TaskError per failed task, a microtask's error, a
 // *DeadlockError), joined in order. The first error starts a graceful
 // shutdown, so every task still gets its cancellation and runs its cleanup.
+// A run ended by a requested Shutdown returns nil.
 //
-// Each iteration follows the seed's main loop: microtasks, then the next
-// task from the head of the queue (with a throttled non-blocking reactor
-// tick before it), resumed until it waits; with the queue empty the reactor
-// blocks until an event or the nearest timer; with nothing runnable, no
-// active reactor event and tasks still waiting, that is a deadlock.
+// Each iteration is one suspend point of the seed's main loop: the
+// microtask batch, a non-blocking reactor tick if the reactor has active
+// events and the tick interval has passed, then the head of the run queue is
+// resumed until it waits, yields or finishes. With the queue empty the
+// reactor blocks until an event or the nearest timer. With nothing runnable,
+// no active reactor event and tasks still waiting: a deadlock (while
+// running), or the final shutdown phase (while shutting down).
 func (s *Scheduler) Run() error {
 	if s.running {
 		return errors.New("stackless: Run called while the scheduler is running (from a task?)")
@@ -142,58 +189,88 @@ func (s *Scheduler) Run() error {
 	s.running = true
 	defer func() { s.running = false }()
 	for {
-		if s.micro.Len() > 0 {
-			if err := s.runMicrotasks(); err != nil {
-				s.fail(fmt.Errorf("stackless: microtask failed: %w", err))
+		if s.phase == phaseFinal {
+			s.unwindAll()
+			if s.live == 0 {
+				break
 			}
 		}
+		if s.micro.Len() > 0 {
+			s.runMicrotasks()
+		}
+		if s.r.loop != nil && s.r.loop.Active() > 0 {
+			s.tickThrottled()
+		}
 		if co, ok := s.queue.PopFront(); ok {
-			if s.r.active() {
-				s.tickThrottled()
-			}
 			s.resume(co)
 			continue
 		}
-		if s.r.active() {
+		if s.r.loop != nil && s.r.loop.Active() > 0 {
+			s.leave()
 			s.tick(false)
 			continue
 		}
 		if s.live == 0 {
 			break
 		}
-		s.deadlock()
+		s.leave()
+		switch s.phase {
+		case phaseRunning:
+			s.deadlock()
+		case phaseGraceful:
+			s.phase = phaseFinal
+		}
 	}
+	s.leave()
 	s.phase = phaseRunning
-	switch len(s.errs) {
+	errs := s.errs
+	s.errs = nil
+	switch len(errs) {
 	case 0:
 		return nil
 	case 1:
-		err := s.errs[0]
-		s.errs = nil
-		return err
+		return errs[0]
 	}
-	err := errors.Join(s.errs...)
-	s.errs = nil
-	return err
+	return errors.Join(errs...)
+}
+
+// leave runs the Leave handlers of the task that last gave control up, now
+// that control really goes elsewhere.
+func (s *Scheduler) leave() {
+	if co := s.left; co != nil {
+		s.left = nil
+		if co.handlers != nil {
+			callHandlers(co, Leave)
+		}
+	}
 }
 
 // resume runs one dequeued task until it waits, yields or finishes.
 func (s *Scheduler) resume(co *Coro) {
 	w := &co.waker
 	if w.status == Ignored {
-		s.finalise(co)
+		s.stats.Ignored++
+		s.retire(co)
 		return
 	}
-	w.status = Result
-	if co.cancelPending {
-		co.cancelPending = false
-		w.triggered, w.result, w.err = nil, nil, ErrCanceled
+	if w.waited {
+		w.waited = false
+		w.status = Result
+	} else {
+		w.status = NoStatus
+	}
+	if co == s.left {
+		s.left = nil // the task that gave control up continues: no switch
+	} else {
+		s.leave()
+		s.stats.Switches++
+		co.life = lifeRunning
+		if co.handlers != nil {
+			callHandlers(co, Enter)
+		}
 	}
 	c := &s.ctx
 	c.cur = co
-	if co.handlers != nil {
-		callHandlers(co, Enter)
-	}
 	for {
 		s.stats.Resumes++
 		step := co.task.Resume(c)
@@ -201,17 +278,19 @@ func (s *Scheduler) resume(co *Coro) {
 		case stepSuspend:
 			if w.start(s, co) {
 				s.stats.FastPaths++
-				continue // fast path: the wait is already over, no queue, no leave
+				continue // the wait is already over: no suspend point, no switch
 			}
-			if co.handlers != nil {
-				callHandlers(co, Leave)
-			}
+			s.left = co
 		case stepYield:
-			w.status = Queued
-			s.enqueue(co)
-			if co.handlers != nil {
-				callHandlers(co, Leave)
+			if co.cancelPending || co.unwinding {
+				co.cancelPending = false
+				w.status, w.err = Result, ErrCanceled
+				s.stats.FastPaths++
+				continue
 			}
+			w.status = Queued
+			s.queue.PushBack(co) // a yield always goes to the tail
+			s.left = co
 		case stepDone:
 			s.finish(co, nil)
 		case stepFail:
@@ -234,15 +313,11 @@ func (s *Scheduler) finish(co *Coro, err error) {
 	}
 }
 
-// finalise ends a task without running it (IGNORED, final shutdown phase).
-func (s *Scheduler) finalise(co *Coro) {
-	s.stats.Finalised++
-	s.retire(co)
-}
-
 // retire removes a task from the live list and calls its Finish handlers.
 func (s *Scheduler) retire(co *Coro) {
 	co.life = lifeFinished
+	co.waker.status = NoStatus
+	co.cancelPending, co.unwinding = false, false
 	if co.livePrev != nil {
 		co.livePrev.liveNext = co.liveNext
 	} else {
@@ -262,7 +337,7 @@ func (s *Scheduler) retire(co *Coro) {
 }
 
 // fail records err. The first error starts a graceful shutdown; an error
-// during the graceful phase goes straight to the final cleanup (seed:
+// during the graceful phase goes straight to the final phase (seed:
 // TRY_HANDLE_EXCEPTION).
 func (s *Scheduler) fail(err error) {
 	s.errs = append(s.errs, err)
@@ -270,16 +345,17 @@ func (s *Scheduler) fail(err error) {
 	case phaseRunning:
 		s.Shutdown()
 	case phaseGraceful:
-		s.finalCleanup()
+		s.phase = phaseFinal
 	}
 }
 
-// Shutdown starts a graceful shutdown: every unfinished task receives
-// ErrCanceled on its next Resume (a waiting task is woken for it) and can run
-// its cleanup states; cleanup may still await events. When every task has
-// finished, Run returns. If the cleanups deadlock or fail, the final phase
-// finalises the leftovers without running them. Calling Shutdown again has no
-// effect.
+// Shutdown starts a graceful shutdown: every unfinished task, in spawn order,
+// is cancelled as by Cancel, so it runs its cleanup states. When nothing is
+// runnable any more and the reactor has nothing active, the final phase
+// unwinds every task still suspended (it is resumed with Unwinding set and
+// ErrCanceled, and every further wait returns ErrCanceled at once), drops
+// tasks that never started and drops pending microtasks. Calling Shutdown
+// again has no effect.
 func (s *Scheduler) Shutdown() {
 	if s.phase != phaseRunning {
 		return
@@ -293,8 +369,12 @@ func (s *Scheduler) Shutdown() {
 // ShuttingDown reports whether a shutdown has started.
 func (s *Scheduler) ShuttingDown() bool { return s.phase != phaseRunning }
 
-// Cancel delivers ErrCanceled into t on its next Resume; a waiting t is woken
-// for it. Cancelling a finished task does nothing.
+// Cancel cancels t. A finished task is left alone; a task that has not started
+// yet becomes Ignored and is dropped without ever running; a waiting task is
+// woken with ErrCanceled; a queued or running task keeps its current outcome
+// and gets ErrCanceled from its next blocking op (Await, Yield, Sleep, ...),
+// which returns at once. A cancellation is delivered once: later waits work
+// normally.
 func (s *Scheduler) Cancel(t Task) error {
 	co := t.coro()
 	if co.sched != s {
@@ -305,47 +385,60 @@ func (s *Scheduler) Cancel(t Task) error {
 }
 
 func (s *Scheduler) cancel(co *Coro) {
-	if co.life != lifeStarted {
-		return
-	}
-	co.cancelled = true
-	if co.waker.status == Waiting {
+	switch {
+	case co.life == lifeSpawned:
+		co.waker.status = Ignored
+	case co.life != lifeRunning:
+	case co.waker.status == Waiting:
 		s.wake(co, nil, nil, ErrCanceled)
-		return
+	default:
+		co.cancelPending = true
 	}
-	// Queued: delivered when dequeued, replacing the stored result.
-	// Running (NoStatus/Result): delivered at its next wait or resume.
-	co.cancelPending = true
 }
 
-// finalCleanup is the seed's finally_shutdown: stop every leftover wait,
-// finalise every task without running it (queued ones are marked Ignored and
-// finalised when dequeued), and drop the queued microtasks.
-func (s *Scheduler) finalCleanup() {
-	s.phase = phaseFinal
-	for co := s.liveHead; co != nil; {
-		next := co.liveNext
-		switch co.waker.status {
-		case Queued:
-			co.waker.status = Ignored
-		case Ignored:
-		case Waiting:
-			co.waker.stop(s)
-			co.waker.status = NoStatus
-			s.waiting--
-			s.finalise(co)
-		default:
-			// The running task: it finishes or waits when its Resume
-			// returns; its next wait is ended by the next final cleanup.
-		}
-		co = next
-	}
+// unwindAll is the final phase (seed: finally_shutdown): pending microtasks
+// are dropped, every started task is resumed with Unwinding set, in spawn
+// order, so that it runs its cleanup and finishes (its waits and yields
+// return ErrCanceled at once, so resume returns only when it has finished),
+// and tasks that never started are dropped without running.
+func (s *Scheduler) unwindAll() {
 	for {
 		m, ok := s.micro.PopFront()
 		if !ok {
 			break
 		}
 		m.Release()
+	}
+	for co := s.liveHead; co != nil; {
+		// Unwinding co can spawn tasks (appended, never started, dropped
+		// below) but cannot finish another task, so next stays live.
+		next := co.liveNext
+		if co.life == lifeRunning {
+			s.unwind(co)
+		}
+		co = next
+	}
+	for co := s.liveHead; co != nil; co = s.liveHead {
+		s.stats.Ignored++
+		s.retire(co)
+	}
+	s.queue.Clear()
+}
+
+func (s *Scheduler) unwind(co *Coro) {
+	s.stats.Unwound++
+	w := &co.waker
+	if w.status == Waiting {
+		w.stop(s, co)
+		s.waiting--
+	}
+	co.unwinding = true
+	co.cancelPending = false
+	w.waited = true
+	w.triggered, w.result, w.err = nil, nil, ErrCanceled
+	s.resume(co)
+	if co.life != lifeFinished {
+		panic("stackless: internal error: an unwinding task did not finish")
 	}
 }
 
@@ -360,9 +453,8 @@ func (e *DeadlockError) Error() string {
 		len(e.Waiting), strings.Join(e.Waiting, ", "))
 }
 
-// deadlock handles "nothing runnable, nothing active, tasks still waiting":
-// report the waiting tasks, then cancel them so their cleanup runs; if the
-// cleanups themselves deadlock, finalise the leftovers.
+// deadlock reports the waiting tasks, then starts a graceful shutdown so
+// their cleanup runs.
 func (s *Scheduler) deadlock() {
 	var names []string
 	for co := s.liveHead; co != nil; co = co.liveNext {

@@ -48,8 +48,9 @@ func (p Priority) String() string {
 type life uint8
 
 const (
-	lifeNew      life = iota // allocated, not spawned
-	lifeStarted              // spawned, not finished
+	lifeNew      life = iota // allocated, not spawned (or finished and reusable)
+	lifeSpawned              // spawned, never resumed yet
+	lifeRunning              // resumed at least once, not finished
 	lifeFinished             // Resume returned Done or Fail, or the task was finalised
 )
 
@@ -70,11 +71,12 @@ type Coro struct {
 	id       uint32           // spawn sequence number, 1-based; names the task in errors
 	prio     Priority         // queue position on every wake-up
 	life     life             //
-	// cancelPending: a cancellation (Cancel or Shutdown) must be delivered on
-	// the next Resume; cancelled: it was requested at least once.
+	// cancelPending: a cancellation (Cancel, Shutdown) is delivered by the
+	// task's next blocking op, which returns ErrCanceled at once.
 	cancelPending bool
-	cancelled     bool
-	inQueue       bool // the task occupies a run-queue slot (QUEUED or IGNORED)
+	// unwinding: the final shutdown phase resumed the task so that it runs
+	// its cleanup and finishes; every wait now returns ErrCanceled at once.
+	unwinding bool
 }
 
 func (co *Coro) coro() *Coro { return co }
@@ -89,6 +91,11 @@ func (co *Coro) WakerStatus() WakerStatus { return co.waker.status }
 // Finished reports whether the task has finished (or was finalised without
 // finishing, during the final phase of a shutdown).
 func (co *Coro) Finished() bool { return co.life == lifeFinished }
+
+// Unwinding reports whether the task is being unwound by the final phase of a
+// shutdown: it must run its cleanup and finish; its waits return ErrCanceled
+// at once.
+func (co *Coro) Unwinding() bool { return co.unwinding }
 
 // Namer may be implemented by a Task to name it in deadlock and shutdown
 // errors. Without it a task is named by its type and spawn number.

@@ -1,27 +1,31 @@
 package stackless
 
 import (
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/corobench/corobench/reactor"
 )
 
 // WakerStatus is the state of a task's waker (seed 003, "Waker-Status").
 type WakerStatus uint8
 
 const (
-	// NoStatus: the waker is inactive; the task is running, or has not
-	// waited yet.
+	// NoStatus: the waker is inactive: the task is running (after its start
+	// or a Yield), or it has finished.
 	NoStatus WakerStatus = iota
 	// Waiting: the task is suspended; its events are started.
 	Waiting
-	// Queued: an event fired (or the task yielded); the task sits in the run
-	// queue with its result stored in the waker.
+	// Queued: the task sits in the run queue (spawned and not started yet,
+	// woken by an event, or yielded), its outcome stored in the waker.
 	Queued
-	// Ignored: the task is in the run queue but must be destroyed; the
-	// scheduler finalises it without running it.
+	// Ignored: the task is in the run queue but must be destroyed (it was
+	// cancelled before it ever ran); the scheduler drops it when dequeued,
+	// without running it.
 	Ignored
-	// Result: the task has woken; Context.Err and Context.Result hold the
-	// outcome of the wait.
+	// Result: the task woke from a wait and is running; Context.Err and
+	// Context.Result hold the outcome, until its next blocking op.
 	Result
 )
 
@@ -42,8 +46,8 @@ func (s WakerStatus) String() string {
 }
 
 // Subscription slots of a waker. A state-machine task waits on at most one
-// event plus a cancellation event plus a timeout, so the subscriptions are a
-// fixed array inside the waker: no allocation per wait.
+// event plus a cancellation event plus a timeout (plus one fd poll), so the
+// subscriptions are a fixed array inside the waker: no allocation per wait.
 const (
 	slotEvent  = 0 // the awaited event: resolve callback
 	slotCancel = 1 // the cancellation event: cancel callback
@@ -51,10 +55,10 @@ const (
 )
 
 // waitNode subscribes one task to one event. It is embedded in the waker and
-// linked into the event's waiter list while the wait is active.
+// linked into the event's waiter list while the wait is started.
 type waitNode struct {
 	ev         *Event    // the subscribed event; nil if the slot is unused
-	co         *Coro     // owner
+	co         *Coro     // owner, set at Spawn
 	prev, next *waitNode // event's waiter list; valid only while linked
 	linked     bool      // linked into ev's waiter list (the event is started)
 }
@@ -64,32 +68,46 @@ type waitNode struct {
 // it without allocating.
 //
 // Invariant: while status == Waiting, every subscribed node is linked into its
-// event and the timeout timer, if any, is armed; in every other status no node
-// is linked and no timer is armed.
+// event, the timeout is in the scheduler's timer heap and the poll, if any,
+// is started; in every other status none of them is.
 type Waker struct {
 	status    WakerStatus
 	sleeping  bool          // the wait is a Sleep: the timer firing is success, not ErrTimeout
-	timerArmd bool          // the timeout timer is armed in the reactor
+	waited    bool          // the task's last wake-up ended a started wait (status becomes Result)
+	immediate bool          // the wait ends at start with err (a refused wait)
 	timeout   time.Duration // <= 0: none
 	nodes     [numSlots]waitNode
-	triggered *Event // the event that ended the wait
+	poll      *reactor.Poll // fd readiness poll of the wait, nil if none (owned by an FD)
+	triggered *Event        // the event that ended the wait
 	result    any
 	err       error
-	timer     timerSlot // the reactor timer for timeout/sleep (see reactor.go)
+	timer     timerEntry // the task's entry in the scheduler's timer heap
 }
 
 // prepare resets the waker for a new wait (seed: zend_async_waker_new): the
 // previous wait's events are already stopped, so this only clears fields.
-func (w *Waker) prepare(co *Coro) *Waker {
+// Fields that are already zero are not written, which keeps the hot path
+// (one event, no timeout) to a few stores.
+func (w *Waker) prepare() *Waker {
 	w.status = NoStatus
 	w.sleeping = false
+	w.immediate = false
 	w.timeout = 0
-	w.triggered = nil
-	w.result = nil
-	w.err = nil
-	for i := range w.nodes {
-		w.nodes[i].ev = nil
-		w.nodes[i].co = co
+	w.nodes[slotEvent].ev = nil
+	if w.nodes[slotCancel].ev != nil {
+		w.nodes[slotCancel].ev = nil
+	}
+	if w.poll != nil {
+		w.poll = nil
+	}
+	if w.triggered != nil {
+		w.triggered = nil
+	}
+	if w.result != nil {
+		w.result = nil
+	}
+	if w.err != nil {
+		w.err = nil
 	}
 	return w
 }
@@ -97,22 +115,28 @@ func (w *Waker) prepare(co *Coro) *Waker {
 // subscribe records ev in slot without starting it (resume_when).
 func (w *Waker) subscribe(slot int, ev *Event) {
 	if ev == nil {
-		panic("stackless: Await on a nil *Event")
+		panic("stackless: Await on a nil *Event: pass the event to wait for")
 	}
 	w.nodes[slot].ev = ev
 }
 
-func (w *Waker) setTimeout(d time.Duration) { w.timeout = d }
+// errNothingToWaitFor is the outcome of a wait with no event, no timeout and
+// no poll: nothing could ever end it, so it ends at once with this error
+// instead of surfacing later as a deadlock.
+var errNothingToWaitFor = errors.New("stackless: wait on nothing: pass an event, a timeout or a cancellation event")
 
 // start starts the waker's events (seed: start_waker_events). It returns true
-// if the wait is already over (fast path): an event had fired before the
-// wait, or a cancellation is pending. Then nothing is started and the waker
-// is in Result status.
+// if the wait is already over (fast path): a cancellation is pending, the task
+// is unwinding, or an awaited event had fired before the wait. Then nothing
+// is started and the waker holds the outcome in Result status.
 func (w *Waker) start(s *Scheduler, co *Coro) bool {
-	if co.cancelPending {
+	if co.cancelPending || co.unwinding {
 		co.cancelPending = false
+		w.status, w.err = Result, ErrCanceled
+		return true
+	}
+	if w.immediate {
 		w.status = Result
-		w.err = ErrCanceled
 		return true
 	}
 	for i := range w.nodes {
@@ -128,51 +152,61 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 			return true
 		}
 	}
-	if w.nodes[slotEvent].ev == nil && w.nodes[slotCancel].ev == nil && w.timeout <= 0 {
-		// Nothing can ever wake this wait: report it as the programming error
-		// it is, rather than as a deadlock later.
-		w.status = Result
-		w.err = fmt.Errorf("stackless: task %s waits on nothing: pass an event, a timeout or a cancellation event", taskName(co))
+	if w.nodes[slotEvent].ev == nil && w.nodes[slotCancel].ev == nil && w.timeout <= 0 && w.poll == nil {
+		w.status, w.err = Result, errNothingToWaitFor
 		return true
 	}
+	if w.timeout > 0 || w.poll != nil {
+		if err := s.r.open(s); err != nil {
+			w.status, w.err = Result, err
+			return true
+		}
+	}
 	w.status = Waiting
+	w.waited = true
 	for i := range w.nodes {
 		if n := &w.nodes[i]; n.ev != nil {
 			n.ev.link(n)
 		}
 	}
 	if w.timeout > 0 {
-		s.armTimer(co, w.timeout)
-		w.timerArmd = true
+		s.addTimer(co, w.timeout)
+	}
+	if w.poll != nil {
+		w.poll.Start()
 	}
 	s.waiting++
 	return false
 }
 
-// stop stops every started event of the wait (unsubscribes, disarms the
-// timer). Called when the wait ends, whichever way.
-func (w *Waker) stop(s *Scheduler) {
+// stop stops every started event of the wait (unsubscribes, removes the
+// timeout from the timer heap, stops the poll). Called when the wait ends,
+// whichever way.
+func (w *Waker) stop(s *Scheduler, co *Coro) {
 	for i := range w.nodes {
 		if n := &w.nodes[i]; n.linked {
 			n.ev.unlink(n)
 		}
 	}
-	if w.timerArmd {
-		s.disarmTimer(&w.timer)
-		w.timerArmd = false
+	if w.timer.index != 0 {
+		s.removeTimer(co)
+	}
+	if w.poll != nil {
+		w.poll.Stop()
 	}
 }
 
 // wake is the common body of the resolve, cancel and timeout callbacks: the
 // first one to arrive while the task is Waiting stores the outcome, stops the
 // other events and queues the task. Later ones find the waker Queued and do
-// nothing, which settles every timeout-versus-resolve race.
+// nothing, which settles every timeout-versus-resolve race: the first
+// trigger wins.
 func (s *Scheduler) wake(co *Coro, triggered *Event, result any, err error) {
 	w := &co.waker
 	if w.status != Waiting {
 		return
 	}
-	w.stop(s)
+	w.stop(s, co)
 	w.status = Queued
 	w.triggered, w.result, w.err = triggered, result, err
 	s.waiting--
@@ -190,13 +224,14 @@ func (s *Scheduler) onEventFired(n *waitNode) {
 	s.wake(co, n.ev, n.ev.result, n.ev.err)
 }
 
-// onTimer is the timeout callback.
+// onTimer is the timeout callback; the timer heap has already removed the
+// entry.
 func (s *Scheduler) onTimer(co *Coro) {
-	w := &co.waker
-	w.timerArmd = false // the reactor has released it
-	if w.sleeping {
+	if co.waker.sleeping {
 		s.wake(co, nil, nil, nil)
 		return
 	}
 	s.wake(co, nil, nil, ErrTimeout)
 }
+
+func (w *Waker) setTimeout(d time.Duration) { w.timeout = d }

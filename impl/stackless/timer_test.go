@@ -1,0 +1,103 @@
+package stackless
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// sleeper sleeps d, then appends its name to *out.
+type sleeper struct {
+	Coro
+	state int
+	d     time.Duration
+	name  string
+	out   *[]string
+}
+
+func (t *sleeper) Resume(c *Context) Step {
+	switch t.state {
+	case 0:
+		t.state = 1
+		return c.Sleep(t.d)
+	default:
+		if err := c.Err(); err != nil {
+			return c.Fail(err)
+		}
+		*t.out = append(*t.out, t.name)
+		return c.Done()
+	}
+}
+
+func TestSleepOrder(t *testing.T) {
+	s := New()
+	defer s.Close()
+	var out []string
+	for _, x := range []struct {
+		name string
+		d    time.Duration
+	}{{"c", 3 * time.Millisecond}, {"a", time.Millisecond}, {"b", 2 * time.Millisecond}, {"a2", time.Millisecond}} {
+		if err := s.Spawn(&sleeper{d: x.d, name: x.name, out: &out}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Since(start); got < 3*time.Millisecond {
+		t.Fatalf("Run returned after %v, before the longest sleep (3ms)", got)
+	}
+	if want := "a a2 b c"; join(out) != want {
+		t.Fatalf("wake order %q, want %q", join(out), want)
+	}
+	if len(s.timers.a) != 0 || s.r.timer.Active() {
+		t.Fatalf("timer heap not empty after run: %d entries, loop timer active %v", len(s.timers.a), s.r.timer.Active())
+	}
+}
+
+func join(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += " "
+		}
+		out += s
+	}
+	return out
+}
+
+// awaiter awaits ev with a timeout and records the outcome.
+type awaiter struct {
+	Coro
+	state int
+	ev    *Event
+	d     time.Duration
+	err   error
+	val   any
+}
+
+func (t *awaiter) Resume(c *Context) Step {
+	if t.state == 0 {
+		t.state = 1
+		return c.AwaitTimeout(t.ev, t.d)
+	}
+	t.err, t.val = c.Err(), c.Result()
+	return c.Done()
+}
+
+func TestAwaitTimeout(t *testing.T) {
+	s := New()
+	defer s.Close()
+	a := &awaiter{ev: new(Event), d: time.Millisecond}
+	_ = s.Spawn(a)
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(a.err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", a.err)
+	}
+	if a.ev.Waiters() != 0 {
+		t.Fatalf("event still has %d waiters after the timeout", a.ev.Waiters())
+	}
+}
