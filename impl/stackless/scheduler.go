@@ -201,7 +201,7 @@ func (s *Scheduler) Run() error {
 		if s.r.loop != nil && s.r.loop.Active() > 0 {
 			s.tickThrottled()
 		}
-		if co, ok := s.queue.PopFront(); ok {
+		if co := s.next(); co != nil {
 			s.resume(co)
 			continue
 		}
@@ -245,14 +245,25 @@ func (s *Scheduler) leave() {
 	}
 }
 
+// next dequeues the next task to resume, dropping Ignored tasks on the way
+// (dropping one is not a suspend point: no microtasks run in between).
+func (s *Scheduler) next() *Coro {
+	for {
+		co, ok := s.queue.PopFront()
+		if !ok {
+			return nil
+		}
+		if co.waker.status != Ignored {
+			return co
+		}
+		s.stats.Ignored++
+		s.retire(co)
+	}
+}
+
 // resume runs one dequeued task until it waits, yields or finishes.
 func (s *Scheduler) resume(co *Coro) {
 	w := &co.waker
-	if w.status == Ignored {
-		s.stats.Ignored++
-		s.retire(co)
-		return
-	}
 	if w.waited {
 		w.waited = false
 		w.status = Result
