@@ -1,0 +1,185 @@
+package stackful
+
+import "time"
+
+// The blocking API. Every function acts on the running Scheduler and, where
+// it blocks, on the current coroutine; calling one outside a coroutine of a
+// running Scheduler (or from a microtask, for the blocking ones) panics with
+// a message saying so.
+
+// self returns the running scheduler and its current coroutine.
+func self(op string) (*Scheduler, *Coroutine) {
+	s := running
+	if s == nil || s.current == nil {
+		panic("stackful: " + op + " called outside a coroutine: call it from code run by Scheduler.Run")
+	}
+	if s.inMicrotask {
+		panic("stackful: " + op + " called from a microtask: microtasks must not block")
+	}
+	return s, s.current
+}
+
+// scheduler returns the running scheduler.
+func scheduler(op string) *Scheduler {
+	if running == nil {
+		panic("stackful: " + op + " called with no Scheduler running: call it from code run by Scheduler.Run")
+	}
+	return running
+}
+
+// Go spawns fn as a new coroutine with Normal priority. It does not switch:
+// the coroutine starts when the scheduler reaches it.
+func Go(fn func()) *Coroutine { return scheduler("Go").spawn(fn, "", Normal) }
+
+// GoWith spawns fn as a coroutine with a name (used in deadlock reports) and
+// a priority.
+func GoWith(name string, p Priority, fn func()) *Coroutine {
+	return scheduler("GoWith").spawn(fn, name, p)
+}
+
+// Current returns the running coroutine (nil outside one).
+func Current() *Coroutine {
+	if running == nil {
+		return nil
+	}
+	return running.current
+}
+
+// Yield lets every coroutine already queued run, then continues. It returns
+// a pending cancellation error (and then does not yield).
+func Yield() error {
+	s, co := self("Yield")
+	if err := s.checkBlocking(co); err != nil {
+		return err
+	}
+	co.waker.reset()
+	co.waker.status = WakerQueued
+	s.queue.PushBack(co)
+	s.suspend(co)
+	s.afterResume(co)
+	co.waker.status = WakerNoStatus
+	return nil
+}
+
+// Await waits until ev fires and returns its value or error. If ev has
+// already fired it returns at once, without suspending (the fast path).
+func Await(ev *Event) (any, error) { return AwaitWith(ev, nil, -1) }
+
+// AwaitTimeout is Await failing with ErrTimeout after d.
+func AwaitTimeout(ev *Event, d time.Duration) (any, error) {
+	if d < 0 {
+		d = 0
+	}
+	return AwaitWith(ev, nil, d)
+}
+
+// AwaitWith waits until ev fires, cancel (if not nil) fires, or timeout (if
+// not negative) passes, whichever comes first; the others are then ignored.
+// A fired cancel yields an error wrapping ErrCancelled, a timeout
+// ErrTimeout.
+func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
+	s, co := self("Await")
+	if err := s.checkBlocking(co); err != nil {
+		return nil, err
+	}
+	w := &co.waker
+	if ev.fired { // fast path: no suspend, no switch
+		s.stats.FastPaths++
+		w.reset()
+		w.status, w.result, w.err, w.triggered = WakerResult, ev.value, ev.err, ev
+		return ev.value, ev.err
+	}
+	if cancel != nil && cancel.fired {
+		s.stats.FastPaths++
+		w.reset()
+		w.status, w.err, w.triggered = WakerResult, errCancelEvent, cancel
+		return nil, errCancelEvent
+	}
+	w.reset()
+	w.resumeWhen(ev, cbResolve)
+	if cancel != nil {
+		w.resumeWhen(cancel, cbCancel)
+	}
+	w.timeout = timeout
+	return s.wait(co)
+}
+
+// Sleep suspends the coroutine for d (through a reactor timer).
+func Sleep(d time.Duration) error {
+	s, co := self("Sleep")
+	if err := s.checkBlocking(co); err != nil {
+		return err
+	}
+	if d < 0 {
+		d = 0
+	}
+	w := &co.waker
+	w.reset()
+	w.timeout, w.sleep = d, true
+	_, err := s.wait(co)
+	return err
+}
+
+// QueueMicrotask queues fn to run before the next switch (see Microtask).
+func QueueMicrotask(fn func() error) {
+	m := NewMicrotask(fn, nil)
+	EnqueueMicrotask(m)
+	m.Release()
+}
+
+// EnqueueMicrotask queues m, which holds a reference while queued.
+func EnqueueMicrotask(m *Microtask) {
+	s := scheduler("EnqueueMicrotask")
+	m.Retain()
+	s.micro.PushBack(m)
+}
+
+// AddSwitchHandler binds h to the current coroutine.
+func AddSwitchHandler(h SwitchHandler) {
+	_, co := self("AddSwitchHandler")
+	co.AddSwitchHandler(h)
+}
+
+// Shutdown starts a graceful shutdown of the running scheduler: every live
+// coroutine is cancelled (a waiting one wakes with an error wrapping
+// ErrCancelled, the others get it from their next blocking call, the caller
+// included); coroutines then run their cleanup; whatever is still suspended
+// when nothing can run is unwound (its defers run) in final cleanup, and
+// Run returns. A requested shutdown is not an error.
+func Shutdown() { scheduler("Shutdown").shutdown(errShutdownCancel) }
+
+// checkBlocking is the entry check of every blocking call: an unwinding
+// coroutine's calls fail at once, a killed one starts unwinding, a pending
+// cancellation is delivered (once).
+func (s *Scheduler) checkBlocking(co *Coroutine) error {
+	switch {
+	case co.unwinding:
+		return errFinalCleanup
+	case co.killed:
+		co.unwinding = true
+		panic(killSignal{})
+	case co.cancelPending:
+		err := co.cancelErr
+		co.cancelPending, co.cancelErr = false, nil
+		return err
+	}
+	return nil
+}
+
+// wait suspends co on its prepared waker and returns the wait's outcome.
+func (s *Scheduler) wait(co *Coroutine) (any, error) {
+	w := &co.waker
+	w.start(s)
+	s.suspend(co)
+	s.afterResume(co)
+	w.status = WakerResult
+	return w.result, w.err
+}
+
+// afterResume unwinds a coroutine that final cleanup resumed.
+func (s *Scheduler) afterResume(co *Coroutine) {
+	if co.killed && !co.unwinding {
+		co.unwinding = true
+		panic(killSignal{})
+	}
+}

@@ -1,0 +1,41 @@
+package stackful
+
+// backend is the switch: the one part the Asm and Coro rows do not share.
+type backend interface {
+	// symmetric reports whether switchTo may go from one coroutine context
+	// straight to another (else every switch has the scheduler at one end).
+	symmetric() bool
+	// begin prepares a Run and returns the scheduler's own context (asm:
+	// takes the GC fence).
+	begin() (*execContext, error)
+	// end finishes a Run (asm: releases the fence and reports a GC cycle
+	// that happened anyway).
+	end() error
+	// newContext returns a context whose first entry runs
+	// Scheduler.contextMain on it.
+	newContext() (*execContext, error)
+	// switchTo saves the running context into from and resumes to.
+	switchTo(from, to *execContext)
+	// park keeps a context whose coroutine finished for reuse and reports
+	// whether it did; a context not parked is released with release once
+	// control has left it.
+	park(ctx *execContext) bool
+	// release frees a context that is no longer running.
+	release(ctx *execContext)
+	// close frees everything the backend holds.
+	close()
+}
+
+// execContext is an execution context: a stack plus saved registers (asm),
+// or a Go runtime coroutine (coro). Between coroutines it is reused.
+type execContext struct {
+	co *Coroutine // the coroutine running on it; nil when parked or dead
+
+	// coro backend
+	resume func() (struct{}, bool) // iter.Pull next: run it until it yields
+	stop   func()                  // iter.Pull stop
+	yield  func(struct{}) bool     // the seq's yield: back to the scheduler
+
+	// asm backend
+	fiber *asmContext
+}

@@ -1,0 +1,162 @@
+package stackful
+
+import (
+	"strconv"
+
+	"github.com/corobench/corobench/reactor"
+)
+
+// Priority is a coroutine's scheduling priority (seed 000: two levels).
+type Priority uint8
+
+const (
+	// Normal coroutines are enqueued at the tail of the run queue.
+	Normal Priority = iota
+	// High coroutines are enqueued at the head when spawned or woken.
+	High
+)
+
+// SwitchKind is the moment a switch handler is called at.
+type SwitchKind uint8
+
+const (
+	Enter  SwitchKind = iota // the coroutine got control (also at its start)
+	Leave                    // the coroutine gave control away (it suspended)
+	Finish                   // the coroutine finished
+)
+
+func (k SwitchKind) String() string {
+	switch k {
+	case Enter:
+		return "enter"
+	case Leave:
+		return "leave"
+	case Finish:
+		return "finish"
+	}
+	return "SwitchKind(?)"
+}
+
+// SwitchHandler is a hook bound to one coroutine, called in that
+// coroutine's context on Enter, Leave and Finish. Returning false removes it.
+type SwitchHandler func(co *Coroutine, kind SwitchKind) bool
+
+type coState uint8
+
+const (
+	coNew      coState = iota // spawned, not started (in the queue)
+	coRunning                 // started, not finished (running, queued or suspended)
+	coFinished                // returned, unwound, or dropped before it started
+)
+
+// Coroutine is one coroutine of a Scheduler.
+type Coroutine struct {
+	s        *Scheduler
+	id       uint64
+	name     string
+	fn       func()
+	priority Priority
+	state    coState
+	waker    Waker
+	ctx      *execContext // the execution context it runs on; nil until started
+	handlers []SwitchHandler
+	timer    *reactor.Timer // the waker's timeout timer, created on first use
+	done     Event          // fires when the coroutine finishes
+	err      error          // the *PanicError if it panicked
+
+	cancelPending bool  // deliver cancelErr at the next blocking call
+	cancelErr     error // the pending cancellation
+	killed        bool  // final cleanup: unwind at the next suspension point
+	unwinding     bool  // the kill panic is unwinding it: blocking calls fail at once
+
+	livePrev, liveNext *Coroutine // the scheduler's list of live coroutines, in spawn order
+}
+
+// ID returns the coroutine's number, unique within its Scheduler's lifetime.
+func (co *Coroutine) ID() uint64 { return co.id }
+
+// Name returns the name given at spawn ("" if none).
+func (co *Coroutine) Name() string { return co.name }
+
+// String returns "name#id", or "#id" for an unnamed coroutine.
+func (co *Coroutine) String() string {
+	return co.name + "#" + strconv.FormatUint(co.id, 10)
+}
+
+// Priority returns the spawn priority.
+func (co *Coroutine) Priority() Priority { return co.priority }
+
+// WakerStatus returns the state of the coroutine's waker.
+func (co *Coroutine) WakerStatus() WakerStatus { return co.waker.status }
+
+// Waker returns the coroutine's embedded waker.
+func (co *Coroutine) Waker() *Waker { return &co.waker }
+
+// Finished reports whether the coroutine has finished.
+func (co *Coroutine) Finished() bool { return co.state == coFinished }
+
+// Done returns an event that fires (resolved with nil) when the coroutine
+// finishes, so another coroutine can Await it.
+func (co *Coroutine) Done() *Event { return &co.done }
+
+// Err returns the *PanicError if the coroutine panicked.
+func (co *Coroutine) Err() error { return co.err }
+
+// AddSwitchHandler binds h to the coroutine.
+func (co *Coroutine) AddSwitchHandler(h SwitchHandler) {
+	if h == nil {
+		panic("stackful: AddSwitchHandler(nil)")
+	}
+	co.handlers = append(co.handlers, h)
+}
+
+// Cancel cancels the coroutine with ErrCancelled: a coroutine not yet started
+// is dropped without running (its waker becomes IGNORED); a waiting one wakes
+// with the error; a queued or running one gets it from its next blocking
+// call. Cancelling a finished coroutine does nothing.
+func (co *Coroutine) Cancel() { co.cancel(ErrCancelled) }
+
+func (co *Coroutine) cancel(err error) {
+	switch {
+	case co.state == coFinished:
+	case co.state == coNew:
+		co.waker.status = WakerIgnored
+	case co.waker.status == WakerWaiting:
+		co.waker.cancelWith(err)
+	default:
+		co.cancelPending, co.cancelErr = true, err
+	}
+}
+
+// kill marks the coroutine for final cleanup: it unwinds (running its
+// defers) at its next suspension point instead of continuing.
+func (co *Coroutine) kill() {
+	switch {
+	case co.state == coFinished:
+	case co.state == coNew:
+		co.waker.status = WakerIgnored
+	default:
+		co.killed = true
+		co.waker.cancelWith(errFinalCleanup) // enqueues it if it was waiting
+	}
+}
+
+// fire calls the switch handlers for kind, dropping those that return false.
+func (co *Coroutine) fire(kind SwitchKind) {
+	if len(co.handlers) == 0 {
+		return
+	}
+	kept := 0
+	for i := 0; i < len(co.handlers); i++ {
+		h := co.handlers[i]
+		if h(co, kind) {
+			co.handlers[kept] = h
+			kept++
+		}
+	}
+	clear(co.handlers[kept:])
+	co.handlers = co.handlers[:kept]
+}
+
+// onTimer is the timeout timer's callback.
+func (co *Coroutine) onTimer() { co.waker.onTimeout() }

@@ -1,0 +1,54 @@
+// Package stackful is corobench's stackful coroutine runtime: the scheduler,
+// waker, events and microtasks of the TrueAsync design (DESIGN.md §1, seeds
+// 000 and 003), over one of two switch backends that share all other code:
+//
+//   - Asm (row stackful-asm): every coroutine runs on a fiber stack from the
+//     stack pool, and control moves with the Go-assembly switch of package
+//     fiber. Switches are symmetric, so a suspending coroutine switches
+//     directly to the next ready one (one switch per handoff), and a finished
+//     coroutine hands its context to the next unstarted one with no switch at
+//     all. The scheduler's own context (the goroutine that called Run) is
+//     entered only when the queue is empty and the reactor must block, when a
+//     switch could not be made, or on deadlock. The garbage collector is held
+//     off for the whole run (DESIGN.md §3); a GC cycle that happens anyway
+//     fails Run with an error saying so.
+//   - Coro (row stackful-coro): every coroutine is a Go runtime coroutine
+//     (iter.Pull). It is GC-safe but asymmetric: each handoff goes from the
+//     suspending coroutine to the scheduler and from there to the next one.
+//
+// # Programming model
+//
+// A Scheduler is single-threaded: Run executes the main function as the
+// first coroutine, and from inside any coroutine straight-line Go code calls
+// the package-level blocking API (Go, Yield, Await, Sleep, ...) without
+// passing a context around: the running scheduler knows the current
+// coroutine. Only one Scheduler runs at a time in a process. None of the
+// blocking functions may be called from another goroutine.
+//
+// The semantics (queue order, suspend points, fast path, waker states, races,
+// cancellation, shutdown, deadlock, switch handlers) are the ones documented
+// in package internal/semtest, whose shared suite this package passes on both
+// backends. In short:
+//
+//   - Go enqueues a coroutine without switching (High priority at the head of
+//     the run queue). Yield re-enqueues the caller at the tail.
+//   - At every suspend point (Yield, an Await that must wait, Sleep, a
+//     coroutine's end) the scheduler runs the microtask batch, ticks the
+//     reactor without blocking if Options.TickInterval has passed since the
+//     last tick and the reactor has active events, then takes the head of the
+//     queue. Await on an event that already fired returns at once with no
+//     switch (the fast path).
+//   - Cancellation (Coroutine.Cancel, Shutdown, deadlock) is delivered once:
+//     a waiting coroutine wakes with ErrCancelled, a queued or running one
+//     gets it from its next blocking call.
+//   - Run returns when every coroutine has finished.
+//
+// # Rules for code running on asm fibers
+//
+// No GC may run while a fiber is suspended: the runtime disables the
+// collector during Run, so a run must not allocate without bound. Code on a
+// fiber must not call runtime.Goexit (so no t.Fatal or t.FailNow in a
+// coroutine): record failures and check them after Run returns. A fiber's
+// stack does not grow: Options.StackSize bounds it, and overflowing it is a
+// fatal error naming that option.
+package stackful

@@ -1,0 +1,128 @@
+package stackful
+
+// Event is a one-shot future: it is pending until Resolve or Reject fires it
+// once; later calls are ignored. Reset makes a fired event pending again so
+// that it can be reused without allocation (a reusable signal).
+//
+// Firing an event runs its subscribers in subscription order, in the current
+// context and without switching: a coroutine awaiting it is enqueued, not run.
+// The zero value is a pending event.
+type Event struct {
+	fired bool
+	value any
+	err   error
+	head  *subscription // subscribers, in subscription order
+	tail  *subscription
+	gen   uint32 // firings so far: a firing reaches only subscriptions linked before it
+}
+
+// callbackKind selects the standard waker callback of a subscription
+// (seed 003: zend_async_waker_callback_resolve/cancel).
+type callbackKind uint8
+
+const (
+	cbFunc    callbackKind = iota // run fn (a generic subscriber)
+	cbResolve                     // wake the coroutine with the event's outcome
+	cbCancel                      // wake the coroutine with a cancellation
+)
+
+// subscription links one subscriber into an event's list. The waker embeds
+// its subscriptions, so awaiting never allocates.
+type subscription struct {
+	ev         *Event
+	kind       callbackKind
+	co         *Coroutine       // cbResolve, cbCancel
+	fn         func(any, error) // cbFunc
+	gen        uint32           // ev.gen when linked
+	prev, next *subscription
+}
+
+// NewEvent returns a pending event.
+func NewEvent() *Event { return &Event{} }
+
+// Fired reports whether the event was resolved or rejected.
+func (e *Event) Fired() bool { return e.fired }
+
+// Outcome returns the value and error the event fired with (nil, nil while
+// pending).
+func (e *Event) Outcome() (any, error) { return e.value, e.err }
+
+// Resolve fires the event with value. It reports false, doing nothing, if the
+// event had already fired.
+func (e *Event) Resolve(value any) bool { return e.fire(value, nil) }
+
+// Reject fires the event with err (which must not be nil). It reports false,
+// doing nothing, if the event had already fired.
+func (e *Event) Reject(err error) bool {
+	if err == nil {
+		panic("stackful: Event.Reject(nil): pass the error the awaiting coroutines should get")
+	}
+	return e.fire(nil, err)
+}
+
+// Reset makes a fired event pending again, forgetting its outcome. Reset on
+// a pending event does nothing; its subscribers stay subscribed.
+func (e *Event) Reset() {
+	if e.fired {
+		e.fired, e.value, e.err = false, nil, nil
+	}
+}
+
+// Subscribe registers fn to run when the event fires (at once if it already
+// has). fn runs in the firing context and must not block.
+func (e *Event) Subscribe(fn func(value any, err error)) {
+	if e.fired {
+		fn(e.value, e.err)
+		return
+	}
+	e.link(&subscription{kind: cbFunc, fn: fn})
+}
+
+func (e *Event) fire(value any, err error) bool {
+	if e.fired {
+		return false
+	}
+	e.fired, e.value, e.err = true, value, err
+	gen := e.gen
+	e.gen++
+	// Pop one subscriber at a time: a callback may unlink others (a waker
+	// unsubscribes all its events when it wakes), or Reset the event and
+	// subscribe anew; such new subscriptions wait for the next firing.
+	for sub := e.head; sub != nil && sub.gen == gen; sub = e.head {
+		e.unlink(sub)
+		switch sub.kind {
+		case cbFunc:
+			sub.fn(value, err)
+		case cbResolve:
+			sub.co.waker.onResolve(value, err, e)
+		case cbCancel:
+			sub.co.waker.onCancel(err, e)
+		}
+	}
+	return true
+}
+
+func (e *Event) link(sub *subscription) {
+	sub.ev, sub.gen = e, e.gen
+	sub.prev, sub.next = e.tail, nil
+	if e.tail != nil {
+		e.tail.next = sub
+	} else {
+		e.head = sub
+	}
+	e.tail = sub
+}
+
+func (e *Event) unlink(sub *subscription) {
+	if sub.prev != nil {
+		sub.prev.next = sub.next
+	} else {
+		e.head = sub.next
+	}
+	if sub.next != nil {
+		sub.next.prev = sub.prev
+	} else {
+		e.tail = sub.prev
+	}
+	sub.ev, sub.prev, sub.next = nil, nil, nil
+}

@@ -1,0 +1,584 @@
+package stackful
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/corobench/corobench/internal/ring"
+	"github.com/corobench/corobench/reactor"
+)
+
+// Backend selects how coroutines switch.
+type Backend uint8
+
+const (
+	// Asm runs coroutines on pooled fiber stacks with the Go-assembly switch
+	// (row stackful-asm): direct, symmetric switches; the GC is held off
+	// during Run.
+	Asm Backend = iota
+	// Coro runs each coroutine as an iter.Pull coroutine (row
+	// stackful-coro): GC-safe, every handoff goes through the scheduler.
+	Coro
+)
+
+func (b Backend) String() string {
+	switch b {
+	case Asm:
+		return "asm"
+	case Coro:
+		return "coro"
+	}
+	return fmt.Sprintf("Backend(%d)", uint8(b))
+}
+
+// DefaultTickInterval is the default Options.TickInterval.
+const DefaultTickInterval = 100 * time.Microsecond
+
+// Options configure a Scheduler. The zero value selects the Asm backend with
+// default stacks.
+type Options struct {
+	// Backend selects the switch: Asm (default) or Coro.
+	Backend Backend
+	// StackSize is the usable size of each fiber stack in bytes (Asm only;
+	// 0 selects the stack pool's default). A fiber's stack never grows:
+	// code that needs more overflows with a fatal error naming this option.
+	StackSize int
+	// Guard selects guard pages below fiber stacks (Asm only): GuardAuto
+	// (default), GuardOn or GuardOff.
+	Guard Guard
+	// TickInterval is the least time between two non-blocking reactor ticks
+	// made at suspend points while the reactor has active events (default
+	// DefaultTickInterval; at most 1ms, the bound internal/semtest assumes).
+	TickInterval time.Duration
+	// OnMicrotaskError, if set, receives microtask errors and the run goes
+	// on; otherwise a microtask error fails Run and starts a shutdown.
+	OnMicrotaskError func(error)
+}
+
+// Stats are a scheduler's counters, cumulative over its Runs.
+type Stats struct {
+	// Switches counts transfers of control between execution contexts
+	// (coroutine stacks and the scheduler's own).
+	Switches uint64
+	// SchedulerSwitches counts the Switches into or out of the scheduler's
+	// own context. Switches-SchedulerSwitches are direct switches.
+	SchedulerSwitches uint64
+	Spawned           uint64 // coroutines created
+	Takeovers         uint64 // unstarted coroutines started on a finished one's context, with no switch
+	FastPaths         uint64 // waits that returned without suspending
+	MicrotasksRun     uint64 // microtasks executed (cancelled ones are not counted)
+	ReactorTicks      uint64 // reactor ticks made by the scheduler
+	ContextsCreated   uint64 // execution contexts created (asm: fibers started on a pooled stack; coro: iter.Pull coroutines)
+}
+
+// Scheduler runs coroutines on one goroutine. Create it with New, run it with
+// Run (any number of times, one after another), release it with Close.
+type Scheduler struct {
+	opts    Options
+	backend backend
+	loop    *reactor.Loop
+
+	queue ring.Queue[*Coroutine] // the run queue
+	micro ring.Queue[*Microtask] // the microtask queue
+
+	current  *Coroutine   // the running coroutine; nil in the scheduler context
+	schedCtx *execContext // the scheduler's own context (the goroutine that called Run)
+	handoff  *Coroutine   // the coroutine a context switching to the scheduler asked it to run
+	dead     *execContext // a finished context to release once off its stack
+
+	liveHead, liveTail *Coroutine // live (spawned, unfinished) coroutines in spawn order
+	live               int
+
+	nextID       uint64
+	lastTick     int64
+	running      bool
+	inMicrotask  bool
+	shuttingDown bool
+	finalCleanup bool
+	err          error
+
+	mainStart []SwitchHandler
+	stats     Stats
+}
+
+// running is the scheduler whose Run is in progress; the package-level
+// blocking API acts on it.
+var running *Scheduler
+
+// New returns a scheduler. With the Asm backend it returns an error wrapping
+// ErrNotSupported when the fiber switch cannot run safely in this process
+// (the self-test of package fiber failed, or the platform is not supported).
+func New(opts Options) (*Scheduler, error) {
+	if opts.TickInterval == 0 {
+		opts.TickInterval = DefaultTickInterval
+	}
+	if opts.TickInterval < 0 || opts.TickInterval > time.Millisecond {
+		return nil, fmt.Errorf("stackful: Options.TickInterval %v out of range: use 0 for the default %v, or a value in (0, 1ms]",
+			opts.TickInterval, DefaultTickInterval)
+	}
+	if opts.StackSize < 0 {
+		return nil, fmt.Errorf("stackful: Options.StackSize %d is negative: use 0 for the default", opts.StackSize)
+	}
+	s := &Scheduler{opts: opts}
+	var err error
+	switch opts.Backend {
+	case Asm:
+		s.backend, err = newAsmBackend(s)
+	case Coro:
+		s.backend = newCoroBackend(s)
+	default:
+		err = fmt.Errorf("stackful: unknown Options.Backend %d: use stackful.Asm or stackful.Coro", opts.Backend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.loop, err = reactor.New(); err != nil {
+		s.backend.close()
+		return nil, fmt.Errorf("stackful: creating the reactor: %w", err)
+	}
+	return s, nil
+}
+
+// Close releases the scheduler's reactor and pooled contexts. It must not be
+// called during Run.
+func (s *Scheduler) Close() error {
+	if s.running {
+		return errors.New("stackful: Scheduler.Close during Run")
+	}
+	s.backend.close()
+	return s.loop.Close()
+}
+
+// Backend returns the switch backend.
+func (s *Scheduler) Backend() Backend { return s.opts.Backend }
+
+// Stats returns the scheduler's counters.
+func (s *Scheduler) Stats() Stats { return s.stats }
+
+// Reactor returns the scheduler's event loop, for creating fd events.
+func (s *Scheduler) Reactor() *reactor.Loop { return s.loop }
+
+// AddMainStartHandler registers h globally on this scheduler: every Run
+// copies it into the main coroutine and fires it as Enter when main starts.
+func (s *Scheduler) AddMainStartHandler(h SwitchHandler) {
+	if h == nil {
+		panic("stackful: AddMainStartHandler(nil)")
+	}
+	s.mainStart = append(s.mainStart, h)
+}
+
+// Run runs main as the main coroutine and returns when every coroutine has
+// finished. It returns nil, or the first error of the run: a *DeadlockError,
+// a *PanicError, a *MicrotaskError, a reactor error, or (Asm) the detection
+// of a GC cycle during the run. Run must be called from a goroutine that is
+// not itself inside a Run.
+func (s *Scheduler) Run(main func()) (err error) {
+	if main == nil {
+		return errors.New("stackful: Run(nil): pass the main function")
+	}
+	if running != nil {
+		return errors.New("stackful: Run while another Scheduler.Run is in progress: one scheduler runs at a time")
+	}
+	running, s.running = s, true
+	s.err, s.shuttingDown, s.finalCleanup = nil, false, false
+	defer func() { running, s.running = nil, false }()
+
+	if s.schedCtx, err = s.backend.begin(); err != nil {
+		return err
+	}
+	co := s.spawn(main, "main", Normal)
+	co.handlers = append(co.handlers, s.mainStart...)
+
+	s.loop.UpdateTime()
+	s.lastTick = s.loop.Now()
+	s.schedule()
+
+	if endErr := s.backend.end(); endErr != nil {
+		s.err = errors.Join(s.err, endErr)
+	}
+	return s.err
+}
+
+// schedule is the scheduler's main loop, in its own context: microtasks, the
+// next coroutine, a switch to it; when nothing is runnable, a blocking
+// reactor tick, or the end of the run, a shutdown step, or a deadlock.
+func (s *Scheduler) schedule() {
+	for {
+		s.reap()
+		next := s.handoff
+		s.handoff = nil
+		if next == nil {
+			next = s.pickNext()
+		}
+		if next != nil {
+			s.enter(next)
+			continue
+		}
+		switch {
+		case s.loop.Active() > 0:
+			s.tick(false)
+		case s.micro.Len() > 0:
+			// A failed microtask left others queued: run them next round.
+		case s.live == 0:
+			return
+		case s.finalCleanup:
+			// Leftovers woken by final cleanup are queued; anything else
+			// alive was dropped while unstarted. Kill again: progress is
+			// guaranteed because a killed coroutine cannot wait.
+			s.killAll()
+		case s.shuttingDown:
+			s.beginFinalCleanup()
+		default:
+			s.fail(&DeadlockError{Waiting: s.liveNames()}, errDeadlockCancel)
+		}
+	}
+}
+
+// enter switches from the scheduler context to next.
+func (s *Scheduler) enter(next *Coroutine) {
+	ctx, err := s.contextFor(next)
+	if err != nil {
+		s.dropUnstarted(next, err)
+		return
+	}
+	s.current = next
+	s.transfer(s.schedCtx, ctx)
+	s.current = nil
+}
+
+// pickNext is the scheduler tick run at a suspend point, in the suspending
+// context (seed 000: scheduler_next_tick): the microtask batch, a throttled
+// non-blocking reactor tick, then the head of the run queue (nil if empty).
+func (s *Scheduler) pickNext() *Coroutine {
+	if s.micro.Len() > 0 {
+		s.runMicrotasks()
+	}
+	if s.loop.Active() > 0 {
+		s.loop.UpdateTime()
+		if s.loop.Now()-s.lastTick >= int64(s.opts.TickInterval) {
+			s.tick(true)
+		}
+	}
+	for {
+		co, ok := s.queue.PopFront()
+		if !ok {
+			return nil
+		}
+		if co.waker.status == WakerIgnored {
+			s.dropUnstarted(co, nil)
+			continue
+		}
+		return co
+	}
+}
+
+func (s *Scheduler) tick(noWait bool) {
+	s.stats.ReactorTicks++
+	_, err := s.loop.Tick(noWait)
+	s.lastTick = s.loop.Now()
+	if err != nil {
+		s.fail(fmt.Errorf("stackful: reactor tick: %w", err), errShutdownCancel)
+	}
+}
+
+// suspend gives the CPU away for co, which the caller has queued (Yield) or
+// left waiting on its started waker, and returns when co runs again. The
+// next coroutine is chosen here, in co's context; only the switch itself
+// differs between backends.
+func (s *Scheduler) suspend(co *Coroutine) {
+	next := s.pickNext()
+	if next == co {
+		return // a Yield with nobody else ready: no switch
+	}
+	co.fire(Leave)
+	s.switchFrom(co.ctx, next)
+	co.fire(Enter)
+}
+
+// switchFrom leaves the context from (running s.current, or a finished
+// coroutine) for next, or for the scheduler context if next is nil. A
+// symmetric backend switches straight to next; an asymmetric one, or a
+// failure to get next a context, goes through the scheduler, which runs
+// next (s.handoff).
+func (s *Scheduler) switchFrom(from *execContext, next *Coroutine) {
+	if next != nil && s.backend.symmetric() {
+		if to, err := s.contextFor(next); err == nil {
+			s.current = next
+			s.transfer(from, to)
+			return
+		}
+		// The scheduler retries and reports the failure.
+	}
+	s.handoff = next
+	s.current = nil
+	s.transfer(from, s.schedCtx)
+}
+
+// transfer switches contexts and counts it. It returns when from is
+// switched to again (never, for a dead asm context).
+func (s *Scheduler) transfer(from, to *execContext) {
+	s.stats.Switches++
+	if from == s.schedCtx || to == s.schedCtx {
+		s.stats.SchedulerSwitches++
+	}
+	s.backend.switchTo(from, to)
+	s.reap()
+}
+
+// reap releases a finished context left behind by the last switch.
+func (s *Scheduler) reap() {
+	if d := s.dead; d != nil {
+		s.dead = nil
+		s.backend.release(d)
+	}
+}
+
+// contextFor returns the context next runs on, creating one for a coroutine
+// that has not started.
+func (s *Scheduler) contextFor(co *Coroutine) (*execContext, error) {
+	if co.ctx != nil {
+		return co.ctx, nil
+	}
+	ctx, err := s.backend.newContext()
+	if err != nil {
+		return nil, err
+	}
+	s.stats.ContextsCreated++
+	ctx.co, co.ctx = co, ctx
+	return ctx, nil
+}
+
+// contextMain is the body of every execution context: it runs the
+// coroutine assigned to it, then hands the context to the next unstarted
+// coroutine (no switch), or gives it up and switches to the next coroutine.
+// A coro context given up is parked for reuse and continues here when
+// reassigned; an asm one is released by whoever runs next.
+func (s *Scheduler) contextMain(ctx *execContext) {
+	s.reap()
+	for {
+		co := ctx.co
+		s.runBody(co)
+		s.finish(co)
+		next := s.pickNext()
+		if next != nil && next.state == coNew {
+			s.stats.Takeovers++
+			ctx.co, next.ctx = next, ctx
+			s.current = next
+			continue
+		}
+		ctx.co = nil
+		if s.backend.park(ctx) {
+			s.switchFrom(ctx, next)
+			if ctx.co == nil {
+				return // the backend is closing the parked context
+			}
+			continue
+		}
+		s.dead = ctx
+		s.switchFrom(ctx, next)
+		panic("stackful: a released context was switched to")
+	}
+}
+
+// runBody runs co's function, turning a panic into Run's error. The kill
+// panic of final cleanup ends the coroutine quietly.
+func (s *Scheduler) runBody(co *Coroutine) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if _, ok := r.(killSignal); ok {
+			return
+		}
+		co.err = &PanicError{Coroutine: co.String(), Value: r, Stack: string(debug.Stack())}
+		s.fail(co.err, errShutdownCancel)
+	}()
+	co.state = coRunning
+	co.waker.status = WakerNoStatus
+	co.fire(Enter)
+	co.fn()
+}
+
+// finish ends co after its body returned or unwound.
+func (s *Scheduler) finish(co *Coroutine) {
+	co.fire(Finish)
+	s.retire(co)
+}
+
+// dropUnstarted finishes a coroutine that never ran: cancelled before it
+// started (err nil), or without a context (err).
+func (s *Scheduler) dropUnstarted(co *Coroutine, err error) {
+	if err != nil {
+		co.err = err
+		s.fail(fmt.Errorf("stackful: starting coroutine %s: %w", co, err), errShutdownCancel)
+	}
+	co.fire(Finish)
+	s.retire(co)
+}
+
+// retire marks co finished and forgets it.
+func (s *Scheduler) retire(co *Coroutine) {
+	co.handlers = nil
+	co.state = coFinished
+	co.waker.stop()
+	co.waker.reset()
+	if co.timer != nil {
+		co.timer.Close()
+		co.timer = nil
+	}
+	co.fn = nil
+	co.ctx = nil
+	co.cancelPending, co.cancelErr = false, nil
+	s.unlinkLive(co)
+	co.done.Resolve(nil)
+}
+
+// spawn creates a coroutine and enqueues it.
+func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
+	if fn == nil {
+		panic("stackful: Go(nil)")
+	}
+	s.nextID++
+	s.stats.Spawned++
+	co := &Coroutine{s: s, id: s.nextID, name: name, fn: fn, priority: p}
+	co.waker.co = co
+	co.waker.reset()
+	co.waker.status = WakerQueued
+	s.linkLive(co)
+	s.enqueue(co)
+	return co
+}
+
+// enqueue puts co in the run queue by its priority.
+func (s *Scheduler) enqueue(co *Coroutine) {
+	if co.priority == High {
+		s.queue.PushFront(co)
+	} else {
+		s.queue.PushBack(co)
+	}
+}
+
+// runMicrotasks runs the microtask batch (see Microtask).
+func (s *Scheduler) runMicrotasks() {
+	if s.finalCleanup {
+		s.dropMicrotasks()
+		return
+	}
+	s.inMicrotask = true
+	defer func() { s.inMicrotask = false }()
+	for {
+		m, ok := s.micro.PopFront()
+		if !ok {
+			return
+		}
+		if m.cancelled {
+			m.Release()
+			continue
+		}
+		s.stats.MicrotasksRun++
+		err := m.call()
+		m.Release()
+		if err != nil {
+			if h := s.opts.OnMicrotaskError; h != nil {
+				h(err)
+			} else {
+				s.fail(&MicrotaskError{Err: err}, errShutdownCancel)
+			}
+			return // the rest run at the next suspend point
+		}
+	}
+}
+
+func (s *Scheduler) dropMicrotasks() {
+	for {
+		m, ok := s.micro.PopFront()
+		if !ok {
+			return
+		}
+		m.Release()
+	}
+}
+
+// fail records err as Run's error (joined to earlier ones) and starts a
+// graceful shutdown delivering cancel; during a shutdown it goes straight
+// to final cleanup.
+func (s *Scheduler) fail(err error, cancel error) {
+	s.err = errors.Join(s.err, err)
+	if s.shuttingDown {
+		s.beginFinalCleanup()
+		return
+	}
+	s.shutdown(cancel)
+}
+
+// shutdown starts a graceful shutdown: set the flag and cancel every live
+// coroutine, in spawn order.
+func (s *Scheduler) shutdown(cancel error) {
+	if s.shuttingDown {
+		return
+	}
+	s.shuttingDown = true
+	for co := s.liveHead; co != nil; {
+		next := co.liveNext // cancel may drop co from the list
+		co.cancel(cancel)
+		co = next
+	}
+}
+
+// beginFinalCleanup drops the microtasks and makes every live coroutine
+// unwind.
+func (s *Scheduler) beginFinalCleanup() {
+	if s.finalCleanup {
+		return
+	}
+	s.shuttingDown, s.finalCleanup = true, true
+	s.dropMicrotasks()
+	s.killAll()
+}
+
+func (s *Scheduler) killAll() {
+	for co := s.liveHead; co != nil; {
+		next := co.liveNext
+		co.kill()
+		co = next
+	}
+}
+
+func (s *Scheduler) linkLive(co *Coroutine) {
+	co.livePrev = s.liveTail
+	if s.liveTail != nil {
+		s.liveTail.liveNext = co
+	} else {
+		s.liveHead = co
+	}
+	s.liveTail = co
+	s.live++
+}
+
+func (s *Scheduler) unlinkLive(co *Coroutine) {
+	if co.livePrev != nil {
+		co.livePrev.liveNext = co.liveNext
+	} else if s.liveHead == co {
+		s.liveHead = co.liveNext
+	} else {
+		return // not linked
+	}
+	if co.liveNext != nil {
+		co.liveNext.livePrev = co.livePrev
+	} else {
+		s.liveTail = co.livePrev
+	}
+	co.livePrev, co.liveNext = nil, nil
+	s.live--
+}
+
+func (s *Scheduler) liveNames() []string {
+	names := make([]string, 0, s.live)
+	for co := s.liveHead; co != nil; co = co.liveNext {
+		names = append(names, co.String())
+	}
+	return names
+}

@@ -1,0 +1,180 @@
+package stackful
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/corobench/corobench/internal/semtest"
+)
+
+// driver runs internal/semtest scripts as straight-line blocking Go code: one
+// coroutine per task, a loop over its ops, a real defer for each Defer op.
+type driver struct{ backend Backend }
+
+func (d driver) Name() string       { return "stackful-" + d.backend.String() }
+func (d driver) DirectSwitch() bool { return d.backend == Asm }
+
+func (d driver) Kind(err error) semtest.ErrKind {
+	var me *semtest.MicrotaskError
+	switch {
+	case err == nil:
+		return semtest.OK
+	case errors.Is(err, ErrDeadlock):
+		return semtest.Deadlock
+	case errors.Is(err, ErrTimeout):
+		return semtest.Timeout
+	case errors.Is(err, ErrCancelled):
+		return semtest.Cancelled
+	case errors.Is(err, semtest.ErrRejected):
+		return semtest.Rejected
+	case errors.As(err, &me):
+		return semtest.MicrotaskFailed
+	}
+	return semtest.Other
+}
+
+var toSemStatus = [...]semtest.WakerStatus{
+	WakerNoStatus: semtest.NoStatus,
+	WakerWaiting:  semtest.Waiting,
+	WakerQueued:   semtest.Queued,
+	WakerIgnored:  semtest.Ignored,
+	WakerResult:   semtest.Result,
+}
+
+func countingHandler(rec *semtest.Recorder, task int, name string, keep int) SwitchHandler {
+	calls := 0
+	return func(_ *Coroutine, kind SwitchKind) bool {
+		rec.Switch(task, name, semtest.SwitchKind(kind))
+		calls++
+		return calls <= keep
+	}
+}
+
+func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, error) {
+	opts := Options{Backend: d.backend}
+	if p.MicrotaskErrors == semtest.HandleErrors {
+		opts.OnMicrotaskError = rec.HandlerError
+	}
+	s, err := New(opts)
+	if err != nil {
+		return semtest.Stats{}, err
+	}
+	defer s.Close()
+	for i, keep := range p.MainStartHandlers {
+		s.AddMainStartHandler(countingHandler(rec, 0, semtest.StartHandlerName(i), keep))
+	}
+	events := make([]*Event, p.Events)
+	for i := range events {
+		events[i] = NewEvent()
+	}
+	cos := make([]*Coroutine, len(p.Tasks))
+	var runTask func(ti int)
+	runTask = func(ti int) {
+		exit := semtest.OK
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(killSignal); !ok {
+					panic(r)
+				}
+				exit = semtest.Cancelled
+				rec.Exit(ti, exit)
+				panic(r)
+			}
+			rec.Exit(ti, exit)
+		}()
+		for _, op := range p.Tasks[ti].Ops {
+			var err error
+			switch op.Kind {
+			case semtest.OpLog:
+				rec.Log(ti, op.Tag)
+			case semtest.OpYield:
+				if err = Yield(); err != nil {
+					rec.Failed(ti, op.Kind, d.Kind(err))
+				}
+			case semtest.OpAwait, semtest.OpAwaitTimeout:
+				var v any
+				if op.Kind == semtest.OpAwait {
+					v, err = Await(events[op.Event])
+				} else {
+					v, err = AwaitTimeout(events[op.Event], op.Dur)
+				}
+				n, _ := v.(int)
+				rec.Awaited(ti, op.Event, n, d.Kind(err))
+			case semtest.OpResolve:
+				if !events[op.Event].Resolve(op.Value) {
+					rec.ResolveIgnored(ti, op.Event)
+				}
+			case semtest.OpReject:
+				if !events[op.Event].Reject(semtest.ErrRejected) {
+					rec.ResolveIgnored(ti, op.Event)
+				}
+			case semtest.OpReset:
+				events[op.Event].Reset()
+			case semtest.OpSleep:
+				if err = Sleep(op.Dur); err != nil {
+					rec.Failed(ti, op.Kind, d.Kind(err))
+				}
+			case semtest.OpSpin:
+				for start := time.Now(); time.Since(start) < op.Dur; {
+				}
+			case semtest.OpSpawn:
+				task := op.Task
+				cos[task] = GoWith(p.Tasks[task].Name, Priority(op.Priority), func() { runTask(task) })
+			case semtest.OpMicrotask:
+				tag, fail := op.Tag, op.Fail
+				QueueMicrotask(func() error {
+					rec.MicrotaskRan(tag, fail)
+					if fail {
+						return &semtest.MicrotaskError{Tag: tag}
+					}
+					return nil
+				})
+			case semtest.OpCancel:
+				if co := cos[op.Task]; co != nil {
+					co.Cancel()
+				}
+			case semtest.OpShutdown:
+				Shutdown()
+			case semtest.OpDefer:
+				tag := op.Tag
+				defer rec.Deferred(ti, tag)
+			case semtest.OpSwitchHandler:
+				AddSwitchHandler(countingHandler(rec, ti, "handler", op.Keep))
+			case semtest.OpWakerState:
+				st := semtest.NoStatus
+				if co := cos[op.Task]; co != nil {
+					st = toSemStatus[co.WakerStatus()]
+				}
+				rec.Waker(ti, op.Task, st)
+			}
+			if err != nil && !op.Continue {
+				exit = d.Kind(err)
+				return
+			}
+		}
+	}
+	err = s.Run(func() {
+		cos[0] = Current()
+		runTask(0)
+	})
+	st := s.Stats()
+	return semtest.Stats{Switches: st.Switches, SchedulerSwitches: st.SchedulerSwitches}, err
+}
+
+func backends(t *testing.T) []driver {
+	ds := []driver{{Coro}}
+	if s, err := New(Options{Backend: Asm}); err != nil {
+		t.Logf("stackful-asm skipped: %v", err)
+	} else {
+		s.Close()
+		ds = append([]driver{{Asm}}, ds...)
+	}
+	return ds
+}
+
+func TestSemantics(t *testing.T) {
+	for _, d := range backends(t) {
+		t.Run(d.Name(), func(t *testing.T) { semtest.Run(t, d) })
+	}
+}

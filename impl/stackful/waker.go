@@ -1,0 +1,165 @@
+package stackful
+
+import "time"
+
+// WakerStatus is the state of a coroutine's waker (seed 003).
+type WakerStatus uint8
+
+const (
+	// WakerNoStatus: the waker is inactive; the coroutine runs (or finished).
+	WakerNoStatus WakerStatus = iota
+	// WakerWaiting: the coroutine is suspended waiting for its events.
+	WakerWaiting
+	// WakerQueued: the coroutine is in the run queue (woken, yielded, or
+	// spawned and not started); its outcome is fixed.
+	WakerQueued
+	// WakerIgnored: the coroutine is queued but was cancelled before it
+	// started: the scheduler drops it without running it.
+	WakerIgnored
+	// WakerResult: the coroutine resumed from a wait; the outcome is
+	// available until its next blocking call.
+	WakerResult
+)
+
+var wakerStatusNames = [...]string{"NO_STATUS", "WAITING", "QUEUED", "IGNORED", "RESULT"}
+
+func (s WakerStatus) String() string {
+	if int(s) < len(wakerStatusNames) {
+		return wakerStatusNames[s]
+	}
+	return "WakerStatus(?)"
+}
+
+// maxWakerEvents is how many events one wait can subscribe to: the awaited
+// event and a cancellation event. The subscriptions are embedded, so a wait
+// never allocates.
+const maxWakerEvents = 2
+
+// Waker links a suspended coroutine to the events it waits for and collects
+// the outcome of the wait (seed 003). It is embedded in the Coroutine and
+// reset for every wait, so waiting never allocates.
+//
+// The first trigger wins: the standard callbacks (resolve, cancel, timeout)
+// act only while the waker is WAITING; the winner stores the outcome,
+// unsubscribes every event, stops the timer and enqueues the coroutine
+// (QUEUED). Later triggers find it QUEUED and are ignored.
+type Waker struct {
+	co        *Coroutine
+	status    WakerStatus
+	subs      [maxWakerEvents]subscription // the awaited events
+	nsubs     int
+	timeout   time.Duration // < 0: no timeout
+	sleep     bool          // the timeout is the wait's success (Sleep), not ErrTimeout
+	triggered *Event        // the event that ended the last wait; nil for a timeout or a direct cancellation
+	result    any
+	err       error
+}
+
+// Status returns the waker's state.
+func (w *Waker) Status() WakerStatus { return w.status }
+
+// Triggered returns the event that ended the last wait (nil if a timeout or a
+// direct cancellation ended it).
+func (w *Waker) Triggered() *Event { return w.triggered }
+
+// Outcome returns the result and error of the last wait.
+func (w *Waker) Outcome() (any, error) { return w.result, w.err }
+
+// Events returns how many events the current wait subscribed to.
+func (w *Waker) Events() int { return w.nsubs }
+
+// reset prepares the waker for a new wait (zend_async_waker_new).
+func (w *Waker) reset() {
+	w.status = WakerNoStatus
+	w.nsubs = 0
+	w.timeout = -1
+	w.sleep = false
+	w.triggered, w.result, w.err = nil, nil, nil
+}
+
+// resumeWhen subscribes the coroutine to ev with a standard callback
+// (zend_async_resume_when).
+func (w *Waker) resumeWhen(ev *Event, kind callbackKind) {
+	if w.nsubs == maxWakerEvents {
+		panic("stackful: waker: too many events for one wait")
+	}
+	sub := &w.subs[w.nsubs]
+	w.nsubs++
+	sub.kind, sub.co = kind, w.co
+	ev.link(sub)
+}
+
+// start starts the waker's events when the coroutine suspends
+// (start_waker_events): subscriptions are already live, the timer starts now.
+func (w *Waker) start(s *Scheduler) {
+	w.status = WakerWaiting
+	if w.timeout >= 0 {
+		co := w.co
+		if co.timer == nil {
+			co.timer = s.loop.NewTimer(co.onTimer)
+		}
+		s.loop.UpdateTime() // a fresh base, not the last tick's cached time
+		co.timer.Start(w.timeout)
+	}
+}
+
+// stop unsubscribes every event and stops the timer.
+func (w *Waker) stop() {
+	for i := 0; i < w.nsubs; i++ {
+		if sub := &w.subs[i]; sub.ev != nil {
+			sub.ev.unlink(sub)
+		}
+	}
+	w.nsubs = 0
+	if w.timeout >= 0 && w.co.timer != nil {
+		w.co.timer.Stop()
+	}
+}
+
+// onResolve is the resolve callback (zend_async_waker_callback_resolve).
+func (w *Waker) onResolve(value any, err error, ev *Event) {
+	if w.status != WakerWaiting {
+		return
+	}
+	w.result, w.err, w.triggered = value, err, ev
+	w.wake()
+}
+
+// onCancel is the cancel callback (zend_async_waker_callback_cancel).
+func (w *Waker) onCancel(_ error, ev *Event) {
+	if w.status != WakerWaiting {
+		return
+	}
+	w.result, w.err, w.triggered = nil, errCancelEvent, ev
+	w.wake()
+}
+
+// onTimeout is the timeout callback (zend_async_waker_callback_timeout).
+func (w *Waker) onTimeout() {
+	if w.status != WakerWaiting {
+		return
+	}
+	w.result, w.triggered = nil, nil
+	if w.sleep {
+		w.err = nil
+	} else {
+		w.err = ErrTimeout
+	}
+	w.wake()
+}
+
+// cancelWith wakes a waiting coroutine with err (a direct cancellation).
+func (w *Waker) cancelWith(err error) {
+	if w.status != WakerWaiting {
+		return
+	}
+	w.result, w.err, w.triggered = nil, err, nil
+	w.wake()
+}
+
+// wake ends the wait: stop the events and enqueue the coroutine.
+func (w *Waker) wake() {
+	w.stop()
+	w.status = WakerQueued
+	w.co.s.enqueue(w.co)
+}
