@@ -72,7 +72,8 @@
 //   - The loop starts no goroutines, except one per signal number while
 //     Signal events for it exist (os/signal delivers through a channel).
 //
-// Memory: events and fds are ordinary heap objects referenced from the Loop,
-// so code running on a fiber stack may keep pointers to them only there
-// without the GC losing them.
+// Memory: active events are reachable from the Loop (timer heap, fd table,
+// ready queue); idle ones only from their owner. A runtime whose only
+// pointer to an event sits on one of its own fiber stacks, which the GC does
+// not scan, must keep the collector off or hold the pointer elsewhere.
 package reactor

@@ -1,0 +1,354 @@
+package reactor
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// fakeClock is an injectable clock for model tests.
+type fakeClock struct{ t int64 }
+
+func (c *fakeClock) now() int64 { return c.t }
+
+func newFakeLoop(t testing.TB) (*Loop, *fakeClock) {
+	t.Helper()
+	c := &fakeClock{t: 1000}
+	l, err := NewWithOptions(Options{Clock: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, c
+}
+
+func tick(t testing.TB, l *Loop, noWait bool) int {
+	t.Helper()
+	n, err := l.Tick(noWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkHeap verifies the 4-ary heap order and the index back-pointers.
+func checkHeap(t testing.TB, h *timerHeap) {
+	t.Helper()
+	for i := range h.a {
+		e := &h.a[i]
+		if e.t.index != i {
+			t.Fatalf("heap slot %d holds a timer whose index is %d", i, e.t.index)
+		}
+		if e.t.deadline != e.deadline {
+			t.Fatalf("heap slot %d: entry deadline %d, timer deadline %d", i, e.deadline, e.t.deadline)
+		}
+		if i > 0 && e.less(&h.a[(i-1)/4]) {
+			t.Fatalf("heap order broken at slot %d", i)
+		}
+	}
+}
+
+func TestTimersEqualDeadlinesFireInStartOrder(t *testing.T) {
+	l, c := newFakeLoop(t)
+	var got []int
+	var timers []*Timer
+	// Start in a scrambled deadline order; within a deadline, start order
+	// must win, even for a timer re-started (it moves to the back).
+	deadlines := []int64{30, 10, 30, 20, 10, 30, 10}
+	for i, d := range deadlines {
+		i := i
+		tm := l.NewTimer(func() { got = append(got, i) })
+		tm.StartAt(c.t + d)
+		timers = append(timers, tm)
+	}
+	timers[1].StartAt(c.t + 10) // re-start: now after 4 and 6
+	c.t += 30
+	if n := tick(t, l, true); n != len(deadlines) {
+		t.Fatalf("fired %d timers, want %d", n, len(deadlines))
+	}
+	want := []int{4, 6, 1, 3, 0, 2, 5}
+	if !slices.Equal(got, want) {
+		t.Fatalf("fire order %v, want %v", got, want)
+	}
+	if l.Active() != 0 {
+		t.Fatalf("Active() = %d after all timers fired, want 0", l.Active())
+	}
+}
+
+func TestTimerCancelInsideAnotherTimersCallback(t *testing.T) {
+	l, c := newFakeLoop(t)
+	var fired []string
+	var b, d *Timer
+	a := l.NewTimer(func() {
+		fired = append(fired, "a")
+		b.Stop()  // due in this very phase: must not fire
+		d.Close() // closing works too
+	})
+	b = l.NewTimer(func() { fired = append(fired, "b") })
+	cTimer := l.NewTimer(func() { fired = append(fired, "c") })
+	d = l.NewTimer(func() { fired = append(fired, "d") })
+	a.Start(5)
+	b.Start(5)
+	cTimer.Start(5)
+	d.Start(7)
+	c.t += 10
+	tick(t, l, true)
+	if !slices.Equal(fired, []string{"a", "c"}) {
+		t.Fatalf("fired %v, want [a c]", fired)
+	}
+	if b.Active() || l.Active() != 0 {
+		t.Fatalf("b.Active()=%v Active()=%d, want false, 0", b.Active(), l.Active())
+	}
+	// The stopped timer is reusable.
+	b.Start(1)
+	c.t += 1
+	tick(t, l, true)
+	if !slices.Equal(fired, []string{"a", "c", "b"}) {
+		t.Fatalf("fired %v after restarting b", fired)
+	}
+}
+
+func TestTimerStopSelfAndRestartInCallback(t *testing.T) {
+	l, c := newFakeLoop(t)
+	count := 0
+	var tm *Timer
+	tm = l.NewTimer(func() {
+		count++
+		tm.Stop()  // already idle: no-op
+		tm.Start(0) // zero delay: must wait for a later phase, not spin here
+	})
+	tm.Start(0)
+	tick(t, l, true)
+	// A tick has two timer phases (before and after the wait); each may fire
+	// the timer at most once. That the tick returned at all is the main point.
+	if count < 1 || count > 2 {
+		t.Fatalf("self-restarting zero-delay timer fired %d times in one tick, want 1 or 2", count)
+	}
+	before := count
+	c.t++
+	tick(t, l, true)
+	if count-before < 1 || count-before > 2 {
+		t.Fatalf("fired %d times in the second tick, want 1 or 2", count-before)
+	}
+	if !tm.Active() || l.Active() != 1 {
+		t.Fatalf("timer should still be armed: Active()=%v loop Active()=%d", tm.Active(), l.Active())
+	}
+	tm.Close()
+	if l.Active() != 0 {
+		t.Fatalf("Active() = %d after Close, want 0", l.Active())
+	}
+}
+
+func TestTimerPastDeadlineAndNegativeDuration(t *testing.T) {
+	l, c := newFakeLoop(t)
+	var got []string
+	early := l.NewTimer(func() { got = append(got, "early") })
+	past := l.NewTimer(func() { got = append(got, "past") })
+	neg := l.NewTimer(func() { got = append(got, "neg") })
+	early.StartAt(c.t)
+	past.StartAt(c.t - 500)
+	if past.Deadline() != c.t {
+		t.Fatalf("past deadline clamped to %d, want Now() %d", past.Deadline(), c.t)
+	}
+	neg.Start(-time.Second)
+	tick(t, l, true)
+	if !slices.Equal(got, []string{"early", "past", "neg"}) {
+		t.Fatalf("fired %v, want [early past neg]", got)
+	}
+}
+
+func TestTimerStartAfterClosePanics(t *testing.T) {
+	l, _ := newFakeLoop(t)
+	tm := l.NewTimer(func() {})
+	tm.Close()
+	defer func() {
+		if r := recover(); r == nil {
+			t.Fatal("Start after Close did not panic")
+		}
+	}()
+	tm.Start(1)
+}
+
+// TestTimersMillion starts 1M timers with random deadlines (many equal) and
+// checks that all fire in (deadline, start order) order.
+func TestTimersMillion(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	l, c := newFakeLoop(t)
+	base := c.t
+	type rec struct {
+		deadline int64
+		id       int32
+	}
+	fired := make([]rec, 0, n)
+	timers := make([]*Timer, n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range timers {
+		id := int32(i)
+		var tm *Timer
+		tm = l.NewTimer(func() { fired = append(fired, rec{tm.Deadline(), id}) })
+		timers[i] = tm
+		tm.StartAt(base + rng.Int64N(int64(n/4)))
+	}
+	// Cancel every 7th, to exercise removal from the middle at size.
+	cancelled := 0
+	for i := 0; i < n; i += 7 {
+		timers[i].Stop()
+		cancelled++
+	}
+	if l.Active() != n-cancelled {
+		t.Fatalf("Active() = %d, want %d", l.Active(), n-cancelled)
+	}
+	checkHeap(t, &l.timers)
+	for c.t = base; c.t < base+int64(n/4); c.t += int64(n / 64) {
+		tick(t, l, true)
+	}
+	tick(t, l, true)
+	if len(fired) != n-cancelled {
+		t.Fatalf("fired %d timers, want %d", len(fired), n-cancelled)
+	}
+	for i := 1; i < len(fired); i++ {
+		a, b := fired[i-1], fired[i]
+		if a.deadline > b.deadline || (a.deadline == b.deadline && a.id > b.id) {
+			t.Fatalf("timer %d (deadline %d) fired before timer %d (deadline %d)", a.id, a.deadline, b.id, b.deadline)
+		}
+		if b.id%7 == 0 {
+			t.Fatalf("cancelled timer %d fired", b.id)
+		}
+	}
+}
+
+// timerModel is the reference for FuzzTimers: a plain list, scanned
+// linearly, with the documented semantics.
+type timerModel struct {
+	now    int64
+	seq    uint64
+	active map[int]modelTimer // by timer id
+}
+
+type modelTimer struct {
+	deadline int64
+	seq      uint64
+}
+
+func (m *timerModel) start(id int, d int64) {
+	m.seq++
+	m.active[id] = modelTimer{deadline: m.now + d, seq: m.seq}
+}
+
+// next returns the timer that fires next at the current time, if any, among
+// those started no later than limit.
+func (m *timerModel) next(limit uint64) (int, bool) {
+	best, ok := -1, false
+	for id, t := range m.active {
+		if t.deadline > m.now || t.seq > limit {
+			continue
+		}
+		if !ok || t.deadline < m.active[best].deadline ||
+			(t.deadline == m.active[best].deadline && t.seq < m.active[best].seq) {
+			best, ok = id, true
+		}
+	}
+	return best, ok
+}
+
+// FuzzTimers drives random start / stop / advance sequences, including
+// callbacks that stop or start other timers, through the Loop with an
+// injected clock, and compares every firing with timerModel.
+func FuzzTimers(f *testing.F) {
+	f.Add([]byte{0, 3, 0, 3, 0, 1, 2, 5, 1, 0, 2, 9})
+	f.Add([]byte{3, 2, 0, 0, 1, 4, 0, 2, 2, 1, 1, 2, 7, 4, 1, 2, 2})
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 2, 0, 4, 0, 2, 1})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		const nTimers = 8
+		clock := &fakeClock{t: 0}
+		l, err := NewWithOptions(Options{Clock: clock.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		m := &timerModel{active: map[int]modelTimer{}}
+		var got, want []int
+		timers := make([]*Timer, nTimers)
+		// action[i] is what timer i's callback does to another timer:
+		// 0 nothing, 1 stop target, 2 start target with delay.
+		type action struct{ kind, target, delay int }
+		actions := make([]action, nTimers)
+		var modelLimit uint64
+		runModelAction := func(id int) {
+			switch a := actions[id]; a.kind {
+			case 1:
+				delete(m.active, a.target)
+			case 2:
+				m.start(a.target, int64(a.delay))
+			}
+		}
+		for i := range timers {
+			id := i
+			timers[i] = l.NewTimer(func() {
+				got = append(got, id)
+				switch a := actions[id]; a.kind {
+				case 1:
+					timers[a.target].Stop()
+				case 2:
+					timers[a.target].Start(time.Duration(a.delay))
+				}
+			})
+		}
+		// modelPhase mirrors runTimers: fire due timers started before the phase.
+		modelPhase := func() {
+			modelLimit = m.seq
+			for {
+				id, ok := m.next(modelLimit)
+				if !ok {
+					return
+				}
+				delete(m.active, id)
+				want = append(want, id)
+				runModelAction(id)
+			}
+		}
+		for i := 0; i+2 < len(ops); i += 3 {
+			op, a, b := ops[i]%5, int(ops[i+1])%nTimers, int(ops[i+2])
+			switch op {
+			case 0: // start (or restart) timer a with a small delay: ties are common
+				d := int64(b % 6)
+				timers[a].Start(time.Duration(d))
+				m.start(a, d)
+			case 1: // stop
+				timers[a].Stop()
+				delete(m.active, a)
+			case 2: // advance and tick
+				clock.t += int64(b % 5)
+				tick(t, l, true)
+				m.now = clock.t
+				modelPhase() // phase 2
+				modelPhase() // phase 5 (same clock: nothing new is due but restarts)
+			case 3: // give timer a a callback action on another timer
+				actions[a] = action{kind: b % 3, target: (b / 3) % nTimers, delay: (b / 24) % 4}
+			case 4: // start at an absolute deadline, possibly in the past
+				dl := clock.t + int64(b%8) - 3
+				timers[a].StartAt(dl)
+				m.seq++
+				m.active[a] = modelTimer{deadline: max(dl, clock.t), seq: m.seq}
+			}
+			checkHeap(t, &l.timers)
+			if !slices.Equal(got, want) {
+				t.Fatalf("after op %d: fired %v, model fired %v", i/3, got, want)
+			}
+			if l.Active() != len(m.active) {
+				t.Fatalf("after op %d: Active() = %d, model has %d armed", i/3, l.Active(), len(m.active))
+			}
+			for id, tm := range timers {
+				mt, armed := m.active[id]
+				if tm.Active() != armed || (armed && tm.Deadline() != mt.deadline) {
+					t.Fatalf("after op %d: timer %d active=%v deadline=%d, model armed=%v deadline=%d",
+						i/3, id, tm.Active(), tm.Deadline(), armed, mt.deadline)
+				}
+			}
+		}
+	})
+}
