@@ -1,0 +1,131 @@
+package plots
+
+import (
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// groupWidth is the fraction of a group's slot its bars take.
+const groupWidth = 0.8
+
+// Bars draws a grouped bar chart: one group per entry of groups (e.g. the
+// parameter settings "n=64", "n=4096"), one bar per series in each, each
+// with its confidence interval as an error bar and, when there is room, its
+// value printed on top. A series without a figure in a group gets "n/a" at
+// the baseline. With a single group the bars are labelled by series under
+// the axis and there is no legend.
+func Bars(title, yLabel string, groups []string, series []Series) *Chart {
+	ch := newChart(title, "", yLabel)
+	b := &barGroups{groups: groups, series: series}
+	b.labelStyle = text.Style{Color: color.Gray{Y: 40}, Font: font.From(sans, 10), XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: ch.plot.TextHandler}
+	bars := len(groups) * len(series)
+	b.labels = bars <= 16
+	ch.plot.Add(b)
+
+	var ticks []plot.Tick
+	if len(groups) == 1 {
+		for j, s := range series {
+			ticks = append(ticks, plot.Tick{Value: b.center(0, j), Label: s.Label})
+		}
+	} else {
+		for i, g := range groups {
+			ticks = append(ticks, plot.Tick{Value: float64(i), Label: g})
+		}
+		for _, s := range series {
+			ch.addLegend(s.Label, swatch{color: s.Color})
+		}
+	}
+	ch.plot.X.Tick.Marker = plot.ConstantTicks(ticks)
+	ch.plot.X.Min, ch.plot.X.Max = -0.5, float64(len(groups))-0.5
+
+	// Pad the top so the highest whisker and its label stay inside: 12%
+	// for the label's height (the chart is 4.5 in tall and a label ~0.2 in).
+	_, _, lo, hi := b.DataRange()
+	ch.plot.Y.Min = lo
+	ch.plot.Y.Max = hi
+	if b.labels {
+		ch.plot.Y.Max = hi + 0.12*(hi-lo)
+	} else {
+		ch.plot.Y.Max = hi + 0.04*(hi-lo)
+	}
+	return ch
+}
+
+type barGroups struct {
+	groups     []string
+	series     []Series
+	labels     bool
+	labelStyle text.Style
+}
+
+func (b *barGroups) barWidth() float64 { return groupWidth / float64(len(b.series)) }
+
+// center is the x of series j's bar in group i.
+func (b *barGroups) center(i, j int) float64 {
+	return float64(i) - groupWidth/2 + (float64(j)+0.5)*b.barWidth()
+}
+
+// DataRange implements plot.DataRanger: y from 0 (or the lowest negative
+// figure) to the highest bar or error-bar top.
+func (b *barGroups) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = -0.5, float64(len(b.groups))-0.5
+	for _, s := range b.series {
+		for _, v := range s.Values {
+			if !v.OK {
+				continue
+			}
+			ymax = math.Max(ymax, v.top())
+			ymin = math.Min(ymin, v.Median)
+		}
+	}
+	if ymax == ymin {
+		ymax = ymin + 1 // all zero (e.g. 0 allocs): still draw an axis
+	}
+	return
+}
+
+// Plot implements plot.Plotter.
+func (b *barGroups) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	half := b.barWidth() / 2
+	outline := draw.LineStyle{Color: color.Gray{Y: 60}, Width: 0.6}
+	whisker := draw.LineStyle{Color: color.Black, Width: 1.3}
+	na := b.labelStyle
+	na.Color = color.Gray{Y: 110}
+	for i := range b.groups {
+		for j, s := range b.series {
+			if i >= len(s.Values) {
+				continue
+			}
+			v := s.Values[i]
+			x := b.center(i, j)
+			x0, x1 := trX(x-half*0.92), trX(x+half*0.92)
+			if !v.OK {
+				c.FillText(na, vg.Point{X: trX(x), Y: trY(0) + 2}, "n/a")
+				continue
+			}
+			y0, y1 := trY(0), trY(v.Median)
+			rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
+			c.FillPolygon(s.Color, c.ClipPolygonXY(rect))
+			c.StrokeLines(outline, c.ClipLinesXY(append(rect, rect[0]))...)
+			top := y1
+			if v.hasCI() {
+				xc, lo, hi := trX(x), trY(v.Lo), trY(v.Hi)
+				capw := (x1 - x0) * 0.25
+				c.StrokeLine2(whisker, xc, lo, xc, hi)
+				c.StrokeLine2(whisker, xc-capw, lo, xc+capw, lo)
+				c.StrokeLine2(whisker, xc-capw, hi, xc+capw, hi)
+				top = max(top, hi)
+			}
+			if b.labels && v.Label != "" {
+				c.FillText(b.labelStyle, vg.Point{X: trX(x), Y: top + 3}, v.Label)
+			}
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package plots
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Sweep draws cost against a swept parameter on log-log axes: one line per
+// series through its medians at xs (e.g. n = 2, 64, 4096), with CI error
+// bars. Figures that are missing or not positive are left out of the line.
+func Sweep(title, xLabel, yLabel string, xs []float64, series []Series) (*Chart, error) {
+	ch := newChart(title, xLabel, yLabel)
+	var ticks []plot.Tick
+	for _, x := range xs {
+		ticks = append(ticks, plot.Tick{Value: x, Label: formatN(x)})
+	}
+	ch.plot.X.Scale = plot.LogScale{}
+	ch.plot.X.Tick.Marker = plot.ConstantTicks(ticks)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	// Half a step of room either side, in log space.
+	ch.plot.X.Min, ch.plot.X.Max = lo/1.5, hi*1.5
+	if err := ch.addLines(series, func(i, _ int) float64 { return xs[i] }); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// Percentiles draws latency statistics per row on a log y axis: the x axis
+// lists the statistics (e.g. "p50", "p99", "max"), and each series is a
+// line through its medians with CI error bars, so a row's tail shows as the
+// line's slope. Series are nudged apart horizontally so whiskers don't hide
+// each other.
+func Percentiles(title, yLabel string, statNames []string, series []Series) (*Chart, error) {
+	ch := newChart(title, "statistic (each point: median over runs)", yLabel)
+	var ticks []plot.Tick
+	for i, s := range statNames {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: s})
+	}
+	ch.plot.X.Tick.Marker = plot.ConstantTicks(ticks)
+	ch.plot.X.Min, ch.plot.X.Max = -0.4, float64(len(statNames))-0.6
+	k := float64(len(series))
+	if err := ch.addLines(series, func(i, j int) float64 { return float64(i) + (float64(j)-(k-1)/2)*0.06 }); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+func (ch *Chart) addLines(series []Series, xAt func(i, j int) float64) error {
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for j, s := range series {
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		var errPts plotter.XYs
+		for i, v := range s.Values {
+			if !v.OK || v.Median <= 0 {
+				continue
+			}
+			x := xAt(i, j)
+			pts = append(pts, plotter.XY{X: x, Y: v.Median})
+			ylo, yhi = math.Min(ylo, v.Median), math.Max(yhi, v.Median)
+			if v.hasCI() && v.Lo > 0 {
+				errPts = append(errPts, plotter.XY{X: x, Y: v.Median})
+				errs = append(errs, struct{ Low, High float64 }{v.Median - v.Lo, v.Hi - v.Median})
+				ylo, yhi = math.Min(ylo, v.Lo), math.Max(yhi, v.Hi)
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return fmt.Errorf("series %s: %w", s.Label, err)
+		}
+		line.Color, line.Width = s.Color, 2.5
+		points.Color, points.Shape, points.Radius = s.Color, draw.CircleGlyph{}, 4
+		ch.plot.Add(line, points)
+		if len(errPts) > 0 {
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{errPts, errs})
+			if err != nil {
+				return fmt.Errorf("series %s: %w", s.Label, err)
+			}
+			eb.Color, eb.Width, eb.CapWidth = s.Color, 1.3, 8
+			ch.plot.Add(eb)
+		}
+		ch.addLegend(s.Label, swatch{color: s.Color, line: true})
+	}
+	if math.IsInf(ylo, 0) {
+		return fmt.Errorf("no positive figure to plot")
+	}
+	ch.plot.Y.Scale = plot.LogScale{}
+	// Room above and below so the whiskers' caps and the points' glyphs
+	// stay inside the axes, then out to the next labelled tick so both
+	// ends of the axis carry a number.
+	ch.plot.Y.Min, ch.plot.Y.Max = niceLogRange(ylo/1.2, yhi*1.2)
+	ch.plot.Y.Tick.Marker = logTicks{}
+	return nil
+}
+
+// logTicks labels a log axis at 1-2-5 steps when it spans few decades and
+// at powers of ten otherwise, so short ranges still get labelled ticks
+// (gonum's LogTicks labels powers of ten only).
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	decades := math.Log10(max / min)
+	steps := []float64{1, 2, 5}
+	if decades > 3 {
+		steps = []float64{1}
+	}
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		p := math.Pow(10, e)
+		for m := 1.0; m < 10; m++ {
+			v := m * p
+			if v < min || v > max {
+				continue
+			}
+			label := ""
+			for _, s := range steps {
+				if m == s {
+					label = formatN(v)
+				}
+			}
+			ticks = append(ticks, plot.Tick{Value: v, Label: label})
+		}
+	}
+	return ticks
+}
+
+// niceLogRange widens [lo, hi] to the labelled ticks logTicks would put
+// just outside it.
+func niceLogRange(lo, hi float64) (float64, float64) {
+	steps := []float64{1, 2, 5, 10}
+	if math.Log10(hi/lo) > 3 {
+		steps = []float64{1, 10}
+	}
+	down := func(v float64) float64 {
+		p := math.Pow(10, math.Floor(math.Log10(v)))
+		best := p
+		for _, s := range steps {
+			if s*p <= v {
+				best = s * p
+			}
+		}
+		return best
+	}
+	up := func(v float64) float64 {
+		p := math.Pow(10, math.Floor(math.Log10(v)))
+		for _, s := range steps {
+			if s*p >= v {
+				return s * p
+			}
+		}
+		return 10 * p
+	}
+	return down(lo), up(hi)
+}
+
+// formatN prints an axis number compactly: 2, 64, 4096, 262k, 1M, 0.5.
+func formatN(v float64) string {
+	switch {
+	case v >= 1e6 && math.Mod(v, 1e6) == 0:
+		return strconv.FormatFloat(v/1e6, 'f', -1, 64) + "M"
+	case v >= 1e5:
+		return strconv.FormatFloat(math.Round(v/1e3), 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}

@@ -1,0 +1,156 @@
+package plots
+
+import (
+	"encoding/xml"
+	"image/color"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/vg"
+)
+
+var palette = []color.Color{
+	color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{44, 160, 44, 255},
+	color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255},
+}
+
+func testSeries() []Series {
+	inf := math.Inf(1)
+	return []Series{
+		{"stackful-asm", palette[0], []Value{{10, 9.5, 10.5, true, "10.0"}, {12, 11, 13, true, "12.0"}, {15, 14, 16, true, "15.0"}}},
+		{"stackful-coro", palette[1], []Value{{40, 39, 41, true, "40.0"}, {41, 40, 43, true, "41.0"}, {55, 50, 60, true, "55.0"}}},
+		{"stackless", palette[2], []Value{{3, 2.9, 3.1, true, "3.00"}, {3, 2.9, 3.2, true, "3.00"}, {4, -inf, inf, true, "4.00"}}},
+		{"goroutine-single", palette[3], []Value{{150, 140, 160, true, "150"}, {152, 150, 170, true, "152"}, {180, 170, 200, true, "180"}}},
+		{"goroutine-multi", palette[4], []Value{{300, 280, 340, true, "300"}, {310, 300, 330, true, "310"}, {}}},
+	}
+}
+
+// outDir returns where charts go: a temp dir, or $PLOTS_OUT to look at them.
+func outDir(t *testing.T) string {
+	if d := os.Getenv("PLOTS_OUT"); d != "" {
+		return d
+	}
+	return t.TempDir()
+}
+
+func checkFiles(t *testing.T, dir, pngName, svgName string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, pngName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", pngName, err)
+	}
+	if b := img.Bounds(); b.Dx() != int(float64(Width/vg.Inch)*DPI) || b.Dy() != int(float64(Height/vg.Inch)*DPI) {
+		t.Errorf("%s is %v", pngName, b)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, svgName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(strings.NewReader(string(svg)))
+	for {
+		if _, err := dec.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("%s is not well-formed XML: %v", svgName, err)
+		}
+	}
+	if !strings.Contains(string(svg), "sans-serif") || strings.Contains(string(svg), "font-family:Liberation Sans;") {
+		t.Errorf("%s: font family without fallbacks", svgName)
+	}
+}
+
+func TestBars(t *testing.T) {
+	s := testSeries()
+	ch := Bars("Yield: ns per switch", "ns per switch", []string{"n=2", "n=64", "n=4096"}, s)
+	// No clipping: the y axis reaches above every whisker.
+	if ch.plot.Y.Max <= 340 || ch.plot.Y.Min > 0 {
+		t.Errorf("y range [%v, %v] clips the bars (top whisker 340)", ch.plot.Y.Min, ch.plot.Y.Max)
+	}
+	dir := outDir(t)
+	p, v, err := ch.Save(dir, "bars")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+
+	single := Bars("PingPong: ns per switch", "ns per switch", []string{""}, firstOnly(s))
+	if single.legendEntries != 0 {
+		t.Error("a single-group chart has a legend: its bars are labelled on the axis")
+	}
+	if p, v, err = single.Save(dir, "bars-single"); err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+}
+
+func firstOnly(s []Series) []Series {
+	out := make([]Series, len(s))
+	for i := range s {
+		out[i] = s[i]
+		out[i].Values = s[i].Values[:1]
+	}
+	return out
+}
+
+func TestSweep(t *testing.T) {
+	ch, err := Sweep("Yield: cost against n", "n (coroutines)", "ns per switch", []float64{2, 64, 4096}, testSeries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.plot.Y.Max < 340 || ch.plot.Y.Min > 2.9 {
+		t.Errorf("y range [%v, %v] clips error bars [2.9, 340]", ch.plot.Y.Min, ch.plot.Y.Max)
+	}
+	dir := outDir(t)
+	p, v, err := ch.Save(dir, "sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+}
+
+func TestPercentiles(t *testing.T) {
+	ch, err := Percentiles("Timer n=1000: lateness", "µs per wake", []string{"p50", "p99", "max"}, testSeries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := outDir(t)
+	p, v, err := ch.Save(dir, "percentiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+	if _, err := Percentiles("empty", "", []string{"p50"}, []Series{{Label: "x", Values: []Value{{}}}}); err == nil {
+		t.Error("a chart with no figure gave no error")
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (logTicks{}).Ticks(1.5, 60) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, ","); got != "2,5,10,20,50" {
+		t.Errorf("labels %s", got)
+	}
+	if lo, hi := niceLogRange(2.4, 340); lo != 2 || hi != 500 {
+		t.Errorf("niceLogRange(2.4, 340) = %v, %v; want 2, 500", lo, hi)
+	}
+	if lo, hi := niceLogRange(3, 40000); lo != 1 || hi != 1e5 {
+		t.Errorf("niceLogRange(3, 40000) = %v, %v; want 1, 1e5", lo, hi)
+	}
+	if formatN(262144) != "262k" || formatN(1e6) != "1M" || formatN(4096) != "4096" {
+		t.Errorf("formatN: %s %s %s", formatN(262144), formatN(1e6), formatN(4096))
+	}
+}
