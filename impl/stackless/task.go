@@ -116,14 +116,43 @@ const HeaderSize = unsafe.Sizeof(Coro{})
 
 // StateSize returns the size of the task's state struct, header included:
 // the whole memory of a task. Spawning a task allocates nothing beyond the
-// struct itself, which the caller allocates (one heap object, rounded up by
-// Go's allocator to its size class; see the package tests). While a task is
-// runnable it also occupies one 8-byte slot of the scheduler's run queue,
-// which is shared and reused, not per task.
+// struct itself, which the caller allocates (one heap object; see
+// AllocSize for what the Go allocator makes of it). While a task is runnable
+// it also occupies one 8-byte slot of the scheduler's run queue, and while it
+// sleeps one 8-byte slot of the timer heap; both are shared and reused, not
+// per task.
 func StateSize(t Task) uintptr {
 	rt := reflect.TypeOf(t)
 	if rt.Kind() != reflect.Pointer {
 		return rt.Size()
 	}
 	return rt.Elem().Size()
+}
+
+// AllocSize returns the bytes the Go allocator takes for one heap-allocated
+// state struct of t's type: StateSize plus the 8-byte malloc header that
+// Go 1.22+ adds to pointerful objects over 512 bytes, rounded up to the
+// allocator's size class (runtime/sizeclasses.go, Go 1.26) or, above 32 KiB,
+// to whole 8 KiB pages. The package tests check it against
+// runtime.MemStats.TotalAlloc.
+func AllocSize(t Task) uintptr { return allocSize(StateSize(t)) }
+
+// sizeClasses are the Go 1.26 allocator's small-object size classes.
+var sizeClasses = [...]uintptr{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+	288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792,
+	2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728, 10240,
+	10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
+
+// allocSize is the allocator's footprint of a pointerful object of size n.
+func allocSize(n uintptr) uintptr {
+	const mallocHeader, headerFrom, page = 8, 512, 8192
+	if n > headerFrom {
+		n += mallocHeader
+	}
+	for _, c := range sizeClasses {
+		if n <= c {
+			return c
+		}
+	}
+	return (n + page - 1) &^ (page - 1)
 }
