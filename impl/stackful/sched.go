@@ -319,12 +319,16 @@ func (s *Scheduler) switchFrom(from *execContext, next *Coroutine) {
 // transfer switches contexts and counts it. It returns when from is
 // switched to again (never, for a dead asm context).
 func (s *Scheduler) transfer(from, to *execContext) {
+	s.count(from, to)
+	s.backend.switchTo(from, to)
+	s.reap()
+}
+
+func (s *Scheduler) count(from, to *execContext) {
 	s.stats.Switches++
 	if from == s.schedCtx || to == s.schedCtx {
 		s.stats.SchedulerSwitches++
 	}
-	s.backend.switchTo(from, to)
-	s.reap()
 }
 
 // reap releases a finished context left behind by the last switch.
@@ -354,8 +358,10 @@ func (s *Scheduler) contextFor(co *Coroutine) (*execContext, error) {
 // coroutine assigned to it, then hands the context to the next unstarted
 // coroutine (no switch), or gives it up and switches to the next coroutine.
 // A coro context given up is parked for reuse and continues here when
-// reassigned; an asm one is released by whoever runs next.
-func (s *Scheduler) contextMain(ctx *execContext) {
+// reassigned (it returns nil when the backend closes it). An asm context
+// given up returns the context to continue with: the fiber finishes by
+// switching there, and that context releases the stack (s.dead).
+func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 	s.reap()
 	for {
 		co := ctx.co
@@ -372,14 +378,30 @@ func (s *Scheduler) contextMain(ctx *execContext) {
 		if s.backend.park(ctx) {
 			s.switchFrom(ctx, next)
 			if ctx.co == nil {
-				return // the backend is closing the parked context
+				return nil
 			}
 			continue
 		}
 		s.dead = ctx
-		s.switchFrom(ctx, next)
-		panic("stackful: a released context was switched to")
+		return s.exitTo(ctx, next)
 	}
+}
+
+// exitTo chooses the context a dying context finishes into: next's, or the
+// scheduler's (with next handed off) if next is nil or has no context. It
+// counts the switch the backend is about to make.
+func (s *Scheduler) exitTo(from *execContext, next *Coroutine) *execContext {
+	to := s.schedCtx
+	s.current = nil
+	if next != nil {
+		if c, err := s.contextFor(next); err == nil {
+			to, s.current = c, next
+		} else {
+			s.handoff = next
+		}
+	}
+	s.count(from, to)
+	return to
 }
 
 // runBody runs co's function, turning a panic into Run's error. The kill
