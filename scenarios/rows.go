@@ -64,6 +64,19 @@ func (r Row) GODEBUG() string {
 	return ""
 }
 
+// TimerFloor says which clock and which wait the row's timers use: the
+// resolution below which its timer figures mean nothing.
+func (r Row) TimerFloor() string {
+	switch r {
+	case GoroutineSingle, GoroutineMulti:
+		// Go's timers wait in the netpoller's epoll_pwait with a
+		// millisecond timeout (golang/go#79872).
+		return "clock=runtime.nanotime wait=netpoller epoll_pwait (ms timeout)"
+	default:
+		return "clock=CLOCK_MONOTONIC wait=corobench reactor (not landed yet)"
+	}
+}
+
 // Blocking is what a blocking body may use. The stackful rows and the
 // goroutine rows implement it; a body written against it is straight-line Go
 // that runs unchanged on both.

@@ -38,8 +38,9 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
-// Config keys written at the top of every results file. Per-cell keys
-// (gomaxprocs, gc-policy, timer-floor) change between result lines.
+// Config keys written at the top of every results file. Every result line
+// shares them; gomaxprocs and timer-floor hold one entry per row
+// (FormatPerRow).
 const (
 	KeyGOOS       = "goos"
 	KeyGOARCH     = "goarch"
@@ -55,6 +56,31 @@ const (
 	KeyTimerFloor = "timer-floor"
 	KeyBenchtime  = "benchtime"
 )
+
+// FormatPerRow renders a per-row fact as one config value, rows in the
+// given order: "stackful-asm=1; goroutine-multi=2". Per-row facts share one
+// line because benchstat splits tables by config: a line that changed
+// between rows would split the rows apart.
+func FormatPerRow(rows []string, values map[string]string) string {
+	parts := make([]string, 0, len(rows))
+	for _, r := range rows {
+		if v, ok := values[r]; ok {
+			parts = append(parts, r+"="+v)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ParsePerRow is the inverse of FormatPerRow.
+func ParsePerRow(value string) map[string]string {
+	out := map[string]string{}
+	for _, part := range strings.Split(value, "; ") {
+		if r, v, ok := strings.Cut(part, "="); ok {
+			out[r] = v
+		}
+	}
+	return out
+}
 
 // Note kinds: the status of a cell that has no result line.
 const (
@@ -181,9 +207,8 @@ func endsWithNewline(data []byte) bool {
 // interrupted run keeps every finished cell. It is not safe for concurrent
 // use.
 type Writer struct {
-	w   io.Writer
-	bw  *benchfmt.Writer
-	err error
+	w  io.Writer
+	bw *benchfmt.Writer
 }
 
 // NewWriter returns a Writer that writes to w, starting with a header

@@ -109,3 +109,15 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestPerRowRoundTrip(t *testing.T) {
+	rows := []string{"stackful-asm", "goroutine-multi", "absent"}
+	v := FormatPerRow(rows, map[string]string{"goroutine-multi": "2", "stackful-asm": "clock=x wait=y"})
+	if v != "stackful-asm=clock=x wait=y; goroutine-multi=2" {
+		t.Fatalf("FormatPerRow = %q", v)
+	}
+	got := ParsePerRow(v)
+	if len(got) != 2 || got["stackful-asm"] != "clock=x wait=y" || got["goroutine-multi"] != "2" {
+		t.Fatalf("ParsePerRow = %v", got)
+	}
+}

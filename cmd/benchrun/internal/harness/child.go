@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/corobench/corobench/scenarios"
+)
+
+// ChildSubcommand is the hidden benchrun subcommand that runs one cell.
+const ChildSubcommand = "cell"
+
+// childReport is the one JSON line a child writes to stdout.
+type childReport struct {
+	Iters       int       `json:"iters,omitempty"`
+	Values      []float64 `json:"values,omitempty"`
+	Unsupported string    `json:"unsupported,omitempty"`
+}
+
+// childArgs are the arguments that make benchrun run cell c as a child.
+func childArgs(c Cell, benchtime time.Duration) []string {
+	return []string{ChildSubcommand,
+		"-scenario", c.Scenario.Name,
+		"-impl", string(c.Row),
+		"-params", scenarios.FormatParams(c.Params),
+		"-benchtime", benchtime.String(),
+	}
+}
+
+// ChildMain is the body of `benchrun cell`: it measures one cell in this
+// process and writes a childReport line to stdout. A row that does not
+// support the scenario is a report, not a failure; any other error goes to
+// stderr with exit status 1.
+func ChildMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("benchrun "+ChildSubcommand, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("scenario", "", "scenario name")
+	impl := fs.String("impl", "", "row")
+	params := fs.String("params", "", "key=value,... parameter values")
+	benchtime := fs.Duration("benchtime", 100*time.Millisecond, "minimum duration of the timed run")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	s, ok := scenarios.Lookup(*name)
+	if !ok {
+		fmt.Fprintf(stderr, "benchrun %s: unknown scenario %q\n", ChildSubcommand, *name)
+		return 2
+	}
+	row, ok := scenarios.ParseRow(*impl)
+	if !ok {
+		fmt.Fprintf(stderr, "benchrun %s: unknown row %q\n", ChildSubcommand, *impl)
+		return 2
+	}
+	p, err := scenarios.ParseParams(*params)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchrun %s: %v\n", ChildSubcommand, err)
+		return 2
+	}
+	sm, err := scenarios.Measure(s, row, p, *benchtime)
+	var rep childReport
+	if reason, ok := scenarios.IsNotSupported(err); ok {
+		rep.Unsupported = reason
+	} else if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", s.BenchName(row, p), err)
+		return 1
+	} else {
+		rep.Iters, rep.Values = sm.Iters, sm.Values
+	}
+	if err := json.NewEncoder(stdout).Encode(rep); err != nil {
+		fmt.Fprintf(stderr, "benchrun %s: writing the report: %v\n", ChildSubcommand, err)
+		return 1
+	}
+	return 0
+}

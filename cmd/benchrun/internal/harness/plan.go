@@ -1,0 +1,62 @@
+// Package harness runs benchrun's cells: it plans the interleaved order,
+// starts one child process per cell, enforces the per-cell timeout, appends
+// each finished cell to the results file as it lands, and keeps a run log.
+//
+// Invariants:
+//   - a cell (scenario × row × parameter values × repetition) runs in a
+//     fresh child process, so RSS, GC state, GOMAXPROCS and GODEBUG are the
+//     cell's own;
+//   - rows are interleaved round-robin within each repetition, so drift in
+//     the machine (frequency, noise) spreads over every row instead of
+//     biasing one;
+//   - every finished cell is on disk (written and synced) before the next
+//     starts, so a crash, a timeout or Ctrl-C never loses finished work;
+//   - a failed cell never stops the run; it is noted in the results file and
+//     the run log, and makes the run's status non-zero at the end.
+package harness
+
+import (
+	"github.com/corobench/corobench/scenarios"
+)
+
+// Cell is one child-process run: one sample of one scenario on one row
+// with one set of parameter values.
+type Cell struct {
+	Scenario *scenarios.Scenario
+	Row      scenarios.Row
+	Params   map[string]string
+	Rep      int // 0-based repetition
+}
+
+// Name is the cell's benchmark name (without "Benchmark").
+func (c Cell) Name() string { return c.Scenario.BenchName(c.Row, c.Params) }
+
+// Plan lists the cells of a run in the order they execute: repetition by
+// repetition, and within a repetition scenario by scenario and parameter
+// combination by combination, with every row taking its turn (round-robin)
+// before the next combination starts.
+func Plan(ss []*scenarios.Scenario, rows []scenarios.Row, quick bool, overrides map[string][]string, count int) []Cell {
+	var cells []Cell
+	for rep := 0; rep < count; rep++ {
+		for _, s := range ss {
+			for _, params := range s.Combos(quick, overridesFor(s, overrides)) {
+				for _, row := range rows {
+					cells = append(cells, Cell{Scenario: s, Row: row, Params: params, Rep: rep})
+				}
+			}
+		}
+	}
+	return cells
+}
+
+// overridesFor keeps the overrides that name one of s's parameters: a
+// --param applies to every selected scenario that has that key.
+func overridesFor(s *scenarios.Scenario, overrides map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	for k, v := range overrides {
+		if _, ok := s.Param(k); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
