@@ -1,0 +1,121 @@
+package claims
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
+	"github.com/corobench/corobench/internal/results"
+)
+
+// cell writes 8 samples of name spread ±2% around median.
+func cell(name, unit string, median float64) string {
+	var b strings.Builder
+	for i := -4; i < 4; i++ {
+		fmt.Fprintf(&b, "Benchmark%s 100 %g %s\n", name, median*(1+0.005*float64(i)), unit)
+	}
+	return b.String()
+}
+
+func evaluate(t *testing.T, text string) map[string]Result {
+	t.Helper()
+	f, err := results.Read(strings.NewReader("goarch: amd64\n"+text), "claims.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := cells.Group([]*results.File{f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Result{}
+	for _, r := range Evaluate(set) {
+		out[strings.Fields(r.Text)[1]] = r // "full-context", "stackful", "per", "direct", "context"
+	}
+	return out
+}
+
+func want(t *testing.T, r Result, v Verdict, whyContains string) {
+	t.Helper()
+	if r.Verdict != v || !strings.Contains(r.Why, whyContains) {
+		t.Errorf("%q: verdict %q why %q figure %q; want %q with %q", r.Text, r.Verdict, r.Why, r.Figure, v, whyContains)
+	}
+}
+
+func TestClaimsHold(t *testing.T) {
+	rs := evaluate(t,
+		cell("PingPong/impl=stackful-asm", "ns/switch", 16)+
+			cell("PingPong/impl=stackful-coro", "ns/switch", 40)+
+			cell("PingPong/impl=stackless", "ns/switch", 12)+
+			cell("Handoff/impl=stackful-asm/via=direct", "ns/switch", 10)+
+			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 19)+
+			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 24000)+
+			cell("Spawn/impl=stackful-asm/pool=warm", "ns/spawn", 35)+
+			cell("Memory/impl=stackful-asm/n=1000", "B/coroutine", 4400)+
+			cell("Memory/impl=stackless/n=1000", "B/coroutine", 1100)+
+			cell("Memory/impl=stackful-asm/n=100000", "B/coroutine", 4300)+
+			cell("Memory/impl=stackless/n=100000", "B/coroutine", 1050))
+	want(t, rs["full-context"], Holds, "overlaps the claimed [10 ns, 20 ns]")
+	want(t, rs["stackful"], Holds, "stackless: 95% CI overlaps the claimed [10 ns, 50 ns]")
+	want(t, rs["per"], Holds, "stackless/stackful-asm = 0.24")
+	if !strings.HasPrefix(rs["per"].Figure, "n=100000:") {
+		t.Errorf("memory claim not checked at the largest n: %q", rs["per"].Figure)
+	}
+	want(t, rs["direct"], Holds, "via=scheduler / via=direct = 1.90×")
+	want(t, rs["context"], Holds, "pool=cold / pool=warm = 685.71×")
+	// n=8: the 95% CI of the median is [x(1), x(8)] = [15.68, 16.24].
+	if f := rs["full-context"].Figure; f != "16.0 ns (95% CI 15.7–16.2 ns, n=8)" {
+		t.Errorf("figure %q", f)
+	}
+}
+
+func TestClaimsDoNotHold(t *testing.T) {
+	rs := evaluate(t,
+		cell("PingPong/impl=stackful-asm", "ns/switch", 5)+
+			cell("PingPong/impl=stackless", "ns/switch", 80)+
+			cell("Handoff/impl=stackful-asm/via=direct", "ns/switch", 10)+
+			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 12)+
+			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 35)+
+			cell("Spawn/impl=stackful-asm/pool=warm", "ns/spawn", 35)+
+			cell("Memory/impl=stackful-asm/n=1000", "B/coroutine", 128*1024)+
+			cell("Memory/impl=stackless/n=1000", "B/coroutine", 1100))
+	want(t, rs["full-context"], DoesNotHold, "below the claimed [10 ns, 20 ns] (cheaper than claimed)")
+	want(t, rs["stackful"], DoesNotHold, "stackless: 95% CI lies above the claimed [10 ns, 50 ns]")
+	want(t, rs["per"], DoesNotHold, "above the claimed [4 KiB, 64 KiB]")
+	want(t, rs["direct"], DoesNotHold, "below the 1.5× the rule asks")
+	want(t, rs["context"], DoesNotHold, "not significant")
+}
+
+func TestClaimsNotMeasured(t *testing.T) {
+	rs := evaluate(t,
+		"# corobench:unsupported BenchmarkPingPong/impl=stackful-asm: not supported: toolchain not gated\n"+
+			cell("PingPong/impl=stackless", "ns/switch", 3)+
+			"# corobench:failed BenchmarkHandoff/impl=stackful-asm/via=direct: timed out after 1m0s\n"+
+			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 19)+
+			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 24000))
+	want(t, rs["full-context"], NotMeasured, "PingPong stackful-asm: unsupported: not supported: toolchain not gated")
+	want(t, rs["stackful"], NotMeasured, "unsupported")
+	want(t, rs["per"], NotMeasured, "Memory not in this run")
+	want(t, rs["direct"], NotMeasured, "Handoff stackful-asm via=direct: failed: timed out after 1m0s")
+	want(t, rs["context"], NotMeasured, "Spawn stackful-asm pool=warm: no ns/spawn figure in this run")
+	if !strings.Contains(rs["direct"].Figure, "via=scheduler: 19.0 ns") {
+		t.Errorf("the measured half is not shown: %q", rs["direct"].Figure)
+	}
+
+	arm := evaluate(t, "goarch: arm64\n"+cell("PingPong/impl=stackful-asm", "ns/switch", 15))
+	want(t, arm["full-context"], NotMeasured, "this run is arm64")
+}
+
+func TestAnchorsQuoteSources(t *testing.T) {
+	if len(Anchors) < 20 {
+		t.Fatalf("%d anchors", len(Anchors))
+	}
+	for _, a := range Anchors {
+		if a.Topic == "" || a.System == "" || a.Figure == "" || a.Source == "" {
+			t.Errorf("anchor without topic, system, figure or source: %+v", a)
+		}
+		if a.Topic == "Context switch" && a.Counting == "" {
+			t.Errorf("switch anchor %s does not say one-way or round trip", a.System)
+		}
+	}
+}
