@@ -128,7 +128,12 @@ func NewWithOptions(o Options) (*Loop, error) {
 	l.pwait2 = perr == nil && !o.ForceTimerfd
 	switch {
 	case l.pwait2:
+		// epoll_pwait2 sleeps with the calling thread's timer slack; name the
+		// creating thread's so a reader knows the floor (timerfd has none).
 		l.waitMethod = "clock=" + clockName + " wait=epoll_pwait2"
+		if slack, _, errno := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0); errno == 0 {
+			l.waitMethod += fmt.Sprintf(" timerslack=%dns", slack)
+		}
 	default:
 		reason := "forced by Options.ForceTimerfd"
 		if perr != nil {
@@ -176,7 +181,11 @@ func (l *Loop) UpdateTime() { l.now = l.clock() }
 func (l *Loop) Active() int { return l.active }
 
 // WaitMethod says how blocking waits honour nanosecond deadlines, e.g.
-// "clock=CLOCK_MONOTONIC wait=epoll_pwait2".
+// "clock=CLOCK_MONOTONIC wait=epoll_pwait2 timerslack=50000ns" or
+// "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd (epoll_pwait2: function not
+// implemented)". timerslack is the creating thread's PR_GET_TIMERSLACK: the
+// kernel may let an epoll_pwait2 sleep overrun by that much (a timerfd is
+// not subject to it).
 func (l *Loop) WaitMethod() string { return l.waitMethod }
 
 // Stats returns a snapshot of the counters.

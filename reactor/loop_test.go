@@ -54,12 +54,17 @@ func waitMethods(t *testing.T, f func(t *testing.T, o Options)) {
 }
 
 func TestWaitMethod(t *testing.T) {
+	def := newLoop(t, Options{})
+	if got := def.WaitMethod(); !strings.HasPrefix(got, "clock=CLOCK_MONOTONIC wait=epoll_pwait2 timerslack=") &&
+		!strings.HasPrefix(got, "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd (epoll_pwait2: ") {
+		t.Fatalf("default: WaitMethod() = %q", got)
+	}
+	t.Logf("default: %s", def.WaitMethod())
 	l := newLoop(t, Options{ForceTimerfd: true})
 	if got := l.WaitMethod(); !strings.HasPrefix(got, "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd") {
 		t.Fatalf("forced timerfd: WaitMethod() = %q", got)
 	}
-	l2, c := newFakeLoop(t)
-	_ = c
+	l2, _ := newFakeLoop(t)
 	if got := l2.WaitMethod(); !strings.HasPrefix(got, "clock=injected ") {
 		t.Fatalf("injected clock: WaitMethod() = %q", got)
 	}

@@ -12,17 +12,18 @@ import (
 
 // Signal fires when the process receives a Unix signal.
 //
-// Why not signalfd: signalfd only sees a signal that every thread blocks,
-// and Go gives us no way to block a signal in every thread: pthread_sigmask
-// affects the calling thread only, and threads the runtime creates later
-// start from the mask the process started with. A process-directed signal
-// then goes to some unblocked thread, where Go's own handler takes it. We
-// measured this here (Go 1.26, Linux 6.18): with SIGUSR1 blocked on a locked
-// thread reading a signalfd, 0 of 20 kill(getpid(), SIGUSR1) reached the
-// signalfd; Go's handler swallowed all of them. So signals come through
-// os/signal: one goroutine per signal number in use counts each delivery
-// and wakes the loop through the trigger eventfd. Those goroutines are
-// outside the loop; the loop goroutine only reads the counts.
+// Why not signalfd: a signalfd receives a process-directed signal only if
+// no thread has it unblocked; otherwise the kernel delivers it to a thread
+// that does, where Go's own handler takes it. Go gives us no way to block a
+// signal in every thread: pthread_sigmask affects the calling thread only,
+// and the runtime starts new threads from the mask the process started
+// with. reactor/internal/signalfdprobe measures it: with SIGUSR1 blocked on
+// a locked thread reading a signalfd, 0 of 20 kill(getpid(), SIGUSR1)
+// reached the signalfd (Go 1.26.8, Linux 6.18), while 20 of 20 tgkill aimed
+// at that thread did. So signals come through os/signal: one goroutine per
+// signal number in use counts each delivery and wakes the loop through the
+// trigger eventfd. Those goroutines are outside the loop; the loop
+// goroutine only reads the counts.
 //
 // Like os/signal, deliveries can coalesce: several signals arriving before
 // the loop looks may fire once (Count tells how many were seen).
