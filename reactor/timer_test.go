@@ -115,7 +115,7 @@ func TestTimerStopSelfAndRestartInCallback(t *testing.T) {
 	var tm *Timer
 	tm = l.NewTimer(func() {
 		count++
-		tm.Stop()  // already idle: no-op
+		tm.Stop()   // already idle: no-op
 		tm.Start(0) // zero delay: must wait for a later phase, not spin here
 	})
 	tm.Start(0)
