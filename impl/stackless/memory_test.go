@@ -18,14 +18,14 @@ type kibTask struct {
 	buf [1024]byte
 }
 
-func (t *kibTask) Resume(c *Context) Step { return c.Done() }
+func (t *kibTask) Resume(c *Context) Step { t.buf[0]++; return c.Done() }
 
 type midTask struct {
 	Coro
 	buf [300]byte
 }
 
-func (t *midTask) Resume(c *Context) Step { return c.Done() }
+func (t *midTask) Resume(c *Context) Step { t.buf[0]++; return c.Done() }
 
 func TestStateSizeIsTheStruct(t *testing.T) {
 	if got, want := StateSize(&tinyTask{}), unsafe.Sizeof(tinyTask{}); got != want || got != HeaderSize {
@@ -60,16 +60,12 @@ func spawnN[T any, P interface {
 }
 
 // TestSpawnAllocatesExactlyTheState: spawning N tasks allocates N objects of
-// AllocSize bytes each and nothing else.
+// AllocSize bytes each and nothing else. MemStats counts the whole process,
+// and the runtime occasionally allocates in the background (never fewer
+// objects than ours), so each measurement gets a few attempts and must be
+// exact in one of them.
 func TestSpawnAllocatesExactlyTheState(t *testing.T) {
 	const n = 4096
-	check := func(name string, objs, bytes uint64, per uintptr) {
-		t.Helper()
-		if objs != n || bytes != n*uint64(per) {
-			t.Errorf("%s: spawning %d tasks allocated %d objects, %d bytes; want %d objects of %d bytes = %d",
-				name, n, objs, bytes, n, per, n*uint64(per))
-		}
-	}
 	s := New()
 	warm := make([]*tinyTask, n) // grow the run queue to n first
 	for i := range warm {
@@ -79,24 +75,27 @@ func TestSpawnAllocatesExactlyTheState(t *testing.T) {
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
+	measure := func(name string, per uintptr, spawn func() (objs, bytes uint64)) {
+		t.Helper()
+		var objs, bytes uint64
+		for attempt := 0; attempt < 5; attempt++ {
+			objs, bytes = spawn()
+			if err := s.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if objs == n && bytes == n*uint64(per) {
+				return
+			}
+		}
+		t.Errorf("%s: spawning %d tasks allocated %d objects, %d bytes; want %d objects of %d bytes = %d",
+			name, n, objs, bytes, n, per, n*uint64(per))
+	}
 	tiny := make([]*tinyTask, n)
-	objs, bytes := spawnN(t, s, tiny, n)
-	check("tinyTask", objs, bytes, AllocSize(tiny[0]))
-	if err := s.Run(); err != nil {
-		t.Fatal(err)
-	}
+	measure("tinyTask", AllocSize(&tinyTask{}), func() (uint64, uint64) { return spawnN(t, s, tiny, n) })
 	mid := make([]*midTask, n)
-	objs, bytes = spawnN(t, s, mid, n)
-	check("midTask", objs, bytes, AllocSize(mid[0]))
-	if err := s.Run(); err != nil {
-		t.Fatal(err)
-	}
+	measure("midTask", AllocSize(&midTask{}), func() (uint64, uint64) { return spawnN(t, s, mid, n) })
 	kib := make([]*kibTask, n)
-	objs, bytes = spawnN(t, s, kib, n)
-	check("kibTask", objs, bytes, AllocSize(kib[0]))
-	if err := s.Run(); err != nil {
-		t.Fatal(err)
-	}
+	measure("kibTask", AllocSize(&kibTask{}), func() (uint64, uint64) { return spawnN(t, s, kib, n) })
 	// Re-spawning finished structs (pooling) allocates nothing at all.
 	allocs := testing.AllocsPerRun(10, func() {
 		for _, k := range kib {
