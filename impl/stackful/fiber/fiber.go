@@ -1,0 +1,259 @@
+package fiber
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+// Context is one point of execution that can be suspended and resumed: a
+// fiber, or the goroutine's own (root) stack.
+//
+// The zero Context is a valid "from" argument to Switch and then represents
+// the root stack. A Context must not be copied after first use (the saved
+// stack pointer refers into the stack, not into the Context, but the asm
+// writes through the pointer it is given).
+type Context struct {
+	// The first eight words are read and written by the assembly in
+	// switch_*.s through the go_asm.h offsets (Context_sp, ...); their order
+	// lets arm64 move the adjacent pairs with LDP/STP. They are uintptrs,
+	// not pointers, because the assembly writes them without write barriers
+	// and because the collector must not follow them (it never runs while a
+	// fiber exists; see HoldGC).
+	sp       uintptr // saved stack pointer (the caller's SP after Switch returns)
+	bp       uintptr // saved frame pointer (BP on amd64, R29 on arm64)
+	pc       uintptr // resume PC: Switch's return address, or the trampoline for a fresh fiber
+	stktopsp uintptr // saved g.stktopsp: the SP the unwinder must reach at the top frame
+	lo       uintptr // saved g.stack.lo
+	hi       uintptr // saved g.stack.hi
+	panicp   uintptr // saved g._panic
+	deferp   uintptr // saved g._defer
+
+	state state
+	entry func() *Context // fresh fibers only; cleared when the fiber finishes
+}
+
+// state tracks a Context's life so that Switch can refuse a resumption that
+// would jump to garbage.
+type state uint8
+
+const (
+	stateEmpty     state = iota // zero value: nothing saved yet (a root not yet switched away from)
+	stateFresh                  // Init done, never run
+	stateRunning                // currently executing
+	stateSuspended              // saved by Switch, can be resumed
+	stateFinished               // entry returned; may be Init'ed again
+)
+
+func (s state) String() string {
+	switch s {
+	case stateEmpty:
+		return "empty (never initialised nor suspended)"
+	case stateFresh:
+		return "fresh (initialised, not started)"
+	case stateRunning:
+		return "running"
+	case stateSuspended:
+		return "suspended"
+	case stateFinished:
+		return "finished"
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// topReserve is the number of bytes initFrame reserves at the top of a fiber
+// stack for the trampoline's frame. amd64 uses 0(SP) as the argument slot of
+// the trampoline's call; arm64 uses 0(RSP) as a zero saved-LR slot and
+// 8(RSP) as the argument slot. 32 keeps SP 16-byte aligned (required by the
+// arm64 hardware for SP-relative accesses) and leaves spare zeroed words for
+// the unwinder's occasional read just beyond the top frame.
+const topReserve = 32
+
+// MinStackSize is the smallest stack Init accepts: the runtime's stack guard
+// (StackGuard bytes at the bottom are reserved for the runtime's NOSPLIT
+// chains) plus room for the fiber's own start-up frames and a small body.
+const MinStackSize = 4096 - 16
+
+// Init prepares c to run entry on the stack [lo, hi) the first time it is
+// resumed by Switch. The memory must not be managed by the Go runtime (use
+// mmap, e.g. package stackpool), must stay mapped until the fiber has
+// finished or been abandoned, and its size hi−lo must not be a power of two
+// (so that the runtime's attempts to grow, shrink or free it are clean fatal
+// errors; see the package doc).
+//
+// When entry returns a Context, the fiber finishes and switches to it; entry
+// must not return nil. A finished Context may be Init'ed again, with the same
+// stack or another; Init on a Context that is running or suspended is an
+// error, because that fiber's frames would be lost silently.
+func (c *Context) Init(lo, hi uintptr, entry func() *Context) error {
+	if err := Supported(); err != nil {
+		return err
+	}
+	if entry == nil {
+		return errors.New("fiber: Init with a nil entry function")
+	}
+	if c.state == stateRunning || c.state == stateSuspended {
+		return fmt.Errorf("fiber: Init on a %v context; only an empty, fresh or finished context can be initialised", c.state)
+	}
+	if lo == 0 || hi <= lo {
+		return fmt.Errorf("fiber: stack bounds [%#x, %#x) are empty or inverted", lo, hi)
+	}
+	if lo%16 != 0 || hi%16 != 0 {
+		return fmt.Errorf("fiber: stack bounds [%#x, %#x) must be 16-byte aligned", lo, hi)
+	}
+	size := hi - lo
+	if size < MinStackSize {
+		return fmt.Errorf("fiber: stack of %d bytes is smaller than MinStackSize (%d); raise %s", size, MinStackSize, StackSizeOption)
+	}
+	if size&(size-1) == 0 {
+		return fmt.Errorf("fiber: stack size %d is a power of two; the runtime could then copy or free the fiber stack as its own (stack growth, GC shrinking), so use a size that is not, e.g. %d (stackpool does this)", size, size-4096)
+	}
+	*c = Context{lo: lo, hi: hi, state: stateFresh, entry: entry}
+	initFrame(c)
+	return nil
+}
+
+// Running reports whether c is the context currently executing.
+func (c *Context) Running() bool { return c.state == stateRunning }
+
+// Finished reports whether c's entry function has returned.
+func (c *Context) Finished() bool { return c.state == stateFinished }
+
+// Resumable reports whether Switch may resume c: it is fresh or suspended.
+func (c *Context) Resumable() bool { return c.state == stateFresh || c.state == stateSuspended }
+
+// Bounds returns the stack bounds [lo, hi) that c runs on. For the root they
+// are known only after the first switch away from it.
+func (c *Context) Bounds() (lo, hi uintptr) { return c.lo, c.hi }
+
+// Switch saves the running execution state into from and resumes to: a fresh
+// context starts its entry function, a suspended one returns from the Switch
+// call that suspended it. Switch returns when some later Switch resumes from.
+//
+// from must be the context that is running (or a zero Context, which then
+// becomes the root); to must be fresh or suspended. Violations panic before
+// anything is switched, because resuming a context that holds no valid state
+// would jump to garbage.
+//
+// Switch is a one-way switch; a round trip (A→B→A) is two.
+func Switch(from, to *Context) {
+	if (from.state != stateRunning && from.state != stateEmpty) || (to.state != stateFresh && to.state != stateSuspended) || from == to {
+		badSwitch(from, to)
+	}
+	from.state = stateSuspended
+	to.state = stateRunning
+	switchContext(from, to)
+}
+
+// badSwitch panics with a description of a refused Switch. It is separate so
+// that Switch stays small enough to inline.
+//
+//go:noinline
+func badSwitch(from, to *Context) {
+	if from == to {
+		panic("fiber: Switch from a context to itself")
+	}
+	if from.state != stateRunning && from.state != stateEmpty {
+		panic(fmt.Sprintf("fiber: Switch from a %v context; from must be the running context (or a zero Context for the root)", from.state))
+	}
+	panic(fmt.Sprintf("fiber: Switch to a %v context; only fresh or suspended contexts can be resumed", to.state))
+}
+
+// fiberMain is called by the trampoline (fiberStart in switch_*.s) on the
+// fiber's own stack, with the *Context that was just resumed. It never
+// returns: the trampoline is the top frame of the stack and has nothing to
+// return to.
+func fiberMain(c *Context) {
+	next := runEntry(c)
+	// All of the fiber's defers have run (runEntry returned), so g._defer and
+	// g._panic hold nothing of this stack: the final switch saves them into
+	// c, which is finished and never resumed.
+	if next == nil || next == c || !next.Resumable() {
+		fatalf("fiber: entry function returned %s as the context to continue with; it must return a fresh or suspended context other than itself", describe(c, next))
+	}
+	c.state = stateFinished
+	c.entry = nil
+	next.state = stateRunning
+	switchContext(c, next)
+	fatalf("fiber: a finished fiber was resumed; its stack may already be reused")
+}
+
+func describe(c, next *Context) string {
+	switch {
+	case next == nil:
+		return "nil"
+	case next == c:
+		return "its own context"
+	}
+	return "a " + next.state.String() + " context"
+}
+
+// runEntry runs c's entry function and detects runtime.Goexit. A panic is
+// left alone (it is not recovered here): it unwinds to the trampoline and
+// crashes the program like an unrecovered panic in a goroutine, with the
+// original traceback.
+func runEntry(c *Context) (next *Context) {
+	returned := false
+	defer func() {
+		if !returned && calledByGoexit() {
+			goexitInFiber()
+		}
+	}()
+	next = c.entry()
+	returned = true
+	return next
+}
+
+// calledByGoexit reports whether the deferred function that calls it was
+// invoked by runtime.Goexit (rather than by a panic). Go 1.26 runs deferred
+// calls from the frame of runtime.Goexit or runtime.gopanic respectively, so
+// the first of those two on the call stack tells which one is unwinding. It
+// runs only on the failure path.
+func calledByGoexit() bool {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(2, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		switch f.Function {
+		case "runtime.Goexit":
+			return true
+		case "runtime.gopanic":
+			return false
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// GoexitMessage is the first line printed when runtime.Goexit is called inside
+// a fiber; ExplainCrash and the tests look for it.
+const GoexitMessage = "fiber: fatal: runtime.Goexit called inside a fiber"
+
+// goexitInFiber reports runtime.Goexit inside a fiber and ends the process.
+// Letting Goexit continue would finish the goroutine that hosts all fibers
+// and make the runtime free the fiber stack as its own (its gfput calls
+// stackfree on our mmap'd memory); there is no state to continue from.
+func goexitInFiber() {
+	fmt.Fprintf(os.Stderr, "%s (t.FailNow, t.Fatal, t.Fatalf, t.Skip, t.SkipNow and runtime.Goexit all call it).\n"+
+		"Goexit would end the goroutine that hosts every fiber and hand this fiber's stack to the Go runtime's allocator; the process cannot continue.\n"+
+		"Report failures from code running in a fiber with t.Error/t.Errorf or by returning an error instead.\n\n%s",
+		GoexitMessage, debug.Stack())
+	os.Exit(2)
+}
+
+// fatalf reports an unrecoverable misuse on a fiber and ends the process. A
+// panic would not do: it would unwind into the trampoline and be reported as
+// an unrecovered panic, with the misuse buried in the message.
+func fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	fmt.Fprintf(os.Stderr, "%s\n%s", msg, debug.Stack())
+	os.Exit(2)
+}

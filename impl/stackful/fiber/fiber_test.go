@@ -1,0 +1,604 @@
+package fiber
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// testStackSize is the usable size of the stacks the tests map: 64 KiB minus
+// a page, not a power of two.
+const testStackSize = 64<<10 - 4096
+
+// mapStack maps a stack for a test and unmaps it when the test ends.
+func mapStack(tb testing.TB, size int) (lo, hi uintptr) {
+	tb.Helper()
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		tb.Fatalf("mmap: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := unix.Munmap(mem); err != nil {
+			tb.Errorf("munmap: %v", err)
+		}
+	})
+	lo = uintptr(unsafe.Pointer(&mem[0]))
+	return lo, lo + uintptr(size)
+}
+
+// holdGC holds the collector off for the test and fails it if a collection
+// ran anyway.
+func holdGC(tb testing.TB) {
+	tb.Helper()
+	hold := HoldGC()
+	tb.Cleanup(func() {
+		if err := hold.Release(); err != nil {
+			tb.Error(err)
+		}
+	})
+}
+
+func requireSupported(tb testing.TB) {
+	tb.Helper()
+	if err := Supported(); err != nil {
+		tb.Fatalf("Supported() = %v", err)
+	}
+}
+
+// newFiber maps a stack and initialises c to run entry on it.
+func newFiber(tb testing.TB, c *Context, entry func() *Context) {
+	tb.Helper()
+	lo, hi := mapStack(tb, testStackSize)
+	if err := c.Init(lo, hi, entry); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestSupported(t *testing.T) {
+	if err := Supported(); err != nil {
+		t.Fatalf("self-test failed: %v", err)
+	}
+	for _, w := range Warnings() {
+		t.Logf("warning: %s", w)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, fib Context
+	var got []int
+	newFiber(t, &fib, func() *Context {
+		for i := 0; i < 3; i++ {
+			got = append(got, i)
+			Switch(&fib, &root)
+		}
+		got = append(got, 100)
+		return &root
+	})
+	for i := 0; i < 3; i++ {
+		Switch(&root, &fib)
+		if len(got) != i+1 || got[i] != i {
+			t.Fatalf("after resume %d the fiber recorded %v", i, got)
+		}
+		if fib.Finished() || !fib.Resumable() {
+			t.Fatalf("fiber state after resume %d: %v", i, fib.state)
+		}
+	}
+	Switch(&root, &fib)
+	if !fib.Finished() || got[len(got)-1] != 100 {
+		t.Fatalf("fiber did not finish: state %v, recorded %v", fib.state, got)
+	}
+	if !root.Running() {
+		t.Fatalf("root state %v, want running", root.state)
+	}
+}
+
+// TestStackFieldsInsideFiber checks that inside a fiber the goroutine's stack
+// fields describe the fiber stack, and that they are restored on the root.
+func TestStackFieldsInsideFiber(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, fib Context
+	lo, hi := mapStack(t, testStackSize)
+	var inLo, inHi, inGuard, local uintptr
+	if err := fib.Init(lo, hi, func() *Context {
+		var x int
+		g := getg()
+		inLo, inHi, inGuard = gField(g, offStackLo), gField(g, offStackHi), gField(g, offStackguard0)
+		local = uintptr(unsafe.Pointer(&x))
+		return &root
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g := getg()
+	beforeLo, beforeHi := gField(g, offStackLo), gField(g, offStackHi)
+	Switch(&root, &fib)
+	if inLo != lo || inHi != hi || !(lo <= local && local < hi) {
+		t.Errorf("inside the fiber g.stack = [%#x, %#x), local at %#x; want [%#x, %#x) containing it", inLo, inHi, local, lo, hi)
+	}
+	if inGuard != lo+stackGuard && inGuard < stackguardMarkerMin {
+		t.Errorf("inside the fiber stackguard0 = %#x, want %#x", inGuard, lo+stackGuard)
+	}
+	if l, h := gField(g, offStackLo), gField(g, offStackHi); l != beforeLo || h != beforeHi {
+		t.Errorf("root g.stack = [%#x, %#x) after the fiber finished, want [%#x, %#x)", l, h, beforeLo, beforeHi)
+	}
+	if rl, rh := root.Bounds(); rl != beforeLo || rh != beforeHi {
+		t.Errorf("root Context bounds [%#x, %#x), want [%#x, %#x)", rl, rh, beforeLo, beforeHi)
+	}
+}
+
+// TestManyFibers runs fibers round-robin through the root, then lets each one
+// switch directly to the next (no root in between), checking that every
+// fiber keeps its own locals.
+func TestManyFibers(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	const n, rounds = 200, 5
+	var root Context
+	fibers := make([]Context, n)
+	counts := make([]int, n)
+	for i := range fibers {
+		i := i
+		newFiber(t, &fibers[i], func() *Context {
+			mine := i * 1000 // a local that must survive every switch
+			for r := 0; r < rounds; r++ {
+				counts[i]++
+				Switch(&fibers[i], &root)
+				if mine != i*1000 {
+					panic(fmt.Sprintf("fiber %d: local changed to %d", i, mine))
+				}
+			}
+			// Final phase: hand control straight to the next fiber.
+			if i+1 < n {
+				return &fibers[i+1]
+			}
+			return &root
+		})
+	}
+	for r := 0; r < rounds; r++ {
+		for i := range fibers {
+			Switch(&root, &fibers[i])
+		}
+	}
+	// Every fiber is suspended at its last Switch; resuming the first one
+	// runs the whole chain of direct fiber-to-fiber handoffs and returns
+	// here only from the last.
+	for i := range fibers {
+		if counts[i] != rounds {
+			t.Fatalf("fiber %d ran %d rounds, want %d", i, counts[i], rounds)
+		}
+	}
+	// Each fiber still needs one resume to leave its loop; resume all but
+	// let each finish into the next.
+	Switch(&root, &fibers[0])
+	for i := range fibers {
+		if !fibers[i].Finished() {
+			// Fibers after 0 were suspended in the loop; the chain resumed
+			// them in order as each predecessor finished.
+			t.Fatalf("fiber %d not finished: %v", i, fibers[i].state)
+		}
+	}
+}
+
+// TestDefersInterleaved switches between fibers while each has pending defer
+// records (defers in a loop are not open-coded, so they live in g._defer).
+// Without swapping g._defer, one fiber's return would run another's defers.
+func TestDefersInterleaved(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, a, b Context
+	var log []string
+	body := func(name string, self *Context) func() *Context {
+		return func() *Context {
+			func() {
+				for i := 0; i < 2; i++ {
+					defer func() { log = append(log, fmt.Sprintf("%s-defer%d", name, i)) }()
+				}
+				log = append(log, name+"-suspend")
+				Switch(self, &root)
+				log = append(log, name+"-resumed")
+			}()
+			log = append(log, name+"-return")
+			return &root
+		}
+	}
+	newFiber(t, &a, body("a", &a))
+	newFiber(t, &b, body("b", &b))
+	Switch(&root, &a)
+	Switch(&root, &b)
+	Switch(&root, &a)
+	Switch(&root, &b)
+	want := "a-suspend b-suspend a-resumed a-defer1 a-defer0 a-return b-resumed b-defer1 b-defer0 b-return"
+	if got := strings.Join(log, " "); got != want {
+		t.Fatalf("order of events:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestPanicsInterleaved panics in fiber A, switches to fiber B from A's
+// deferred call (A's panic in flight), panics and recovers in B, switches
+// back, and recovers A's panic in A. Each recover must see its own value.
+func TestPanicsInterleaved(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, a, b Context
+	var gotA, gotB any
+	newFiber(t, &a, func() *Context {
+		func() {
+			defer func() { gotA = recover() }()
+			defer func() { Switch(&a, &b) }() // runs while "panic A" unwinds
+			panic("panic A")
+		}()
+		return &root
+	})
+	newFiber(t, &b, func() *Context {
+		func() {
+			defer func() { gotB = recover() }()
+			panic("panic B")
+		}()
+		return &a
+	})
+	Switch(&root, &a)
+	if gotA != "panic A" || gotB != "panic B" {
+		t.Fatalf("recovered A=%v B=%v, want panic A / panic B", gotA, gotB)
+	}
+	if !a.Finished() || !b.Finished() {
+		t.Fatalf("states a=%v b=%v, want both finished", a.state, b.state)
+	}
+	// The root's defer/panic chain must be intact: a recover here sees a
+	// panic raised here.
+	func() {
+		defer func() {
+			if r := recover(); r != "root" {
+				t.Errorf("root recovered %v, want root", r)
+			}
+		}()
+		panic("root")
+	}()
+}
+
+func TestReinitFinished(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, fib Context
+	lo, hi := mapStack(t, testStackSize)
+	for i := 0; i < 3; i++ {
+		ran := false
+		if err := fib.Init(lo, hi, func() *Context { ran = true; return &root }); err != nil {
+			t.Fatal(err)
+		}
+		Switch(&root, &fib)
+		if !ran || !fib.Finished() {
+			t.Fatalf("run %d: ran=%v state=%v", i, ran, fib.state)
+		}
+	}
+}
+
+func TestInitErrors(t *testing.T) {
+	requireSupported(t)
+	lo, hi := mapStack(t, 64<<10)
+	entry := func() *Context { return nil }
+	var c Context
+	cases := []struct {
+		name   string
+		lo, hi uintptr
+		entry  func() *Context
+		want   string
+	}{
+		{"power of two", lo, hi, entry, "power of two"},
+		{"too small", lo, lo + 1024, entry, "smaller than MinStackSize"},
+		{"misaligned", lo + 8, hi - 4096, entry, "16-byte aligned"},
+		{"inverted", hi, lo, entry, "empty or inverted"},
+		{"nil entry", lo, hi - 4096, nil, "nil entry"},
+	}
+	for _, tc := range cases {
+		err := c.Init(tc.lo, tc.hi, tc.entry)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Init error %v, want it to mention %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestSwitchMisuse(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, fib, never Context
+	newFiber(t, &fib, func() *Context { return &root })
+	Switch(&root, &fib) // fib finishes
+	mustPanic := func(name, want string, f func()) {
+		t.Helper()
+		defer func() {
+			r := recover()
+			if s, _ := r.(string); !strings.Contains(s, want) {
+				t.Errorf("%s: panic %v, want it to mention %q", name, r, want)
+			}
+		}()
+		f()
+	}
+	mustPanic("finished", "finished", func() { Switch(&root, &fib) })
+	mustPanic("empty", "empty", func() { Switch(&root, &never) })
+	mustPanic("self", "itself", func() { Switch(&root, &root) })
+	mustPanic("not running", "from must be the running", func() { Switch(&fib, &root) })
+	var busy Context
+	newFiber(t, &busy, func() *Context { Switch(&busy, &root); return &root })
+	Switch(&root, &busy)
+	if err := busy.Init(1<<20, 1<<20+testStackSize, func() *Context { return nil }); err == nil || !strings.Contains(err.Error(), "suspended") {
+		t.Errorf("Init on a suspended context: %v, want an error naming its state", err)
+	}
+	Switch(&root, &busy)
+}
+
+// TestRecursionWithinStack runs recursion that fits the fiber stack, to show
+// that ordinary deep-ish calls work (the stack never needs to grow).
+func TestRecursionWithinStack(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, fib Context
+	var sum int
+	newFiber(t, &fib, func() *Context { sum = recurse(200); return &root })
+	Switch(&root, &fib)
+	if sum != 200*201/2 {
+		t.Fatalf("recurse(200) = %d", sum)
+	}
+}
+
+//go:noinline
+func recurse(n int) int {
+	var pad [16]uintptr // 128 bytes of frame, so depth costs stack
+	pad[n%16] = uintptr(n)
+	if n == 0 {
+		return int(pad[0])
+	}
+	return int(pad[n%16]) + recurse(n-1)
+}
+
+func TestFenceRestoresSettings(t *testing.T) {
+	prev := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(prev)
+	h1 := HoldGC()
+	h2 := HoldGC()
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Errorf("GOGC while held = %d, want -1 (off)", p)
+	}
+	if err := h1.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Errorf("GOGC after the first of two releases = %d, want still -1", p)
+	}
+	if err := h2.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if p := debug.SetGCPercent(77); p != 77 {
+		t.Errorf("GOGC after the last release = %d, want 77 restored", p)
+	}
+	if err := h2.Release(); err == nil {
+		t.Error("second Release of one hold: no error")
+	}
+}
+
+// TestFenceDetectsGC forces a collection while holding (no fiber exists, so
+// this is safe here) and checks the error.
+func TestFenceDetectsGC(t *testing.T) {
+	h := HoldGC()
+	runtime.GC()
+	err := h.Release()
+	var gcErr *GCDuringFibersError
+	if !errors.As(err, &gcErr) || gcErr.Cycles < 1 || !strings.Contains(err.Error(), "cannot be trusted") {
+		t.Fatalf("Release after runtime.GC: %v, want a GCDuringFibersError", err)
+	}
+}
+
+func TestExplainCrash(t *testing.T) {
+	if got := ExplainCrash("panic: ordinary\n\ngoroutine 1 [running]:\nmain.main()\n"); got != "" {
+		t.Errorf("ordinary panic explained as %q", got)
+	}
+	overflow := "fatal error: stack size not a power of 2\n\nruntime stack:\nruntime.throw(...)\nruntime.newstack()\n...\ngoroutine 1 gp=0x1 m=0 mp=0x2 [copystack]:\n" + fiberMainName + "(0x1)\n" + fiberStartName + "()\n"
+	if got := ExplainCrash(overflow); !strings.Contains(got, StackSizeOption) {
+		t.Errorf("overflow explanation %q does not name %q", got, StackSizeOption)
+	}
+	if got := ExplainCrash(GoexitMessage + " (t.FailNow ...)"); !strings.Contains(got, "Goexit") {
+		t.Errorf("Goexit explanation %q", got)
+	}
+}
+
+func Example() {
+	if err := Supported(); err != nil {
+		fmt.Println(err) // report the row unsupported
+		return
+	}
+	hold := HoldGC() // before the first fiber exists
+	defer func() {
+		if err := hold.Release(); err != nil {
+			panic(err) // the run is invalid
+		}
+	}()
+
+	// Any memory the Go runtime does not manage, whose size is not a power
+	// of two; package stackpool provides such stacks.
+	mem, _ := unix.Mmap(-1, 0, 64<<10-4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	defer unix.Munmap(mem)
+	lo := uintptr(unsafe.Pointer(&mem[0]))
+
+	var root, fib Context // the zero Context becomes the root on first Switch
+	_ = fib.Init(lo, lo+uintptr(len(mem)), func() *Context {
+		fmt.Println("fiber: started")
+		Switch(&fib, &root) // suspend, back to the root
+		fmt.Println("fiber: resumed")
+		return &root // finished: continue with the root
+	})
+	Switch(&root, &fib)
+	fmt.Println("root: fiber suspended")
+	Switch(&root, &fib)
+	fmt.Println("root: fiber finished:", fib.Finished())
+	// Output:
+	// fiber: started
+	// root: fiber suspended
+	// fiber: resumed
+	// root: fiber finished: true
+}
+
+// BenchmarkSwitch measures one ONE-WAY switch (Switch from one context to
+// another); each iteration is half of a root→fiber→root round trip, so the
+// reported ns/op is per switch and a round trip costs twice that.
+func BenchmarkSwitch(b *testing.B) {
+	requireSupported(b)
+	holdGC(b)
+	var root, fib Context
+	n := 0
+	newFiber(b, &fib, func() *Context {
+		for {
+			n++
+			Switch(&fib, &root)
+		}
+	})
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 2 {
+		Switch(&root, &fib)
+	}
+	b.StopTimer()
+	if n != (b.N+1)/2 {
+		b.Fatalf("fiber ran %d times, want %d", n, (b.N+1)/2)
+	}
+	// The fiber stays suspended in its loop; its stack is unmapped by the
+	// cleanup, which is fine because it is never resumed.
+}
+
+// childEnv is the environment variable that selects a child-process scenario.
+const childEnv = "FIBER_TEST_CHILD"
+
+// TestChild is the body of the child processes started by runChild; it does
+// nothing in a normal run.
+func TestChild(t *testing.T) {
+	mode := os.Getenv(childEnv)
+	if mode == "" {
+		t.Skip("runs only as a child process of the crash tests")
+	}
+	requireSupported(t)
+	var root, fib Context
+	lo, hi := mapStack(t, testStackSize)
+	hold := HoldGC()
+	var entry func() *Context
+	switch mode {
+	case "overflow":
+		entry = func() *Context { recurse(1 << 20); return &root }
+	case "goexit":
+		entry = func() *Context { runtime.Goexit(); return &root }
+	case "failnow":
+		entry = func() *Context { t.FailNow(); return &root }
+	case "panic":
+		entry = func() *Context { panic("boom in a fiber") }
+	case "gc-in-fiber":
+		// A collection while a fiber runs: the root stack is not scanned.
+		// The child exits right after, so nothing freed is used.
+		entry = func() *Context { runtime.GC(); return &root }
+	case "gc-while-suspended":
+		entry = func() *Context { Switch(&fib, &root); return &root }
+	default:
+		t.Fatalf("unknown child mode %q", mode)
+	}
+	if err := fib.Init(lo, hi, entry); err != nil {
+		t.Fatal(err)
+	}
+	Switch(&root, &fib)
+	if mode == "gc-while-suspended" {
+		runtime.GC() // on the root, with a fiber suspended
+		Switch(&root, &fib)
+	}
+	err := hold.Release()
+	fmt.Fprintf(os.Stderr, "child result: %v\n", err)
+	os.Exit(3)
+}
+
+// runChild re-executes the test binary to run TestChild in mode, with extra
+// environment, and returns its combined output and exit error.
+func runChild(t *testing.T, mode string, env ...string) (string, error) {
+	t.Helper()
+	requireSupported(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.v")
+	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestChildOverflow(t *testing.T) {
+	out, err := runChild(t, "overflow")
+	if err == nil || !strings.Contains(out, "fatal error: stack size not a power of 2") {
+		t.Fatalf("overflow child: err=%v, want fatal error: stack size not a power of 2; output:\n%s", err, tail(out))
+	}
+	if exp := ExplainCrash(out); !strings.Contains(exp, StackSizeOption) {
+		t.Fatalf("ExplainCrash does not name the stack-size option for the real overflow output: %q\noutput:\n%s", exp, tail(out))
+	}
+}
+
+func TestChildGoexit(t *testing.T) {
+	for _, mode := range []string{"goexit", "failnow"} {
+		out, err := runChild(t, mode)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(out, GoexitMessage) {
+			t.Errorf("%s child: err=%v, want exit 2 with %q; output:\n%s", mode, err, GoexitMessage, tail(out))
+		}
+		if exp := ExplainCrash(out); !strings.Contains(exp, "Goexit") {
+			t.Errorf("%s: ExplainCrash = %q", mode, exp)
+		}
+	}
+}
+
+// TestChildPanic checks that a panic escaping a fiber crashes with the panic
+// value and a traceback through the trampoline. The panic's unwind walks to
+// the top of the fiber stack with a checked unwinder, so a wrong g.stktopsp
+// would show as "traceback did not unwind completely" instead.
+func TestChildPanic(t *testing.T) {
+	out, err := runChild(t, "panic")
+	if err == nil || !strings.Contains(out, "panic: boom in a fiber") || !strings.Contains(out, "fiber.fiberStart") {
+		t.Fatalf("panic child: err=%v, want the panic and a traceback down to fiberStart; output:\n%s", err, tail(out))
+	}
+	if strings.Contains(out, "did not unwind") {
+		t.Fatalf("unwinder did not end at stktopsp:\n%s", tail(out))
+	}
+}
+
+// TestChildGCInFiber forces a collection while a fiber runs. The collector
+// scans the fiber stack with a checked unwinder (so stktopsp must be right);
+// with gcshrinkstackoff it does not try to shrink it, and the fence reports
+// the cycle. Without it, the shrink attempt is a clean fatal error.
+func TestChildGCInFiber(t *testing.T) {
+	out, err := runChild(t, "gc-in-fiber", "GODEBUG="+GODEBUGShrinkOff)
+	if !strings.Contains(out, "child result: fiber: ") || !strings.Contains(out, "cycle(s) ran while fibers existed") {
+		t.Fatalf("gc-in-fiber child: err=%v, want the fence's GC error; output:\n%s", err, tail(out))
+	}
+	if strings.Contains(out, "did not unwind") || strings.Contains(out, "fatal error") {
+		t.Fatalf("GC scan of a fiber stack failed:\n%s", tail(out))
+	}
+	out, err = runChild(t, "gc-in-fiber", "GODEBUG=gcshrinkstackoff=0")
+	if err == nil || !strings.Contains(out, "fatal error: stack size not a power of 2") {
+		t.Fatalf("gc-in-fiber child without gcshrinkstackoff: err=%v, want the clean shrink fatal; output:\n%s", err, tail(out))
+	}
+	if exp := ExplainCrash(out); exp == "" {
+		t.Errorf("ExplainCrash does not recognise the GC shrink crash:\n%s", tail(out))
+	}
+}
+
+func TestChildGCWhileSuspended(t *testing.T) {
+	out, err := runChild(t, "gc-while-suspended")
+	if !strings.Contains(out, "child result: fiber: ") || !strings.Contains(out, "cycle(s) ran while fibers existed") {
+		t.Fatalf("gc-while-suspended child: err=%v, want the fence's GC error; output:\n%s", err, tail(out))
+	}
+}
+
+// tail returns the last lines of a child's output for failure messages.
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > 40 {
+		lines = append([]string{"..."}, lines[len(lines)-40:]...)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,140 @@
+// Copyright corobench authors. Context switch between fiber stacks, linux/amd64.
+
+//go:build go1.26 && !go1.27 && linux
+
+#include "go_asm.h"
+#include "textflag.h"
+
+// Offsets of the goroutine descriptor (runtime.g) fields that travel with a
+// stack. They are NOT part of any API: they were read, for go1.26 on both
+// amd64 and arm64, from the go_asm.h the compiler writes for package runtime
+// (`GOARCH=amd64 go build -work -a -o /dev/null runtime`, then
+// `grep -E 'define g_(stack|stackguard0|_panic|_defer|stktopsp)' $WORK/b001/go_asm.h`),
+// and match $GOROOT/src/runtime/runtime2.go (type g struct). The build tag
+// above limits this file to that toolchain; Supported() re-checks them at run
+// time before any fiber runs.
+#define g_stack_lo	0	// g.stack.lo: lowest usable address of the current stack
+#define g_stack_hi	8	// g.stack.hi: one past the highest address
+#define g_stackguard0	16	// g.stackguard0: compared with SP in every split-stack prologue
+#define g__panic	32	// g._panic: innermost active panic (its records live on the stack)
+#define g__defer	40	// g._defer: innermost pending defer record (often on the stack)
+#define g_stktopsp	128	// g.stktopsp: SP the traceback must end at, checked by full unwinds
+
+// Every value of g.stackguard0 at or above this (as unsigned) is a marker the
+// runtime stores to force the next prologue into morestack (stackPreempt =
+// -1314, stackFork = -1234, stackForceMove = -275 as uintptrs), not a stack
+// bound. Switch leaves such a marker in place so that a pending preemption
+// request is honoured on the new stack.
+#define stackguardMarkerMin	$-4096
+
+// Calling convention and registers.
+//
+// switchContext is an ABI0 assembly function. The Go compiler calls ABI0
+// functions with arguments on the stack and treats every register as
+// clobbered across any call (Go has no callee-saved general-purpose or vector
+// registers), so no register other than the fixed ones has to be preserved:
+//   SP  - switched (saved in from, loaded from to);
+//   BP  - the frame pointer; callee-saved in the Go ABI, switched;
+//   R14 - the g register of ABIInternal: ABI0 code may clobber it, and the
+//         compiler reloads it from TLS (and re-zeroes X15) after an ABI0 call
+//         returns; g itself never changes here, only some of its fields.
+// The resume PC is the return address Switch's caller pushed; the saved SP is
+// the caller's SP after that return, so resuming is "set SP and BP, jump to
+// PC", the same shape as runtime·gogo.
+//
+// switchContext is NOSPLIT (it must not call morestack while the stack bounds
+// and SP disagree) and, being assembly, is never asynchronously preempted
+// (asm functions are not async safe points), so no signal-driven preemption
+// observes the half-switched state. It is a SPWRITE function (it loads SP from
+// memory); the unwinder stops at such frames, but switchContext is never on a
+// stack the unwinder walks: a suspended stack is never scanned (no GC while
+// fibers exist), and on a running stack switchContext has already returned.
+
+// func switchContext(from, to *Context)
+TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
+	MOVQ	from+0(FP), AX			// AX = from: where the current state is saved
+	MOVQ	to+8(FP), BX			// BX = to: the state to resume (a fresh fiber's trampoline reads it from BX)
+	MOVQ	TLS, CX				// CX = address of the TLS slot holding g
+	MOVQ	0(CX)(TLS*1), CX		// CX = g, the goroutine running every fiber
+
+	// Save the running context into from.
+	MOVQ	0(SP), DX			// DX = return address into Switch's caller
+	MOVQ	DX, Context_pc(AX)		// from.pc = that: where from resumes
+	LEAQ	8(SP), DX			// DX = the caller's SP once we have "returned"
+	MOVQ	DX, Context_sp(AX)		// from.sp
+	MOVQ	BP, Context_bp(AX)		// from.bp = caller's frame pointer
+	MOVQ	g_stack_lo(CX), DX		// from.lo = g.stack.lo
+	MOVQ	DX, Context_lo(AX)
+	MOVQ	g_stack_hi(CX), DX		// from.hi = g.stack.hi
+	MOVQ	DX, Context_hi(AX)
+	MOVQ	g__panic(CX), DX		// from.panicp = g._panic: the panics in progress on this stack
+	MOVQ	DX, Context_panicp(AX)
+	MOVQ	g__defer(CX), DX		// from.deferp = g._defer: this stack's pending defers
+	MOVQ	DX, Context_deferp(AX)
+	MOVQ	g_stktopsp(CX), DX		// from.stktopsp = g.stktopsp
+	MOVQ	DX, Context_stktopsp(AX)
+
+	// Install to's stack description in g. From here until SP is loaded,
+	// g describes a stack we are not yet on: no call, no split check.
+	MOVQ	Context_lo(BX), DX		// DX = to.lo, kept for the stack guard below
+	MOVQ	DX, g_stack_lo(CX)		// g.stack.lo = to.lo
+	MOVQ	Context_hi(BX), SI
+	MOVQ	SI, g_stack_hi(CX)		// g.stack.hi = to.hi
+	MOVQ	Context_panicp(BX), SI
+	MOVQ	SI, g__panic(CX)		// g._panic = to's panics
+	MOVQ	Context_deferp(BX), SI
+	MOVQ	SI, g__defer(CX)		// g._defer = to's defers
+	MOVQ	Context_stktopsp(BX), SI
+	MOVQ	SI, g_stktopsp(CX)		// g.stktopsp = to's top-of-stack SP
+
+	// g.stackguard0 = to.lo + StackGuard, unless it holds a preemption
+	// marker. (A marker stored by another thread between this load and the
+	// store below is lost; the runtime's newstack has the same benign race,
+	// and sysmon re-requests preemption of a goroutine that keeps running.)
+	MOVQ	g_stackguard0(CX), SI		// SI = current guard
+	CMPQ	SI, stackguardMarkerMin		// compare unsigned with 2^64-4096
+	JCC	keepguard			// SI >= 2^64-4096 (unsigned): a marker, keep it
+	ADDQ	$const_stackGuard, DX		// DX = to.lo + StackGuard (928; 1728 under -race)
+	MOVQ	DX, g_stackguard0(CX)		// g.stackguard0 = DX
+keepguard:
+
+	// Resume to.
+	MOVQ	Context_sp(BX), SP		// SP = to.sp: now on to's stack
+	MOVQ	Context_bp(BX), BP		// BP = to's frame pointer (0 for a fresh fiber)
+	MOVQ	Context_pc(BX), DX		// DX = to.pc
+	JMP	DX				// continue to: after its Switch call, or at fiberStart
+
+// fiberStart is the first frame of every fiber. switchContext enters it by
+// jumping to it with SP = Context.sp as set by initFrame (32 bytes below the
+// stack's top, so 0(SP) is free for the argument of the call below), BP = 0
+// (Context.bp of a fresh fiber: the frame-pointer chain ends here) and BX =
+// the *Context being started.
+//
+// TOPFRAME tells the unwinder that this frame is the top of the stack: a
+// traceback (panic, runtime.Callers, a GC scan) stops here instead of reading
+// a return address that does not exist. A full unwind then checks that the
+// SP it reached equals g.stktopsp; with NOFRAME and a $0 frame the SP of this
+// frame is the SP it was entered with, which initFrame stores as stktopsp.
+TEXT ·fiberStart(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
+	MOVQ	BX, 0(SP)			// argument 0 of fiberMain (ABI0: on the stack) = the *Context
+	CALL	·fiberMain(SB)			// run the fiber; fiberMain switches away and never returns
+	// Not reached. The return address of the CALL above must still lie
+	// inside fiberStart for the unwinder; these bytes guarantee it and trap
+	// if fiberMain ever returned.
+	INT	$3				// breakpoint trap: fiberMain returned
+
+// func fiberStartPC() uintptr
+// Returns the address of fiberStart (its ABI0 entry), the resume PC of a
+// fresh fiber.
+TEXT ·fiberStartPC(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ	$·fiberStart(SB), AX		// AX = &fiberStart
+	MOVQ	AX, ret+0(FP)			// return it
+	RET
+
+// func getg() unsafe.Pointer
+// Returns the address of the current goroutine's g, for the self-test.
+TEXT ·getg(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ	TLS, CX				// CX = address of the TLS slot holding g
+	MOVQ	0(CX)(TLS*1), AX		// AX = g
+	MOVQ	AX, ret+0(FP)			// return it
+	RET

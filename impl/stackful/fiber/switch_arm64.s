@@ -1,0 +1,105 @@
+// Copyright corobench authors. Context switch between fiber stacks, linux/arm64.
+
+//go:build go1.26 && !go1.27 && linux
+
+#include "go_asm.h"
+#include "textflag.h"
+
+// Offsets of the goroutine descriptor (runtime.g) fields that travel with a
+// stack; identical to amd64 (runtime.g starts with the same 8-byte fields on
+// every 64-bit port). Read, for go1.26, from the go_asm.h the compiler writes
+// for package runtime (`GOARCH=arm64 go build -work -a -o /dev/null runtime`,
+// then grep g_ in $WORK/b001/go_asm.h); see switch_amd64.s. Supported()
+// re-checks them at run time.
+#define g_stack_lo	0	// g.stack.lo
+#define g_stack_hi	8	// g.stack.hi (adjacent to lo: moved as a pair)
+#define g_stackguard0	16	// g.stackguard0
+#define g__panic	32	// g._panic
+#define g__defer	40	// g._defer (adjacent to _panic: moved as a pair)
+#define g_stktopsp	128	// g.stktopsp
+
+// Registers (Go arm64 ABI, ABI0 and ABIInternal alike):
+//   RSP - switched;
+//   R29 - frame pointer, callee-saved in Go: switched;
+//   R30 - link register: on entry it holds the return address into Switch's
+//         caller, which is the resume PC; it is saved as Context.pc and, on
+//         resume, loaded back into R30 before RET, so the resumed code sees
+//         exactly the state of a normal return;
+//   R28 - g: fixed in all Go code; it is not changed (same goroutine), only
+//         the fields it points to;
+//   R26 - closure context, R27 - linker temporary (REGTMP), R18 - platform
+//         register: none is live across a call, nothing to save.
+// Go has no callee-saved general-purpose or floating-point registers (unlike
+// the C ABI's R19-R28 and D8-D15): the compiler treats every other register
+// as clobbered by any call, so only RSP, R29 and the resume PC are state.
+// As on amd64 the function is NOSPLIT, never asynchronously preempted
+// (assembly), and a SPWRITE frame the unwinder never has to walk through.
+
+// func switchContext(from, to *Context)
+TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
+	MOVD	from+0(FP), R0			// R0 = from: where the current state is saved
+	MOVD	to+8(FP), R1			// R1 = to: the state to resume (a fresh fiber's trampoline reads it from R1)
+
+	// Save the running context into from.
+	MOVD	RSP, R2				// R2 = SP (NOFRAME, $0: it is the caller's SP)
+	MOVD	R2, Context_sp(R0)		// from.sp
+	MOVD	R29, Context_bp(R0)		// from.bp = caller's frame pointer
+	MOVD	R30, Context_pc(R0)		// from.pc = LR = where from resumes
+	LDP	g_stack_lo(g), (R3, R4)		// R3, R4 = g.stack.lo, g.stack.hi
+	STP	(R3, R4), Context_lo(R0)	// from.lo, from.hi
+	LDP	g__panic(g), (R3, R4)		// R3, R4 = g._panic, g._defer: this stack's panics and defers
+	STP	(R3, R4), Context_panicp(R0)	// from.panicp, from.deferp
+	MOVD	g_stktopsp(g), R3		// R3 = g.stktopsp
+	MOVD	R3, Context_stktopsp(R0)	// from.stktopsp
+
+	// Install to's stack description in g. Until RSP is loaded, g describes
+	// a stack we are not on yet: no call, no split check in between.
+	LDP	Context_lo(R1), (R3, R4)	// R3 = to.lo (kept for the guard), R4 = to.hi
+	STP	(R3, R4), g_stack_lo(g)		// g.stack.lo, g.stack.hi = to's bounds
+	LDP	Context_panicp(R1), (R5, R6)	// R5, R6 = to's panics and defers
+	STP	(R5, R6), g__panic(g)		// g._panic, g._defer
+	MOVD	Context_stktopsp(R1), R5	// R5 = to.stktopsp
+	MOVD	R5, g_stktopsp(g)		// g.stktopsp
+
+	// g.stackguard0 = to.lo + StackGuard unless it holds a preemption marker
+	// (unsigned >= 2^64-4096; see switch_amd64.s, including the benign race).
+	MOVD	g_stackguard0(g), R5		// R5 = current guard
+	MOVD	$-4096, R6			// R6 = smallest marker value
+	CMP	R6, R5				// flags = R5 - R6
+	BHS	keepguard			// R5 >= R6 unsigned: a marker, keep it
+	ADD	$const_stackGuard, R3, R5	// R5 = to.lo + StackGuard (928; 1728 under -race)
+	MOVD	R5, g_stackguard0(g)		// g.stackguard0 = R5
+keepguard:
+
+	// Resume to.
+	MOVD	Context_sp(R1), R2		// R2 = to.sp
+	MOVD	R2, RSP				// SP = to.sp: now on to's stack
+	MOVD	Context_bp(R1), R29		// frame pointer (0 for a fresh fiber)
+	MOVD	Context_pc(R1), R30		// LR = to.pc
+	RET					// branch to LR: after to's Switch call, or to fiberStart
+
+// fiberStart is the first frame of every fiber (see switch_amd64.s). It is
+// entered from switchContext with RSP = Context.sp as set by initFrame (32
+// bytes below the stack's top, 16-byte aligned; 0(RSP) is a zero saved-LR
+// slot and 8(RSP) the argument slot of the call below) and R1 = the *Context.
+// TOPFRAME stops the unwinder here; NOFRAME with a $0 frame makes this frame's
+// SP the SP it was entered with, which initFrame stores as g.stktopsp.
+TEXT ·fiberStart(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
+	MOVD	ZR, 0(RSP)			// saved-LR slot of this frame = 0: no caller
+	MOVD	R1, 8(RSP)			// argument 0 of fiberMain (ABI0: at 8(RSP), above the LR slot)
+	BL	·fiberMain(SB)			// run the fiber; fiberMain switches away and never returns
+	// Not reached; keeps the BL's return address inside fiberStart for the
+	// unwinder and traps if fiberMain ever returned.
+	UNDEF
+
+// func fiberStartPC() uintptr
+TEXT ·fiberStartPC(SB), NOSPLIT|NOFRAME, $0-8
+	MOVD	$·fiberStart(SB), R0		// R0 = &fiberStart (ABI0 entry)
+	MOVD	R0, ret+0(FP)			// return it
+	RET
+
+// func getg() unsafe.Pointer
+TEXT ·getg(SB), NOSPLIT|NOFRAME, $0-8
+	MOVD	g, R0				// R0 = g (R28)
+	MOVD	R0, ret+0(FP)			// return it
+	RET

@@ -1,0 +1,46 @@
+//go:build go1.26 && !go1.27 && linux && (amd64 || arm64)
+
+package fiber
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// gateError is nil: this toolchain and architecture have a verified switch.
+var gateError error
+
+// switchContext saves the running state into from and resumes to (assembly,
+// switch_$GOARCH.s). It does no checking; Switch does.
+//
+//go:noescape
+func switchContext(from, to *Context)
+
+// fiberStartPC returns the address of the trampoline every fiber starts in.
+func fiberStartPC() uintptr
+
+// getg returns the current goroutine's runtime.g.
+func getg() unsafe.Pointer
+
+// initFrame sets c up to start in the trampoline: SP just below the reserved
+// top slots (the trampoline itself writes the ones it uses, so Init touches
+// no stack memory), no frame pointer, and g.stktopsp equal to that SP (the
+// trampoline's frame SP, where a full unwind must end).
+func initFrame(c *Context) {
+	sp := c.hi - topReserve
+	c.sp = sp
+	c.bp = 0
+	c.pc = fiberStartPC()
+	c.stktopsp = sp
+}
+
+// mapProbeStack maps a private stack for the self-test's probe fiber.
+func mapProbeStack(size int) (lo, hi uintptr, unmap func() error, err error) {
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	lo = uintptr(unsafe.Pointer(&mem[0]))
+	return lo, lo + uintptr(size), func() error { return unix.Munmap(mem) }, nil
+}

@@ -1,0 +1,26 @@
+//go:build !(go1.26 && !go1.27 && linux && (amd64 || arm64))
+
+package fiber
+
+import (
+	"errors"
+	"runtime"
+	"unsafe"
+)
+
+// gateError explains why this build has no switch: the assembly exists only
+// for the toolchain whose runtime.g layout was verified.
+var gateError = errors.New("not supported: the fiber context switch is built only for go1.26 on linux/amd64 and linux/arm64 (its runtime.g offsets were verified for that toolchain); this binary is " +
+	runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH)
+
+func switchContext(from, to *Context) { panic(gateError) }
+
+func fiberStartPC() uintptr { return 0 }
+
+func getg() unsafe.Pointer { return nil }
+
+func initFrame(c *Context) { panic(gateError) }
+
+func mapProbeStack(size int) (lo, hi uintptr, unmap func() error, err error) {
+	return 0, 0, nil, gateError
+}
