@@ -1,0 +1,111 @@
+// Package stackless is corobench's state-machine coroutine runtime: the
+// `stackless` row. It has the scheduler and waker semantics of the TrueAsync
+// design (DESIGN.md §1, seeds 000 and 003) that impl/stackful implements with
+// fiber stacks, held to the same definition by internal/semtest, but its
+// coroutines are explicit state machines, the shape the Rust, C# and Kotlin
+// compilers lower async functions to. No task has a goroutine or a stack of
+// its own, and the hot path allocates nothing.
+//
+// # Writing a task
+//
+// A task is a struct that embeds [Coro] (the runtime's per-task header) and
+// keeps its own program counter in a state field. Its Resume method runs from
+// that state until the task must wait, and returns the [Step] built by one of
+// the [Context] helpers:
+//
+//	c.Await(ev)                 wait for an Event (resolved or rejected)
+//	c.AwaitTimeout(ev, d)       ... or ErrTimeout after d
+//	c.AwaitWith(ev, d, cancel)  ... or ErrCanceled when the cancel Event fires
+//	c.Sleep(d)                  wait d on the reactor's nanosecond timers
+//	c.AwaitReadable(fd)         wait for fd readiness (also AwaitWritable)
+//	c.Yield()                   go to the tail of the run queue
+//	c.Done(), c.Fail(err)       finish
+//
+// On the next Resume, c.Err() and c.Result() give the outcome of the wait:
+// nil and the event's value, the event's rejection error, ErrTimeout or
+// ErrCanceled. A wait that can end at once does: awaiting an Event that is
+// already done resumes the task immediately, without a queue round trip (the
+// seed's fast path).
+//
+//	type fetch struct {
+//		stackless.Coro
+//		state int
+//		ready *stackless.Event
+//	}
+//
+//	func (f *fetch) Resume(c *stackless.Context) stackless.Step {
+//		switch f.state {
+//		case 0:
+//			f.state = 1
+//			return c.AwaitTimeout(f.ready, time.Second)
+//		default:
+//			if err := c.Err(); err != nil {
+//				return c.Fail(err)
+//			}
+//			use(c.Result())
+//			return c.Done()
+//		}
+//	}
+//
+// Run it with s := stackless.New(); s.Spawn(&fetch{ready: ev}); s.Run().
+//
+// # Scheduling
+//
+// The [Scheduler] runs on the calling goroutine. Its run queue is a ring
+// buffer with two priorities (High is enqueued at the head, Normal at the
+// tail; dequeue is from the head; a Yield always goes to the tail). At each
+// suspend point (a wait that did not end at once, a Yield, a task's finish)
+// it runs the FIFO batch of [Microtask]s, ticks the reactor without blocking
+// if the reactor has active events and the tick interval (1 ms) has passed,
+// and resumes the head of the queue. With the queue empty it blocks in the
+// reactor until an event or the nearest timer. With nothing runnable, nothing
+// active in the reactor and tasks still waiting, Run reports a
+// [*DeadlockError] naming them and shuts down.
+//
+// A task switch is a return from one Resume and the call of the next; the
+// seed's direct switch and scheduler coroutine collapse into Run's loop. A
+// task that waits or yields and is the next to run continues without a
+// switch; [SwitchHandler]s (Enter, Leave, Finish; returning false removes
+// one) see only real switches.
+//
+// # Cancellation and shutdown
+//
+// The cancellation is delivered into the state machine, so its cleanup
+// states run. [Scheduler.Cancel] wakes a waiting task with ErrCanceled; a
+// queued or running one gets ErrCanceled from its next wait, which returns
+// at once; a task that never started is dropped (its waker becomes Ignored).
+// [Scheduler.Shutdown] (also started by the first task or microtask error)
+// cancels every task in spawn order and lets the cleanups run, waits
+// included. When nothing is runnable any more, the final phase unwinds each
+// task still suspended: it is resumed with [Context.Unwinding] true and
+// ErrCanceled, and every further wait returns at once, so it must run its
+// cleanup and finish.
+//
+// # The waker
+//
+// Each task's [Waker] is embedded in its header and reused for every wait.
+// Its status follows seed 003: NoStatus (running), Waiting (suspended, its
+// events started), Queued (woken or yielded, in the run queue), Ignored
+// (queued but to be dropped), Result (resumed from a wait). Events are
+// subscribed inactive by the helpers and started only after Resume returns;
+// the first trigger (resolve, timeout, cancellation) wins and stops the
+// others.
+//
+// # Memory
+//
+// A task's memory is exactly its state struct: [StateSize] (HeaderSize bytes
+// of header plus the task's own fields), allocated once by the caller.
+// Spawning, waiting on events, timers and fds, and resuming allocate nothing
+// per task: waiters are linked intrusively through nodes in the waker, and
+// timeouts live in a heap of task pointers behind one reactor timer. The
+// shared run queue and timer heap hold one 8-byte slot per queued or
+// sleeping task. [AllocSize] gives the heap footprint the Go allocator makes
+// of the struct (its size class); the tests check both against
+// runtime.MemStats.
+//
+// # Concurrency
+//
+// A Scheduler, its tasks and its Events belong to the goroutine that calls
+// Run. Another goroutine can wake the scheduler only through the reactor (a
+// reactor.Trigger from [Scheduler.Loop]).
+package stackless
