@@ -1,5 +1,7 @@
 package scenarios
 
+import "github.com/corobench/corobench/impl/stackless"
+
 // mix folds v into a running checksum (FNV-1a style, on whole words). Every
 // body mixes the same values in the same order, so every row that did the
 // work ends with the same checksum, and the compiler cannot drop the work.
@@ -18,8 +20,9 @@ var PingPong = register(&Scenario{
 		{Unit: "ns/switch", Kind: TimePerOp},
 		{Unit: "allocs/switch", Kind: AllocsPerOp},
 	},
-	Blocking: pingPongBlocking,
-	Want:     pingPongWant,
+	Blocking:     pingPongBlocking,
+	StateMachine: pingPongStateMachine,
+	Want:         pingPongWant,
 })
 
 // pingPongBlocking is the blocking body: the main coroutine mixes even
@@ -54,4 +57,71 @@ func mixSequence(n int) uint64 {
 		sum = mix(sum, uint64(i))
 	}
 	return sum
+}
+
+// pingPongStateMachine is the state-machine twin of pingPongBlocking: the
+// same two sides, each an explicit state machine on impl/stackless.
+func pingPongStateMachine(env *Env) (Outcome, error) {
+	var sum uint64
+	var pingEv, pongEv stackless.Event // pong waits on pingEv, ping on pongEv
+	ping := &pingPongSide{n: env.N, ping: true, sum: &sum, mine: &pongEv, peer: &pingEv}
+	pong := &pingPongSide{n: env.N, sum: &sum, mine: &pingEv, peer: &pongEv}
+	s := stackless.New()
+	defer s.Close()
+	if err := s.Spawn(ping); err != nil {
+		return Outcome{}, err
+	}
+	if err := s.Spawn(pong); err != nil {
+		return Outcome{}, err
+	}
+	env.ResetTimer()
+	err := s.Run()
+	env.StopTimer()
+	return Outcome{Ops: 2 * int64(env.N), Checksum: sum}, err
+}
+
+// States of a pingpong side.
+const (
+	ppStart uint8 = iota // ping: mix and hand over; pong: wait
+	ppWoken              // the peer handed over
+)
+
+// pingPongSide is one side of pingpong: the loop of pingPongBlocking's
+// partner (or of its main coroutine, when ping is set) lowered by hand.
+type pingPongSide struct {
+	stackless.Coro
+	state      uint8
+	ping       bool
+	i, n       int
+	sum        *uint64
+	mine, peer *stackless.Event
+}
+
+func (t *pingPongSide) Resume(c *stackless.Context) stackless.Step {
+	for {
+		switch t.state {
+		case ppStart:
+			if t.i == t.n {
+				return c.Done()
+			}
+			if t.ping {
+				*t.sum = mix(*t.sum, uint64(2*t.i))
+				if err := t.peer.Resolve(nil); err != nil {
+					return c.Fail(err)
+				}
+			}
+			t.state = ppWoken
+			return c.Await(t.mine)
+		case ppWoken:
+			t.mine.Reset()
+			if !t.ping {
+				*t.sum = mix(*t.sum, uint64(2*t.i+1))
+				if err := t.peer.Resolve(nil); err != nil {
+					return c.Fail(err)
+				}
+			}
+			t.i++
+			t.state = ppStart
+		}
+	}
 }

@@ -1,11 +1,14 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	baseline "github.com/corobench/corobench/impl/goroutine-baseline"
+	"github.com/corobench/corobench/impl/stackful"
 )
 
 // Row names one implementation: a column of every comparison.
@@ -112,7 +115,19 @@ func runBlocking(row Row, main func(rt Blocking)) error {
 		rt.Run(func() { main(rt) })
 		return nil
 	case StackfulAsm, StackfulCoro:
-		return NotSupported("impl/stackful has not landed yet (issue 4)")
+		backend := stackful.Asm
+		if row == StackfulCoro {
+			backend = stackful.Coro
+		}
+		s, err := stackful.New(stackful.Options{Backend: backend})
+		if errors.Is(err, stackful.ErrNotSupported) {
+			return NotSupported("%v", strings.TrimPrefix(err.Error(), "not supported: "))
+		}
+		if err != nil {
+			return err
+		}
+		runErr := s.Run(func() { main(fibers{}) })
+		return errors.Join(runErr, s.Close())
 	default:
 		return NotSupported("row %s has no blocking runtime", row)
 	}
@@ -122,3 +137,32 @@ func runBlocking(row Row, main func(rt Blocking)) error {
 type goroutines struct{ baseline.Runtime }
 
 func (g *goroutines) NewSignal() Signal { return baseline.NewSignal() }
+
+// fibers adapts impl/stackful's blocking API to Blocking. The scheduler is
+// implicit (the one whose Run is in progress), so the adapter has no state.
+// A cancellation error can only come from a shutdown, which no scenario
+// body starts, so getting one is a broken run and panics.
+type fibers struct{}
+
+func (fibers) Go(fn func())          { stackful.Go(fn) }
+func (fibers) Yield()                { must(stackful.Yield()) }
+func (fibers) NewSignal() Signal     { return fiberSignal{stackful.NewEvent()} }
+func (fibers) Sleep(d time.Duration) { must(stackful.Sleep(d)) }
+
+// fiberSignal is a reusable one-shot event: Fire resolves it (a second Fire
+// before the Wait is absorbed), Wait awaits it and re-arms it.
+type fiberSignal struct{ ev *stackful.Event }
+
+func (s fiberSignal) Fire() { s.ev.Resolve(nil) }
+
+func (s fiberSignal) Wait() {
+	_, err := stackful.Await(s.ev)
+	must(err)
+	s.ev.Reset()
+}
+
+func must(err error) {
+	if err != nil {
+		panic(fmt.Sprintf("scenarios: a blocking operation failed in a scenario body: %v", err))
+	}
+}
