@@ -12,7 +12,7 @@ var Calibrate = register(&Scenario{
 	Metrics: []Metric{
 		{Unit: "ns/op", Kind: TimePerOp},
 	},
-	Blocking:     func(_ Blocking, env *Env) Outcome { return calibrateLoop(env) },
+	Blocking:     func(_ Blocking, env *Env) (Outcome, error) { return calibrateLoop(env), nil },
 	StateMachine: func(env *Env) (Outcome, error) { return calibrateLoop(env), nil },
 	Want:         calibrateWant,
 })

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -144,11 +145,13 @@ func runOnce(s *Scenario, row Row, params map[string]string, n int) (*Env, Outco
 		if s.Blocking == nil {
 			return nil, out, NotSupported("scenario %s has no blocking body yet", s.Name)
 		}
+		var bodyErr error
 		err = runBlocking(row, func(rt Blocking) {
 			env.ResetTimer()
-			out = s.Blocking(rt, env)
+			out, bodyErr = s.Blocking(rt, env)
 			env.StopTimer()
 		})
+		err = errors.Join(bodyErr, err)
 	}
 	if err != nil {
 		return nil, out, err

@@ -27,7 +27,7 @@ var PingPong = register(&Scenario{
 
 // pingPongBlocking is the blocking body: the main coroutine mixes even
 // numbers and fires ping; the partner mixes odd numbers and fires pong.
-func pingPongBlocking(rt Blocking, env *Env) Outcome {
+func pingPongBlocking(rt Blocking, env *Env) (Outcome, error) {
 	n := env.N
 	ping, pong := rt.NewSignal(), rt.NewSignal()
 	var sum uint64
@@ -45,7 +45,7 @@ func pingPongBlocking(rt Blocking, env *Env) Outcome {
 		pong.Wait()
 	}
 	env.StopTimer()
-	return Outcome{Ops: 2 * int64(n), Checksum: sum}
+	return Outcome{Ops: 2 * int64(n), Checksum: sum}, nil
 }
 
 func pingPongWant(env *Env) uint64 { return mixSequence(2 * env.N) }

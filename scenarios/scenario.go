@@ -83,7 +83,9 @@ type Scenario struct {
 
 	// Blocking is the body shared by the stackful and goroutine rows. Nil
 	// means no blocking body exists yet: those rows report not supported.
-	Blocking func(rt Blocking, env *Env) Outcome
+	// A body that needs a capability the row lacks (an optional interface
+	// beyond Blocking) returns a *NotSupportedError saying which.
+	Blocking func(rt Blocking, env *Env) (Outcome, error)
 	// StateMachine is the body for the stackless row. Nil: not supported.
 	StateMachine func(env *Env) (Outcome, error)
 	// Want returns the checksum a correct run of env.N iterations with
