@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -523,9 +524,23 @@ func TestChild(t *testing.T) {
 func runChild(t *testing.T, mode string, env ...string) (string, error) {
 	t.Helper()
 	requireSupported(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.v")
+	args := []string{"-test.run=^TestChild$", "-test.v"}
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
 	out, err := cmd.CombinedOutput()
+	if errors.Is(err, syscall.ENOEXEC) {
+		// A foreign-architecture test binary running under qemu-user
+		// (without binfmt_misc) cannot exec itself; run the child under
+		// the same emulator.
+		emulator := "qemu-" + map[string]string{"arm64": "aarch64", "amd64": "x86_64"}[runtime.GOARCH]
+		path, lerr := exec.LookPath(emulator)
+		if lerr != nil {
+			t.Fatalf("cannot start the child: %v, and %s is not installed (apt-get install qemu-user)", err, emulator)
+		}
+		cmd = exec.Command(path, append([]string{os.Args[0]}, args...)...)
+		cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
+		out, err = cmd.CombinedOutput()
+	}
 	return string(out), err
 }
 
