@@ -1,0 +1,336 @@
+package stackless
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corobench/corobench/reactor"
+)
+
+// pipeEcho: a writer task writes n one-byte messages into a pipe, a reader
+// task reads them, both suspending on readiness through the reactor.
+type pipeWriter struct {
+	Coro
+	f     *FD
+	n, i  int
+	state int
+}
+
+func (t *pipeWriter) Resume(c *Context) Step {
+	for t.i < t.n {
+		if t.state == 1 { // woken: writable again
+			t.state = 0
+			if err := c.Err(); err != nil {
+				return c.Fail(err)
+			}
+		}
+		_, err := t.f.TryWrite([]byte{byte(t.i)})
+		if errors.Is(err, reactor.ErrWouldBlock) {
+			t.state = 1
+			return c.AwaitWritable(t.f)
+		}
+		if err != nil {
+			return c.Fail(err)
+		}
+		t.i++
+		if t.i%16 == 0 {
+			return c.Yield() // let the reader drain, so it really waits
+		}
+	}
+	return c.Done()
+}
+
+type pipeReader struct {
+	Coro
+	f     *FD
+	n     int
+	got   []byte
+	waits int
+}
+
+func (t *pipeReader) Resume(c *Context) Step {
+	if err := c.Err(); err != nil {
+		return c.Fail(err)
+	}
+	buf := make([]byte, 64)
+	for len(t.got) < t.n {
+		k, err := t.f.TryRead(buf)
+		if errors.Is(err, reactor.ErrWouldBlock) {
+			t.waits++
+			return c.AwaitReadable(t.f)
+		}
+		if err != nil {
+			return c.Fail(err)
+		}
+		t.got = append(t.got, buf[:k]...)
+	}
+	return c.Done()
+}
+
+func TestFDReadiness(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	s := New()
+	s.SetTickInterval(0) // tick at every suspend point, so the reader wakes between writes
+	defer s.Close()
+	rf, err := s.NewFD(p[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := s.NewFD(p[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	r := &pipeReader{f: rf, n: n}
+	_ = s.Spawn(r)
+	_ = s.Spawn(&pipeWriter{f: wf, n: n})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.got) != n {
+		t.Fatalf("read %d bytes, want %d", len(r.got), n)
+	}
+	for i, b := range r.got {
+		if b != byte(i) {
+			t.Fatalf("byte %d = %d, want %d", i, b, byte(i))
+		}
+	}
+	if r.waits < 2 {
+		t.Fatalf("reader waited for readability %d times, want several", r.waits)
+	}
+	_ = rf.Close()
+	_ = wf.Close()
+}
+
+func TestFDOneWaiterPerDirection(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	s := New()
+	defer s.Close()
+	rf, _ := s.NewFD(p[0])
+	defer rf.Close()
+	a := &fdWaiter{f: rf}
+	var bErr error
+	b := &funcTask{f: func(c *Context) Step {
+		if c.Err() == nil && bErr == nil {
+			return c.AwaitReadable(rf) // a already waits: refused at once
+		}
+		bErr = c.Err()
+		unix.Close(p[1]) // EOF wakes a
+		return c.Done()
+	}}
+	_ = s.Spawn(a)
+	_ = s.Spawn(b)
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if bErr == nil || !strings.Contains(bErr.Error(), "one waiter per direction") {
+		t.Fatalf("second waiter got %v, want the one-waiter error", bErr)
+	}
+	if a.err != nil {
+		t.Fatalf("first waiter got %v, want readiness (EOF)", a.err)
+	}
+}
+
+type fdWaiter struct {
+	Coro
+	f     *FD
+	state int
+	err   error
+}
+
+func (t *fdWaiter) Resume(c *Context) Step {
+	if t.state == 0 {
+		t.state = 1
+		return c.AwaitReadable(t.f)
+	}
+	t.err = c.Err()
+	return c.Done()
+}
+
+// TestMicrotaskRefcount: each run drops the reference its Enqueue took; a
+// cancelled one is skipped but still released; Dtor runs at zero.
+func TestMicrotaskRefcount(t *testing.T) {
+	s := New()
+	runs, dtors := 0, 0
+	m := NewMicrotask(func() error { runs++; return nil })
+	m.Dtor = func() { dtors++ }
+	m.Retain() // the test's own reference
+	for i := 0; i < 3; i++ {
+		if err := s.EnqueueMicrotask(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.Refs() != 4 {
+		t.Fatalf("refs = %d after 3 enqueues + Retain, want 4", m.Refs())
+	}
+	_ = s.Spawn(&yielder{n: 1})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 3 || m.Refs() != 1 || dtors != 0 {
+		t.Fatalf("runs %d refs %d dtors %d, want 3 1 0", runs, m.Refs(), dtors)
+	}
+	_ = s.EnqueueMicrotask(m)
+	m.Cancel()
+	_ = s.Spawn(&yielder{n: 1})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 3 || m.Refs() != 1 {
+		t.Fatalf("cancelled microtask: runs %d refs %d, want 3 1", runs, m.Refs())
+	}
+	m.Release()
+	if dtors != 1 {
+		t.Fatalf("dtors = %d after the last Release, want 1", dtors)
+	}
+	if err := s.EnqueueMicrotask(&Microtask{}); err == nil {
+		t.Fatal("EnqueueMicrotask without a Handler succeeded")
+	}
+}
+
+func TestEventAPI(t *testing.T) {
+	var e Event
+	if e.Done() {
+		t.Fatal("zero Event is done")
+	}
+	if err := e.Resolve(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Resolve(2); !errors.Is(err, ErrAlreadyDone) {
+		t.Fatalf("second Resolve: %v, want ErrAlreadyDone", err)
+	}
+	if v, err := e.Value(); v != 1 || err != nil {
+		t.Fatalf("Value = %v, %v", v, err)
+	}
+	e.Reset()
+	if e.Done() {
+		t.Fatal("Reset event is done")
+	}
+	if err := e.Reject(nil); err == nil {
+		t.Fatal("Reject(nil) succeeded")
+	}
+}
+
+// TestAwaitWithCancelEvent: a cancellation event wakes the waiter with
+// ErrCanceled; the first trigger wins over a later resolve.
+func TestAwaitWithCancelEvent(t *testing.T) {
+	s := New()
+	ev, cancel := new(Event), new(Event)
+	w := &withTask{ev: ev, cancel: cancel}
+	_ = s.Spawn(w)
+	_ = s.Spawn(&funcTask{f: func(c *Context) Step {
+		_ = cancel.Resolve(nil)
+		_ = ev.Resolve(7) // too late: the waker is already Queued
+		return c.Done()
+	}})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(w.err, ErrCanceled) || w.trig != cancel {
+		t.Fatalf("err %v triggered %p, want ErrCanceled from %p", w.err, w.trig, cancel)
+	}
+}
+
+type withTask struct {
+	Coro
+	ev, cancel *Event
+	state      int
+	err        error
+	trig       *Event
+}
+
+func (t *withTask) Resume(c *Context) Step {
+	if t.state == 0 {
+		t.state = 1
+		return c.AwaitWith(t.ev, time.Hour, t.cancel)
+	}
+	t.err, t.trig = c.Err(), c.Triggered()
+	return c.Done()
+}
+
+type funcTask struct {
+	Coro
+	f func(c *Context) Step
+}
+
+func (t *funcTask) Resume(c *Context) Step { return t.f(c) }
+
+// TestTaskFailure: a failing task's error is Run's, as a *TaskError naming
+// it, and the others are cancelled so their cleanup runs.
+func TestTaskFailure(t *testing.T) {
+	s := New()
+	boom := errors.New("boom")
+	victim := &forever{}
+	_ = s.Spawn(victim)
+	_ = s.Spawn(&funcTask{f: func(c *Context) Step { return c.Fail(boom) }})
+	err := s.Run()
+	var te *TaskError
+	if !errors.As(err, &te) || !errors.Is(err, boom) || te.Task != "funcTask#2" {
+		t.Fatalf("Run = %v, want a *TaskError for funcTask#2 wrapping boom", err)
+	}
+	if !errors.Is(victim.err, ErrCanceled) {
+		t.Fatalf("the other task saw %v, want ErrCanceled", victim.err)
+	}
+}
+
+type forever struct {
+	Coro
+	state int
+	never Event
+	err   error
+}
+
+func (t *forever) Resume(c *Context) Step {
+	if t.state == 0 {
+		t.state = 1
+		return c.Await(&t.never)
+	}
+	t.err = c.Err()
+	return c.Done()
+}
+
+func TestBadInput(t *testing.T) {
+	s := New()
+	if err := s.Spawn(nil); err == nil {
+		t.Fatal("Spawn(nil) succeeded")
+	}
+	y := &yielder{n: 1}
+	_ = s.Spawn(y)
+	if err := s.Spawn(y); err == nil || !strings.Contains(err.Error(), "already spawned") {
+		t.Fatalf("double Spawn: %v", err)
+	}
+	if err := s.SpawnPriority(&yielder{}, Priority(7)); err == nil {
+		t.Fatal("invalid priority accepted")
+	}
+	other := New()
+	if err := other.Cancel(y); err == nil {
+		t.Fatal("Cancel of a task from another scheduler succeeded")
+	}
+	_ = s.Spawn(&funcTask{f: func(c *Context) Step { return Step{} }})
+	err := s.Run()
+	if err == nil || !strings.Contains(err.Error(), "zero Step") {
+		t.Fatalf("zero Step: Run = %v", err)
+	}
+	_ = s.Spawn(&funcTask{f: func(c *Context) Step {
+		if c.Err() != nil {
+			if !strings.Contains(c.Err().Error(), "wait on nothing") {
+				return c.Fail(c.Err())
+			}
+			return c.Done()
+		}
+		return c.AwaitWith(nil, 0, nil)
+	}})
+	if err := s.Run(); err != nil {
+		t.Fatalf("wait on nothing: %v", err)
+	}
+}
