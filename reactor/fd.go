@@ -152,7 +152,8 @@ func (f *FD) Fd() int { return f.fd }
 func (f *FD) Ready() Events { return f.ready }
 
 // ClearReady forgets cached readiness: call it after an EAGAIN from a read or
-// write made without the Try* helpers.
+// write made without the Try* helpers (ClearReady(Readable|Error) after a
+// read, ClearReady(Writable|Error) after a write).
 func (f *FD) ClearReady(e Events) { f.ready &^= e }
 
 // onEpoll records readiness from an epoll result and queues the started
@@ -232,7 +233,7 @@ func (f *FD) TryRead(p []byte) (int, error) {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
-			f.ready &^= Readable
+			f.ready &^= Readable | Error // a pending error would have been returned instead
 			return 0, ErrWouldBlock
 		}
 		return 0, os.NewSyscallError("read", err)
@@ -258,7 +259,7 @@ func (f *FD) TryWrite(p []byte) (int, error) {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
-			f.ready &^= Writable
+			f.ready &^= Writable | Error
 			return 0, ErrWouldBlock
 		}
 		return 0, os.NewSyscallError("write", err)
@@ -279,13 +280,15 @@ type Poll struct {
 }
 
 // NewPoll creates an idle poll for the wanted conditions (Readable,
-// Writable or both; Error and Hangup always wake a poll since they make
-// reads and writes return).
+// Writable or both). A pending socket error (Error) wakes any poll, since it
+// makes both reads and writes return; a hangup wakes readers (it makes reads
+// return 0) but not writers, who wake from the Writable that a full hangup
+// also raises.
 func (f *FD) NewPoll(want Events, cb func()) *Poll {
 	if want&(Readable|Writable) == 0 {
 		panic("reactor: NewPoll needs Readable, Writable or both, got " + want.String())
 	}
-	return &Poll{event: newEvent(f.loop, cb, "Poll"), fd: f, want: want | Error | Hangup}
+	return &Poll{event: newEvent(f.loop, cb, "Poll"), fd: f, want: want&(Readable|Writable) | Error}
 }
 
 // Start begins listening. No syscall: the fd is registered already.
@@ -318,7 +321,8 @@ func (p *Poll) Close() {
 	p.release()
 }
 
-// Revents returns the readiness the poll fired with.
+// Revents returns the FD's readiness when the poll fired (it may include
+// conditions the poll did not ask for, such as Hangup).
 func (p *Poll) Revents() Events { return p.revents }
 
 // Err returns nil, or ErrClosed / ErrClosedOutside when the poll fired
@@ -352,7 +356,7 @@ func (p *Poll) fireQueued() {
 	case f.closed:
 		p.err, p.revents = f.err, 0
 	case f.ready&p.want != 0:
-		p.err, p.revents = nil, f.ready&p.want
+		p.err, p.revents = nil, f.ready
 	default:
 		return
 	}

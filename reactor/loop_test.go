@@ -458,6 +458,85 @@ func TestUDP(t *testing.T) {
 	}
 }
 
+// TestUDPErrorDoesNotStick: an ICMP "port unreachable" raises EPOLLERR once;
+// after the read has returned the error and then EAGAIN, a new poll must
+// wait, not fire again on the stale error.
+func TestUDPErrorDoesNotStick(t *testing.T) {
+	l := newLoop(t, Options{})
+	gone, err := l.ListenUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goneAddr, _ := gone.LocalAddr()
+	gone.Close()
+	a, err := l.ListenUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Connect(goneAddr); err != nil {
+		t.Fatal(err)
+	}
+	fired := 0
+	p := a.NewPoll(Readable, func() { fired++ })
+	p.Start()
+	if _, err := a.TryWrite([]byte("anyone?")); err != nil {
+		t.Fatal(err)
+	}
+	tickUntil(t, l, func() bool { return fired == 1 })
+	if p.Revents()&Error == 0 {
+		t.Fatalf("revents %v, want error", p.Revents())
+	}
+	buf := make([]byte, 16)
+	if _, err := a.TryRead(buf); !errors.Is(err, unix.ECONNREFUSED) {
+		t.Fatalf("read after ICMP unreachable: %v, want ECONNREFUSED", err)
+	}
+	if _, err := a.TryRead(buf); !errors.Is(err, ErrWouldBlock) {
+		t.Fatalf("second read: %v, want EAGAIN", err)
+	}
+	p.Start()
+	tick(t, l, true)
+	tick(t, l, true)
+	if fired != 1 {
+		t.Fatalf("poll fired again on a consumed error (fired %d)", fired)
+	}
+}
+
+// TestWriterIgnoresReadHangup: a peer that shut down its write side raises
+// EPOLLRDHUP; a writer waiting for buffer space must not wake from it.
+func TestWriterIgnoresReadHangup(t *testing.T) {
+	l := newLoop(t, Options{})
+	client, server := tcpPair(t, l)
+	defer client.Close()
+	defer server.Close()
+	// Fill the server's send path until EAGAIN.
+	chunk := make([]byte, 64<<10)
+	for {
+		_, err := server.TryWrite(chunk)
+		if errors.Is(err, ErrWouldBlock) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fired := 0
+	p := server.NewPoll(Writable, func() { fired++ })
+	p.Start()
+	if err := unix.Shutdown(client.Fd(), unix.SHUT_WR); err != nil {
+		t.Fatal(err)
+	}
+	r := server.NewPoll(Readable, func() {})
+	r.Start()
+	tickUntil(t, l, func() bool { return !r.Active() }) // the hangup has been seen
+	if server.Ready()&Hangup == 0 {
+		t.Fatalf("server readiness %v, want hangup", server.Ready())
+	}
+	tick(t, l, true)
+	if fired != 0 {
+		t.Fatalf("writer woke from the peer's read-side hangup (revents %v)", p.Revents())
+	}
+}
+
 // TestTriggerFromOtherGoroutine: another goroutine signals while the loop
 // blocks; every round must wake the loop. Run with -race.
 func TestTriggerFromOtherGoroutine(t *testing.T) {
@@ -780,4 +859,45 @@ func TestManyFDsToLimit(t *testing.T) {
 	}
 	t.Logf("registering %d fds (RLIMIT_NOFILE hard limit %d)", n, hard)
 	manyFDs(t, n)
+}
+
+// TestHotPathDoesNotAllocate: start, stop, fire and tick allocate nothing
+// once the loop's buffers have grown.
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	l := newLoop(t, Options{})
+	fired := 0
+	cb := func() { fired++ }
+	tm := l.NewTimer(cb)
+	r, w, err := l.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.NewPoll(Readable, cb)
+	trig := l.NewTrigger(cb)
+	buf, msg := make([]byte, 8), []byte("x")
+	cases := []struct {
+		name string
+		f    func()
+	}{
+		{"empty Tick", func() { l.Tick(true) }},
+		{"Timer Start+Stop", func() { tm.Start(time.Second); tm.Stop() }},
+		{"Timer Start+fire", func() { tm.Start(0); l.Tick(true) }},
+		{"Poll Start+fire+TryRead", func() {
+			w.TryWrite(msg)
+			p.Start()
+			l.Tick(true)
+			r.TryRead(buf)
+			r.TryRead(buf)
+		}},
+		{"Trigger Signal+fire", func() { trig.Start(); trig.Signal(); l.Tick(true) }},
+	}
+	for _, c := range cases {
+		c.f() // grow buffers
+		if n := testing.AllocsPerRun(100, c.f); n != 0 {
+			t.Errorf("%s: %v allocations per run, want 0", c.name, n)
+		}
+	}
+	if fired == 0 {
+		t.Fatal("nothing fired")
+	}
 }

@@ -115,7 +115,7 @@ func (f *FD) TryAccept() (*FD, unix.Sockaddr, error) {
 		case unix.EINTR, unix.ECONNABORTED:
 			continue // a connection reset before we accepted it: try the next
 		case unix.EAGAIN:
-			f.ready &^= Readable
+			f.ready &^= Readable | Error
 			return nil, nil, ErrWouldBlock
 		}
 		return nil, nil, os.NewSyscallError("accept4", err)
@@ -152,7 +152,7 @@ func (f *FD) TryRecvfrom(p []byte) (int, unix.Sockaddr, error) {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
-			f.ready &^= Readable
+			f.ready &^= Readable | Error
 			return 0, nil, ErrWouldBlock
 		}
 		return 0, nil, os.NewSyscallError("recvfrom", err)
@@ -173,7 +173,7 @@ func (f *FD) TrySendto(p []byte, to unix.Sockaddr) error {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
-			f.ready &^= Writable
+			f.ready &^= Writable | Error
 			return ErrWouldBlock
 		}
 		return os.NewSyscallError("sendto", err)
