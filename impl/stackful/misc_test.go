@@ -1,0 +1,98 @@
+package stackful
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestMicrotaskRefcount: every queued entry holds a reference; cancelled
+// entries are skipped; the destructor runs when the last reference goes.
+func TestMicrotaskRefcount(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		runs, dtors := 0, 0
+		var refsQueued, refsAfter int32
+		var skipped *Microtask
+		err := s.Run(func() {
+			m := NewMicrotask(func() error { runs++; return nil }, func() { dtors++ })
+			EnqueueMicrotask(m)
+			EnqueueMicrotask(m)
+			refsQueued = m.Refs()
+			Yield() // the batch runs m twice, dropping the queue's references
+			refsAfter = m.Refs()
+			m.Release()
+
+			skipped = NewMicrotask(func() error { runs += 100; return nil }, func() { dtors++ })
+			EnqueueMicrotask(skipped)
+			skipped.Cancel()
+			skipped.Release()
+			Yield()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refsQueued != 3 || refsAfter != 1 || runs != 2 || dtors != 2 || skipped.Refs() != 0 {
+			t.Errorf("refs queued %d (want 3), after the batch %d (want 1); runs %d (want 2); destructors %d (want 2); cancelled refs %d",
+				refsQueued, refsAfter, runs, dtors, skipped.Refs())
+		}
+		if st := s.Stats(); st.MicrotasksRun != 2 {
+			t.Errorf("Stats.MicrotasksRun = %d, want 2", st.MicrotasksRun)
+		}
+	})
+}
+
+// TestAwaitCancelEvent: a cancellation event ends a wait with ErrCancelled;
+// an already-fired one takes the fast path.
+func TestAwaitCancelEvent(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		var slow, fast error
+		var trig *Event
+		err := s.Run(func() {
+			ev, cancel := NewEvent(), NewEvent()
+			Go(func() { cancel.Resolve(nil) })
+			_, slow = AwaitWith(ev, cancel, time.Hour)
+			trig = Current().Waker().Triggered()
+			if trig != cancel {
+				trig = nil
+			}
+			_, fast = AwaitWith(ev, cancel, -1)
+		})
+		if err != nil || !errors.Is(slow, ErrCancelled) || !errors.Is(fast, ErrCancelled) || trig == nil {
+			t.Fatalf("Run = %v; waits = %v, %v (want ErrCancelled twice); triggered by the cancel event: %v", err, slow, fast, trig != nil)
+		}
+	})
+}
+
+// TestReactorTickedWhileBusy: coroutines that keep yielding never let the
+// scheduler idle, yet a sleeper wakes: the reactor is ticked (non-blocking,
+// throttled) at suspend points.
+func TestReactorTickedWhileBusy(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		const limit = 2_000_000 // yields before giving up: seconds, vs the 1ms sleep
+		woke, yields := false, 0
+		err := s.Run(func() {
+			Go(func() {
+				Sleep(time.Millisecond)
+				woke = true
+			})
+			Go(func() {
+				for !woke && yields < limit {
+					yields++
+					Yield()
+				}
+			})
+			for !woke && yields < limit {
+				Yield()
+			}
+		})
+		if err != nil || !woke || yields >= limit {
+			t.Fatalf("Run = %v; the sleeper woke: %v; the busy coroutines yielded %d times (gave up at %d)", err, woke, yields, limit)
+		}
+		if st := s.Stats(); st.ReactorTicks == 0 {
+			t.Error("no reactor tick counted")
+		}
+	})
+}
