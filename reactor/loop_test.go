@@ -864,6 +864,9 @@ func TestManyFDsToLimit(t *testing.T) {
 // TestHotPathDoesNotAllocate: start, stop, fire and tick allocate nothing
 // once the loop's buffers have grown.
 func TestHotPathDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates; allocation counts need a normal build")
+	}
 	l := newLoop(t, Options{})
 	fired := 0
 	cb := func() { fired++ }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package reactor
+
+const raceEnabled = false
