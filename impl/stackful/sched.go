@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/ring"
 	"github.com/corobench/corobench/reactor"
 )
@@ -78,6 +79,8 @@ type Stats struct {
 type Scheduler struct {
 	opts    Options
 	backend backend
+	asm     *asmBackend // == backend when it is the asm one: called directly on the hot path
+	direct  bool        // backend.symmetric(), cached
 	loop    *reactor.Loop
 
 	queue ring.Queue[*Coroutine] // the run queue
@@ -134,6 +137,8 @@ func New(opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.asm, _ = s.backend.(*asmBackend)
+	s.direct = s.backend.symmetric()
 	if s.loop, err = reactor.New(); err != nil {
 		s.backend.close()
 		return nil, fmt.Errorf("stackful: creating the reactor: %w", err)
@@ -303,7 +308,7 @@ func (s *Scheduler) suspend(co *Coroutine) {
 // failure to get next a context, goes through the scheduler, which runs
 // next (s.handoff).
 func (s *Scheduler) switchFrom(from *execContext, next *Coroutine) {
-	if next != nil && s.backend.symmetric() {
+	if next != nil && s.direct {
 		if to, err := s.contextFor(next); err == nil {
 			s.current = next
 			s.transfer(from, to)
@@ -320,7 +325,11 @@ func (s *Scheduler) switchFrom(from *execContext, next *Coroutine) {
 // switched to again (never, for a dead asm context).
 func (s *Scheduler) transfer(from, to *execContext) {
 	s.count(from, to)
-	s.backend.switchTo(from, to)
+	if s.asm != nil {
+		fiber.Switch(&from.fiber.fc, &to.fiber.fc)
+	} else {
+		s.backend.switchTo(from, to)
+	}
 	s.reap()
 }
 

@@ -341,3 +341,34 @@ func BenchmarkPingPong(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSpawn: one coroutine spawned, run to its end and destroyed per
+// op, in batches of 100 spawned before main yields (so the takeover path
+// runs them one after another on one context).
+func BenchmarkSpawn(b *testing.B) {
+	for _, be := range []Backend{Asm, Coro} {
+		b.Run("backend="+be.String(), func(b *testing.B) {
+			s, err := New(Options{Backend: be})
+			if err != nil {
+				b.Skip(err)
+			}
+			defer s.Close()
+			ran := 0
+			body := func() { ran++ }
+			b.ReportAllocs()
+			b.ResetTimer()
+			err = s.Run(func() {
+				for i := 0; i < b.N; i += 100 {
+					for j := i; j < i+100 && j < b.N; j++ {
+						Go(body)
+					}
+					Yield()
+				}
+			})
+			b.StopTimer()
+			if err != nil || ran != b.N {
+				b.Fatalf("Run = %v, %d of %d ran", err, ran, b.N)
+			}
+		})
+	}
+}
