@@ -78,7 +78,6 @@ func (e *Event) link(n *waitNode) {
 		e.head = n
 	}
 	e.tail = n
-	n.linked = true
 }
 
 func (e *Event) unlink(n *waitNode) {
@@ -92,5 +91,5 @@ func (e *Event) unlink(n *waitNode) {
 	} else {
 		e.tail = n.prev
 	}
-	n.prev, n.next, n.linked = nil, nil, false
+	n.prev, n.next = nil, nil
 }

@@ -18,7 +18,7 @@ type reactorState struct {
 	armedAt  int64          // deadline timer is armed for, valid while timer.Active()
 	lastTick int64          // loop time of the last tick
 	interval int64          // throttle of non-blocking ticks, ns
-	seq      uint64         // timer start order, to fire equal deadlines FIFO
+	seq      uint32         // timer start order, to fire equal deadlines FIFO (wraps; see timerLess)
 }
 
 // NewWithLoop returns a scheduler using loop as its reactor (instead of
@@ -97,9 +97,9 @@ func (s *Scheduler) tick(noWait bool) {
 // timerEntry is a task's slot in the scheduler's timer heap, embedded in its
 // waker: a timeout or sleep allocates nothing.
 type timerEntry struct {
-	deadline int64  // loop clock, ns
-	seq      uint64 // start order
 	index    int32  // 1-based position in the heap; 0 = not in it
+	seq      uint32 // start order
+	deadline int64  // loop clock, ns, while in the heap (before start: the timeout, see setTimeout)
 }
 
 // timerHeap is a binary min-heap of tasks by (deadline, seq). One reactor
@@ -109,7 +109,9 @@ type timerHeap struct{ a []*Coro }
 
 func timerLess(a, b *Coro) bool {
 	x, y := &a.waker.timer, &b.waker.timer
-	return x.deadline < y.deadline || (x.deadline == y.deadline && x.seq < y.seq)
+	// seq wraps at 2^32 starts; comparing the signed difference orders it
+	// correctly while fewer than 2^31 starts separate two pending timers.
+	return x.deadline < y.deadline || (x.deadline == y.deadline && int32(x.seq-y.seq) < 0)
 }
 
 func (h *timerHeap) set(i int, co *Coro) {

@@ -59,9 +59,12 @@ const (
 type waitNode struct {
 	ev         *Event    // the subscribed event; nil if the slot is unused
 	co         *Coro     // owner, set at Spawn
-	prev, next *waitNode // event's waiter list; valid only while linked
-	linked     bool      // linked into ev's waiter list (the event is started)
+	prev, next *waitNode // event's waiter list; nil while not linked
 }
+
+// linked reports whether n is in its event's waiter list (the event is
+// started). Only the head of a list has a nil prev.
+func (n *waitNode) linked() bool { return n.prev != nil || (n.ev != nil && n.ev.head == n) }
 
 // Waker is the link between a task and the events it waits on (seed 003). It
 // is embedded in the task's Coro and reused for every wait: prepare resets
@@ -72,16 +75,15 @@ type waitNode struct {
 // is started; in every other status none of them is.
 type Waker struct {
 	status    WakerStatus
-	sleeping  bool          // the wait is a Sleep: the timer firing is success, not ErrTimeout
-	waited    bool          // the task's last wake-up ended a started wait (status becomes Result)
-	immediate bool          // the wait ends at start with err (a refused wait)
-	timeout   time.Duration // <= 0: none
+	sleeping  bool // the wait is a Sleep: the timer firing is success, not ErrTimeout
+	waited    bool // the task's last wake-up ended a started wait (status becomes Result)
+	immediate bool // the wait ends at start with err (a refused wait)
+	timer     timerEntry
 	nodes     [numSlots]waitNode
 	poll      *reactor.Poll // fd readiness poll of the wait, nil if none (owned by an FD)
 	triggered *Event        // the event that ended the wait
 	result    any
 	err       error
-	timer     timerEntry // the task's entry in the scheduler's timer heap
 }
 
 // prepare resets the waker for a new wait (seed: zend_async_waker_new): the
@@ -92,7 +94,7 @@ func (w *Waker) prepare() *Waker {
 	w.status = NoStatus
 	w.sleeping = false
 	w.immediate = false
-	w.timeout = 0
+	w.timer.deadline = 0
 	w.nodes[slotEvent].ev = nil
 	if w.nodes[slotCancel].ev != nil {
 		w.nodes[slotCancel].ev = nil
@@ -152,11 +154,11 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 			return true
 		}
 	}
-	if w.nodes[slotEvent].ev == nil && w.nodes[slotCancel].ev == nil && w.timeout <= 0 && w.poll == nil {
+	if w.nodes[slotEvent].ev == nil && w.nodes[slotCancel].ev == nil && w.timer.deadline <= 0 && w.poll == nil {
 		w.status, w.err = Result, errNothingToWaitFor
 		return true
 	}
-	if w.timeout > 0 || w.poll != nil {
+	if w.timer.deadline > 0 || w.poll != nil {
 		if err := s.r.open(s); err != nil {
 			w.status, w.err = Result, err
 			return true
@@ -169,8 +171,8 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 			n.ev.link(n)
 		}
 	}
-	if w.timeout > 0 {
-		s.addTimer(co, w.timeout)
+	if w.timer.deadline > 0 {
+		s.addTimer(co, time.Duration(w.timer.deadline))
 	}
 	if w.poll != nil {
 		w.poll.Start()
@@ -184,7 +186,7 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 // whichever way.
 func (w *Waker) stop(s *Scheduler, co *Coro) {
 	for i := range w.nodes {
-		if n := &w.nodes[i]; n.linked {
+		if n := &w.nodes[i]; n.linked() {
 			n.ev.unlink(n)
 		}
 	}
@@ -234,4 +236,7 @@ func (s *Scheduler) onTimer(co *Coro) {
 	s.wake(co, nil, nil, ErrTimeout)
 }
 
-func (w *Waker) setTimeout(d time.Duration) { w.timeout = d }
+// setTimeout records the wait's timeout. Until start it lives in the timer
+// entry's deadline field as a duration (> 0: a timeout), which saves the
+// header a field; start turns it into an absolute deadline.
+func (w *Waker) setTimeout(d time.Duration) { w.timer.deadline = int64(max(d, 0)) }
