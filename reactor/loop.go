@@ -210,6 +210,9 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	l.UpdateTime()
 	// 2. Timers due now, in (deadline, start order).
 	l.runTimers()
+	if l.closed { // by a timer callback
+		return int(l.stats.Fired - before), nil
+	}
 	// 3. Decide whether the poll may block, and until when.
 	block := !noWait && l.active > 0 && len(l.ready) == 0 && !l.timerDue()
 	deadline := noDeadline
@@ -357,7 +360,9 @@ func (l *Loop) runReady() {
 	l.ready = l.spare[:0]
 	for i, e := range batch {
 		batch[i] = nil
-		e.fireQueued()
+		if !l.closed { // a callback may close the loop
+			e.fireQueued()
+		}
 	}
 	l.spare = batch[:0]
 }

@@ -904,3 +904,27 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		t.Fatal("nothing fired")
 	}
 }
+
+func TestCloseLoopInsideCallback(t *testing.T) {
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := []string{}
+	a := l.NewTimer(func() { ran = append(ran, "a"); l.Close() })
+	b := l.NewTimer(func() { ran = append(ran, "b") })
+	trig := l.NewTrigger(func() { ran = append(ran, "trigger") })
+	a.Start(0)
+	b.Start(0)
+	trig.Start()
+	trig.Signal()
+	if _, err := l.Tick(true); err != nil {
+		t.Fatalf("Tick that closed the loop: %v", err)
+	}
+	if len(ran) != 1 || ran[0] != "a" {
+		t.Fatalf("ran %v after the loop closed in a's callback, want [a]", ran)
+	}
+	if _, err := l.Tick(false); !errors.Is(err, ErrLoopClosed) {
+		t.Fatalf("Tick after Close: %v", err)
+	}
+}
