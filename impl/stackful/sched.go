@@ -193,6 +193,16 @@ func (s *Scheduler) Run(main func()) (err error) {
 	if s.schedCtx, err = s.backend.begin(); err != nil {
 		return err
 	}
+	ended := false
+	defer func() {
+		// A panic in the scheduler's own context (a reactor callback or
+		// an event subscriber run by a blocking tick) escapes Run: release
+		// the backend first. Suspended fibers are never resumed, and their
+		// stacks are not GC roots, so restoring the collector is safe.
+		if !ended {
+			s.backend.end()
+		}
+	}()
 	co := s.spawn(main, "main", Normal)
 	co.handlers = append(co.handlers, s.mainStart...)
 
@@ -200,6 +210,7 @@ func (s *Scheduler) Run(main func()) (err error) {
 	s.lastTick = s.loop.Now()
 	s.schedule()
 
+	ended = true
 	if endErr := s.backend.end(); endErr != nil {
 		s.err = errors.Join(s.err, endErr)
 	}
