@@ -40,12 +40,14 @@ type Context struct {
 // would jump to garbage.
 type state uint8
 
+// The values are chosen for the assembly Switch: from is acceptable iff
+// state|2 == 2 (empty or running), to iff state|2 == 3 (fresh or suspended).
 const (
-	stateEmpty     state = iota // zero value: nothing saved yet (a root not yet switched away from)
-	stateFresh                  // Init done, never run
-	stateRunning                // currently executing
-	stateSuspended              // saved by Switch, can be resumed
-	stateFinished               // entry returned; may be Init'ed again
+	stateEmpty     state = 0 // zero value: nothing saved yet (a root not yet switched away from)
+	stateFresh     state = 1 // Init done, never run
+	stateRunning   state = 2 // currently executing
+	stateSuspended state = 3 // saved by Switch, can be resumed
+	stateFinished  state = 4 // entry returned; may be Init'ed again
 )
 
 func (s state) String() string {
@@ -129,27 +131,9 @@ func (c *Context) Resumable() bool { return c.state == stateFresh || c.state == 
 // are known only after the first switch away from it.
 func (c *Context) Bounds() (lo, hi uintptr) { return c.lo, c.hi }
 
-// Switch saves the running execution state into from and resumes to: a fresh
-// context starts its entry function, a suspended one returns from the Switch
-// call that suspended it. Switch returns when some later Switch resumes from.
-//
-// from must be the context that is running (or a zero Context, which then
-// becomes the root); to must be fresh or suspended. Violations panic before
-// anything is switched, because resuming a context that holds no valid state
-// would jump to garbage.
-//
-// Switch is a one-way switch; a round trip (A→B→A) is two.
-func Switch(from, to *Context) {
-	if (from.state != stateRunning && from.state != stateEmpty) || (to.state != stateFresh && to.state != stateSuspended) || from == to {
-		badSwitch(from, to)
-	}
-	from.state = stateSuspended
-	to.state = stateRunning
-	switchContext(from, to)
-}
-
-// badSwitch panics with a description of a refused Switch. It is separate so
-// that Switch stays small enough to inline.
+// badSwitch panics with a description of a refused Switch. The assembly
+// Switch tail-jumps here (same arguments, same return address) before it has
+// changed anything.
 //
 //go:noinline
 func badSwitch(from, to *Context) {

@@ -50,6 +50,31 @@
 // stack the unwinder walks: a suspended stack is never scanned (no GC while
 // fibers exist), and on a running stack switchContext has already returned.
 
+// func Switch(from, to *Context)
+// Checks the two states (see the state constants in fiber.go), updates them
+// and continues in switchContext, which finds its arguments where Switch
+// received them (a tail jump: the return address is still Switch's caller's).
+// It writes no SP, so unlike switchContext it is not a SPWRITE frame, and
+// the refusal path can jump to Go code (badSwitch) that panics and unwinds.
+TEXT ·Switch(SB), NOSPLIT|NOFRAME, $0-16
+	MOVQ	from+0(FP), AX			// AX = from
+	MOVQ	to+8(FP), BX			// BX = to
+	CMPQ	AX, BX				// switching to itself?
+	JEQ	bad
+	MOVBLZX	Context_state(AX), CX		// CX = from.state
+	ORL	$2, CX				// empty (0) or running (2) give 2
+	CMPL	CX, $const_stateRunning
+	JNE	bad				// from is not the running context
+	MOVBLZX	Context_state(BX), CX		// CX = to.state
+	ORL	$2, CX				// fresh (1) or suspended (3) give 3
+	CMPL	CX, $const_stateSuspended
+	JNE	bad				// to cannot be resumed
+	MOVB	$const_stateSuspended, Context_state(AX)	// from.state = suspended
+	MOVB	$const_stateRunning, Context_state(BX)	// to.state = running
+	JMP	·switchContext(SB)		// switch; arguments and return address unchanged
+bad:
+	JMP	·badSwitch(SB)			// badSwitch(from, to) panics, reported at the caller's line
+
 // func switchContext(from, to *Context)
 TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	from+0(FP), AX			// AX = from: where the current state is saved

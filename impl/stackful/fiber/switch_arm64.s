@@ -35,6 +35,30 @@
 // As on amd64 the function is NOSPLIT, never asynchronously preempted
 // (assembly), and a SPWRITE frame the unwinder never has to walk through.
 
+// func Switch(from, to *Context)
+// Checks and updates the two states, then continues in switchContext with
+// arguments and LR untouched (see switch_amd64.s). No SP write: not SPWRITE.
+TEXT ·Switch(SB), NOSPLIT|NOFRAME, $0-16
+	MOVD	from+0(FP), R0			// R0 = from
+	MOVD	to+8(FP), R1			// R1 = to
+	CMP	R0, R1				// switching to itself?
+	BEQ	bad
+	MOVBU	Context_state(R0), R2		// R2 = from.state
+	ORR	$2, R2				// empty (0) or running (2) give 2
+	CMP	$const_stateRunning, R2
+	BNE	bad				// from is not the running context
+	MOVBU	Context_state(R1), R3		// R3 = to.state
+	ORR	$2, R3				// fresh (1) or suspended (3) give 3
+	CMP	$const_stateSuspended, R3
+	BNE	bad				// to cannot be resumed
+	MOVD	$const_stateSuspended, R2
+	MOVB	R2, Context_state(R0)		// from.state = suspended
+	MOVD	$const_stateRunning, R3
+	MOVB	R3, Context_state(R1)		// to.state = running
+	B	·switchContext(SB)		// switch; arguments and LR unchanged
+bad:
+	B	·badSwitch(SB)			// badSwitch(from, to) panics, reported at the caller's line
+
 // func switchContext(from, to *Context)
 TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVD	from+0(FP), R0			// R0 = from: where the current state is saved

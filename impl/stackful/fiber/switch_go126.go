@@ -11,6 +11,24 @@ import (
 // gateError is nil: this toolchain and architecture have a verified switch.
 var gateError error
 
+// Switch saves the running execution state into from and resumes to: a fresh
+// context starts its entry function, a suspended one returns from the Switch
+// call that suspended it. Switch returns when some later Switch resumes from.
+//
+// from must be the context that is running (or a zero Context, which then
+// becomes the root); to must be fresh or suspended. Violations panic before
+// anything is switched, because resuming a context that holds no valid state
+// would jump to garbage.
+//
+// Switch is a one-way switch; a round trip (A→B→A) is two.
+//
+// Switch is written in assembly (switch_$GOARCH.s) so that the checks cost no
+// extra call: it tests both states, marks from suspended and to running, and
+// jumps into the switch; on a violation it jumps to badSwitch instead.
+//
+//go:noescape
+func Switch(from, to *Context)
+
 // switchContext saves the running state into from and resumes to (assembly,
 // switch_$GOARCH.s). It does no checking; Switch does.
 //

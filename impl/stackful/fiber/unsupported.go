@@ -15,6 +15,9 @@ var gateError = errors.New("not supported: the fiber context switch is built onl
 
 func switchContext(from, to *Context) { panic(gateError) }
 
+// Switch panics: there is no switch in this build (see Supported).
+func Switch(from, to *Context) { panic(gateError) }
+
 func fiberStartPC() uintptr { return 0 }
 
 func getg() unsafe.Pointer { return nil }
