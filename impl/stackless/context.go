@@ -158,6 +158,19 @@ func (c *Context) Sleep(d time.Duration) Step {
 	return Step{stepSuspend}
 }
 
+// Now returns the reactor's monotonic clock in ns (see Scheduler.Now).
+func (c *Context) Now() int64 { return c.s.Now() }
+
+// SleepUntil suspends the task until the reactor's clock (see Now) reaches
+// deadline. A deadline in the past fires at the next reactor tick.
+func (c *Context) SleepUntil(deadline int64) Step {
+	w := c.cur.waker.prepare()
+	w.timer.deadline = max(deadline, 1)
+	w.absolute = true
+	w.sleeping = true
+	return Step{stepSuspend}
+}
+
 // Spawn starts t as a normal-priority task on the same scheduler.
 func (c *Context) Spawn(t Task) error { return c.s.Spawn(t) }
 

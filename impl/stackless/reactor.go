@@ -38,6 +38,19 @@ func (s *Scheduler) Loop() (*reactor.Loop, error) {
 	return s.r.loop, nil
 }
 
+// Now returns a fresh reading of the reactor's monotonic clock
+// (CLOCK_MONOTONIC) in nanoseconds, creating the reactor if needed. SleepUntil
+// deadlines are on this clock, so a timer's lateness is Now() at wake-up minus
+// its deadline. It panics if the reactor cannot be created (see Loop).
+func (s *Scheduler) Now() int64 {
+	l, err := s.Loop()
+	if err != nil {
+		panic(err)
+	}
+	l.UpdateTime()
+	return l.Now()
+}
+
 // Close releases the reactor the scheduler created (a loop passed to
 // NewWithLoop is left open). Close it after Run has returned.
 func (s *Scheduler) Close() error {
@@ -172,13 +185,17 @@ func (h *timerHeap) remove(co *Coro) {
 	h.up(int(moved.waker.timer.index) - 1)
 }
 
-// addTimer starts co's timeout: d from now on a fresh clock reading (the
-// loop's cached time may be a whole tick old, which would fire early).
-func (s *Scheduler) addTimer(co *Coro, d time.Duration) {
+// addTimer starts co's timer: at the absolute deadline t, or t ns from now
+// on a fresh clock reading (the loop's cached time may be a whole tick old,
+// which would fire early).
+func (s *Scheduler) addTimer(co *Coro, t int64, absolute bool) {
 	l := s.r.loop
-	l.UpdateTime()
+	if !absolute {
+		l.UpdateTime()
+		t += l.Now()
+	}
 	s.r.seq++
-	co.waker.timer.deadline = l.Now() + int64(d)
+	co.waker.timer.deadline = t
 	co.waker.timer.seq = s.r.seq
 	s.timers.push(co)
 	s.armLoopTimer()
@@ -260,6 +277,14 @@ func (s *Scheduler) onPoll(p *reactor.Poll, waiter **Coro) {
 
 // Reactor returns the underlying reactor FD.
 func (f *FD) Reactor() *reactor.FD { return f.fd }
+
+// Fd returns the file descriptor number (for syscalls such as accept4).
+func (f *FD) Fd() int { return f.fd.Fd() }
+
+// ClearReady forgets cached readiness: call it after an EAGAIN from a
+// syscall made without TryRead/TryWrite (accept4, recvfrom, ...), before
+// awaiting readiness again.
+func (f *FD) ClearReady(e reactor.Events) { f.fd.ClearReady(e) }
 
 // TryRead reads without blocking; reactor.ErrWouldBlock means: return
 // c.AwaitReadable(f) and read again when resumed.

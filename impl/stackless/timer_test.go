@@ -101,3 +101,34 @@ func TestAwaitTimeout(t *testing.T) {
 		t.Fatalf("event still has %d waiters after the timeout", a.ev.Waiters())
 	}
 }
+
+// untilTask sleeps until an absolute deadline and records when it woke.
+type untilTask struct {
+	Coro
+	state    int
+	deadline int64
+	woke     int64
+}
+
+func (t *untilTask) Resume(c *Context) Step {
+	if t.state == 0 {
+		t.state = 1
+		t.deadline = c.Now() + int64(500*time.Microsecond)
+		return c.SleepUntil(t.deadline)
+	}
+	t.woke = c.Now()
+	return c.Done()
+}
+
+func TestSleepUntil(t *testing.T) {
+	s := New()
+	defer s.Close()
+	u := &untilTask{}
+	_ = s.Spawn(u)
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if u.woke < u.deadline {
+		t.Fatalf("woke at %d, before the deadline %d", u.woke, u.deadline)
+	}
+}

@@ -78,6 +78,7 @@ type Waker struct {
 	sleeping  bool // the wait is a Sleep: the timer firing is success, not ErrTimeout
 	waited    bool // the task's last wake-up ended a started wait (status becomes Result)
 	immediate bool // the wait ends at start with err (a refused wait)
+	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
 	timer     timerEntry
 	nodes     [numSlots]waitNode
 	poll      *reactor.Poll // fd readiness poll of the wait, nil if none (owned by an FD)
@@ -94,6 +95,7 @@ func (w *Waker) prepare() *Waker {
 	w.status = NoStatus
 	w.sleeping = false
 	w.immediate = false
+	w.absolute = false
 	w.timer.deadline = 0
 	w.nodes[slotEvent].ev = nil
 	if w.nodes[slotCancel].ev != nil {
@@ -172,7 +174,7 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 		}
 	}
 	if w.timer.deadline > 0 {
-		s.addTimer(co, time.Duration(w.timer.deadline))
+		s.addTimer(co, w.timer.deadline, w.absolute)
 	}
 	if w.poll != nil {
 		w.poll.Start()
