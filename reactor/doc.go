@@ -37,11 +37,14 @@
 // Blocking waits honour nanosecond deadlines: epoll_pwait2 takes a timespec
 // (Linux 5.11+). Where it is missing (ENOSYS, detected once in New) a
 // timerfd armed for the nearest deadline wakes epoll_wait instead. WaitMethod
-// names the choice, e.g. "clock=CLOCK_MONOTONIC wait=epoll_pwait2". Go's own
-// timers round sub-millisecond sleeps up to 1 ms and libuv's are in
-// milliseconds; these are not. The kernel's timer slack (50 µs by default
-// for epoll_pwait2; prctl PR_SET_TIMERSLACK lowers it per thread) still
-// applies; a timerfd has none.
+// names the choice, e.g. "clock=CLOCK_MONOTONIC wait=epoll_pwait2
+// timerslack=50000ns". Go's own timers round a sub-millisecond wait up to
+// 1 ms (the runtime's netpoller waits in whole milliseconds) and libuv's
+// timers are in milliseconds; these are not. BenchmarkTimerLateness and
+// BenchmarkGoSleepLateness measure both. The kernel's timer slack still
+// applies to epoll_pwait2 (50 µs by default; prctl PR_SET_TIMERSLACK lowers
+// it for the calling thread, so a runtime that locks its loop to a thread
+// can lower it); a timerfd is not subject to it.
 //
 // Fds are registered once, edge-triggered, and never re-armed with epoll_ctl:
 // see FD for why, and for the rule that reads and writes go through the Try*
