@@ -267,4 +267,3 @@ func BenchmarkGoSleepLateness(b *testing.B) {
 		})
 	}
 }
-
