@@ -226,7 +226,7 @@ func BenchmarkTimerLateness(b *testing.B) {
 						}
 						defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) // 0 = back to the default
 					}
-					l := newLoop(b, Options{ForceTimerfd: method == "timerfd"})
+					l := newLoop(b, Options{UseTimerfd: method == "timerfd"})
 					if method == "epoll_pwait2" && !l.pwait2 {
 						b.Skip(l.WaitMethod())
 					}

@@ -37,9 +37,12 @@ type Options struct {
 	// Tick(true), since a blocking Tick still sleeps in real time for the
 	// difference between the injected clock and the nearest deadline.
 	Clock func() int64
-	// ForceTimerfd uses epoll_wait plus a timerfd for sub-millisecond blocking
-	// waits even when the kernel has epoll_pwait2. For testing the fallback.
-	ForceTimerfd bool
+	// UseTimerfd makes blocking waits use epoll_wait plus a timerfd even when
+	// the kernel has epoll_pwait2. It costs one timerfd_settime per new
+	// nearest deadline, but a timerfd is not subject to the thread's timer
+	// slack, which epoll_pwait2 is (see BenchmarkTimerLateness). Also how
+	// tests exercise the fallback.
+	UseTimerfd bool
 	// MaxEvents is the initial size of the epoll_wait result buffer (default
 	// 128). The buffer doubles, up to 4096, whenever a wait fills it.
 	MaxEvents int
@@ -101,7 +104,7 @@ func New() (*Loop, error) { return NewWithOptions(Options{}) }
 
 // NewWithOptions creates a loop: an epoll instance, an eventfd for
 // cross-thread wakeups and, when epoll_pwait2 is missing (ENOSYS/EPERM,
-// detected once here) or ForceTimerfd is set, a timerfd for sub-millisecond
+// detected once here) or UseTimerfd is set, a timerfd for sub-millisecond
 // deadlines.
 func NewWithOptions(o Options) (*Loop, error) {
 	if o.MaxEvents < 0 {
@@ -125,7 +128,7 @@ func NewWithOptions(o Options) (*Loop, error) {
 	var zero unix.Timespec
 	_, perr := epollPwait2(epfd, l.events, &zero)
 	l.stats.Syscalls++
-	l.pwait2 = perr == nil && !o.ForceTimerfd
+	l.pwait2 = perr == nil && !o.UseTimerfd
 	switch {
 	case l.pwait2:
 		// epoll_pwait2 sleeps with the calling thread's timer slack; name the
@@ -135,7 +138,7 @@ func NewWithOptions(o Options) (*Loop, error) {
 			l.waitMethod += fmt.Sprintf(" timerslack=%dns", slack)
 		}
 	default:
-		reason := "forced by Options.ForceTimerfd"
+		reason := "chosen by Options.UseTimerfd"
 		if perr != nil {
 			reason = "epoll_pwait2: " + perr.Error()
 		}

@@ -50,7 +50,7 @@ func waitMethods(t *testing.T, f func(t *testing.T, o Options)) {
 		}
 		f(t, Options{})
 	})
-	t.Run("timerfd", func(t *testing.T) { f(t, Options{ForceTimerfd: true}) })
+	t.Run("timerfd", func(t *testing.T) { f(t, Options{UseTimerfd: true}) })
 }
 
 func TestWaitMethod(t *testing.T) {
@@ -60,7 +60,7 @@ func TestWaitMethod(t *testing.T) {
 		t.Fatalf("default: WaitMethod() = %q", got)
 	}
 	t.Logf("default: %s", def.WaitMethod())
-	l := newLoop(t, Options{ForceTimerfd: true})
+	l := newLoop(t, Options{UseTimerfd: true})
 	if got := l.WaitMethod(); !strings.HasPrefix(got, "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd") {
 		t.Fatalf("forced timerfd: WaitMethod() = %q", got)
 	}
