@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -26,6 +27,12 @@ var (
 	// ready: it is unix.EAGAIN itself, so errors.Is works with either name.
 	ErrWouldBlock error = unix.EAGAIN
 )
+
+// pwait2Probe remembers whether epoll_pwait2 works in this process.
+var pwait2Probe struct {
+	once sync.Once
+	err  error
+}
 
 // noDeadline marks "no timer pending" in deadline computations.
 const noDeadline = int64(-1)
@@ -124,10 +131,15 @@ func NewWithOptions(o Options) (*Loop, error) {
 	}
 	l.now = l.clock()
 
-	// Probe epoll_pwait2 once with a zero timeout.
-	var zero unix.Timespec
-	_, perr := epollPwait2(epfd, l.events, &zero)
-	l.stats.Syscalls++
+	// Probe epoll_pwait2 once per process with a zero timeout. ENOSYS (old
+	// kernel) or EPERM (a seccomp filter that predates it) selects the
+	// timerfd fallback.
+	pwait2Probe.once.Do(func() {
+		var zero unix.Timespec
+		_, pwait2Probe.err = epollPwait2(epfd, l.events, &zero)
+		l.stats.Syscalls++
+	})
+	perr := pwait2Probe.err
 	l.pwait2 = perr == nil && !o.UseTimerfd
 	switch {
 	case l.pwait2:
