@@ -928,3 +928,33 @@ func TestCloseLoopInsideCallback(t *testing.T) {
 		t.Fatalf("Tick after Close: %v", err)
 	}
 }
+
+// TestFallbacksWhenSyscallsAreMissing simulates a kernel without
+// epoll_pwait2 and without pidfd_open.
+func TestFallbacksWhenSyscallsAreMissing(t *testing.T) {
+	newLoop(t, Options{}) // make sure the once-per-process probe has run
+	saved := pwait2Probe.err
+	pwait2Probe.err = unix.ENOSYS
+	defer func() { pwait2Probe.err = saved }()
+	l := newLoop(t, Options{})
+	if got, want := l.WaitMethod(), "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd (epoll_pwait2: function not implemented)"; got != want {
+		t.Fatalf("WaitMethod() = %q, want %q", got, want)
+	}
+	fired := false
+	tm := l.NewTimer(func() { fired = true })
+	l.UpdateTime()
+	tm.Start(100 * time.Microsecond)
+	tickUntil(t, l, func() bool { return fired })
+	if nanotime() < tm.Deadline() {
+		t.Fatal("fallback timer fired early")
+	}
+
+	savedOpen := pidfdOpen
+	pidfdOpen = func(int, int) (int, error) { return -1, unix.ENOSYS }
+	defer func() { pidfdOpen = savedOpen }()
+	_, err := l.NewProcess(unix.Getpid(), func() {})
+	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "not supported: pidfd_open") {
+		t.Fatalf("NewProcess without pidfd_open: %v, want a 'not supported: pidfd_open ...' error", err)
+	}
+	t.Log(err)
+}

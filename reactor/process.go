@@ -21,6 +21,9 @@ type Process struct {
 	exited bool
 }
 
+// pidfdOpen is a variable so that tests can simulate a kernel without it.
+var pidfdOpen = unix.PidfdOpen
+
 // NewProcess creates an idle exit event for pid. It returns an error
 // wrapping ErrNotSupported when the kernel lacks pidfd_open.
 func (l *Loop) NewProcess(pid int, cb func()) (*Process, error) {
@@ -31,12 +34,12 @@ func (l *Loop) NewProcess(pid int, cb func()) (*Process, error) {
 		return nil, fmt.Errorf("reactor: NewProcess(%d): a process id must be positive", pid)
 	}
 	l.stats.Syscalls++
-	pfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	pfd, err := pidfdOpen(pid, unix.PIDFD_NONBLOCK)
 	if err == unix.EINVAL {
 		// PIDFD_NONBLOCK arrived in 5.10; 5.3-5.9 accept flags 0 only. The
 		// pidfd is never read, so blocking mode is harmless.
 		l.stats.Syscalls++
-		pfd, err = unix.PidfdOpen(pid, 0)
+		pfd, err = pidfdOpen(pid, 0)
 	}
 	switch err {
 	case nil:
