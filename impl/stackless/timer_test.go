@@ -2,6 +2,7 @@ package stackless
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -130,5 +131,71 @@ func TestSleepUntil(t *testing.T) {
 	}
 	if u.woke < u.deadline {
 		t.Fatalf("woke at %d, before the deadline %d", u.woke, u.deadline)
+	}
+}
+
+// orderedSleeper sleeps d and appends itself to *woke; a cancelled one
+// records that instead.
+type orderedSleeper struct {
+	Coro
+	state     int
+	d         time.Duration
+	deadline  int64
+	cancelled bool
+	woke      *[]*orderedSleeper
+}
+
+func (t *orderedSleeper) Resume(c *Context) Step {
+	if t.state == 0 {
+		t.state = 1
+		return c.Sleep(t.d)
+	}
+	if errors.Is(c.Err(), ErrCanceled) {
+		t.cancelled = true
+		return c.Done()
+	}
+	t.deadline = t.waker.timer.deadline // still set: prepare clears it at the next wait
+	*t.woke = append(*t.woke, t)
+	return c.Done()
+}
+
+// TestTimerHeapOrder: many sleepers with random durations, a third of them
+// cancelled while in the heap (removal from the middle): the rest wake in
+// deadline order and the heap ends empty.
+func TestTimerHeapOrder(t *testing.T) {
+	const n = 3000
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := New()
+	defer s.Close()
+	var woke []*orderedSleeper
+	all := make([]*orderedSleeper, n)
+	for i := range all {
+		all[i] = &orderedSleeper{d: time.Duration(1+rng.IntN(2000)) * time.Microsecond, woke: &woke}
+		_ = s.Spawn(all[i])
+	}
+	_ = s.Spawn(&funcTask{f: func(c *Context) Step {
+		for i := 0; i < n; i += 3 {
+			_ = s.Cancel(all[i])
+		}
+		return c.Done()
+	}})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(woke) != n-(n+2)/3 {
+		t.Fatalf("%d sleepers woke, want %d", len(woke), n-(n+2)/3)
+	}
+	for i := 1; i < len(woke); i++ {
+		if woke[i].deadline < woke[i-1].deadline {
+			t.Fatalf("wake %d has deadline %d before its predecessor's %d", i, woke[i].deadline, woke[i-1].deadline)
+		}
+	}
+	for i := 0; i < n; i += 3 {
+		if !all[i].cancelled {
+			t.Fatalf("sleeper %d was cancelled but did not see ErrCanceled", i)
+		}
+	}
+	if len(s.timers.a) != 0 || s.r.timer.Active() {
+		t.Fatalf("timer heap holds %d entries after the run", len(s.timers.a))
 	}
 }

@@ -134,6 +134,18 @@ var errNothingToWaitFor = errors.New("stackless: wait on nothing: pass an event,
 // is unwinding, or an awaited event had fired before the wait. Then nothing
 // is started and the waker holds the outcome in Result status.
 func (w *Waker) start(s *Scheduler, co *Coro) bool {
+	// Hot path: one awaited event, nothing else (pingpong, most awaits).
+	if n := &w.nodes[slotEvent]; n.ev != nil && w.nodes[slotCancel].ev == nil && w.timer.deadline == 0 &&
+		w.poll == nil && !w.immediate && !co.cancelPending && !co.unwinding {
+		if ev := n.ev; ev.done {
+			w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
+			return true
+		}
+		w.status, w.waited = Waiting, true
+		n.ev.link(n)
+		s.waiting++
+		return false
+	}
 	if co.cancelPending || co.unwinding {
 		co.cancelPending = false
 		w.status, w.err = Result, ErrCanceled
@@ -187,10 +199,11 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 // timeout from the timer heap, stops the poll). Called when the wait ends,
 // whichever way.
 func (w *Waker) stop(s *Scheduler, co *Coro) {
-	for i := range w.nodes {
-		if n := &w.nodes[i]; n.linked() {
-			n.ev.unlink(n)
-		}
+	if n := &w.nodes[slotEvent]; n.ev != nil && n.linked() {
+		n.ev.unlink(n)
+	}
+	if n := &w.nodes[slotCancel]; n.ev != nil && n.linked() {
+		n.ev.unlink(n)
 	}
 	if w.timer.index != 0 {
 		s.removeTimer(co)
