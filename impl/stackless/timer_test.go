@@ -170,7 +170,9 @@ func TestTimerHeapOrder(t *testing.T) {
 	var woke []*orderedSleeper
 	all := make([]*orderedSleeper, n)
 	for i := range all {
-		all[i] = &orderedSleeper{d: time.Duration(1+rng.IntN(2000)) * time.Microsecond, woke: &woke}
+		// 50 ms base: no timer may fire before the canceller has run, even
+		// under the race detector.
+		all[i] = &orderedSleeper{d: 50*time.Millisecond + time.Duration(rng.IntN(2000))*time.Microsecond, woke: &woke}
 		_ = s.Spawn(all[i])
 	}
 	_ = s.Spawn(&funcTask{f: func(c *Context) Step {
