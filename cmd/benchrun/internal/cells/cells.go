@@ -212,7 +212,7 @@ func Group(files []*results.File) (*Set, error) {
 
 	type located struct {
 		scenario, row string
-		col         benchproc.Key
+		col           benchproc.Key
 	}
 	locate := func(r *benchfmt.Result) located {
 		l := located{scenario: scenarioProj.Project(r).Get(scenarioProj.Fields()[0]), row: rowProj.Project(r).Get(rowProj.Fields()[0])}

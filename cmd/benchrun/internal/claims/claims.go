@@ -132,7 +132,7 @@ var Claims = []Claim{
 			v, why := inRange(sf, 4096, 65536)
 			cmp := stats.Compare(sl.Values, sf.Values)
 			smaller := cmp.Significant && sl.Summary.Median < sf.Summary.Median
-			why += fmt.Sprintf("; stackless/stackful-asm = %.2f (p=%.3f)", sl.Summary.Median/sf.Summary.Median, cmp.P)
+			why += fmt.Sprintf("; stackless/stackful-asm = %.2f (%s)", sl.Summary.Median/sf.Summary.Median, pText(cmp.P))
 			if !smaller {
 				v = DoesNotHold
 				why += ": stackless is not significantly smaller"
@@ -254,7 +254,7 @@ func ratioClaim(set *cells.Set, scenario, row, slow, fast, unit string, minRatio
 	fig := fmt.Sprintf("%s: %s; %s: %s", slow, figure(cs), fast, figure(cf))
 	cmp := stats.Compare(cf.Values, cs.Values)
 	ratio := cs.Summary.Median / cf.Summary.Median
-	why := fmt.Sprintf("%s / %s = %.2f× (p=%.3f, n=%d+%d)", slow, fast, ratio, cmp.P, cmp.N1, cmp.N2)
+	why := fmt.Sprintf("%s / %s = %.2f× (%s, n=%d+%d)", slow, fast, ratio, pText(cmp.P), cmp.N1, cmp.N2)
 	switch {
 	case !cmp.Significant:
 		return Result{Figure: fig, Verdict: DoesNotHold, Why: why + ": the difference is not significant at alpha 0.05"}
@@ -262,4 +262,12 @@ func ratioClaim(set *cells.Set, scenario, row, slow, fast, unit string, minRatio
 		return Result{Figure: fig, Verdict: DoesNotHold, Why: fmt.Sprintf("%s: below the %.3g× the rule asks", why, minRatio)}
 	}
 	return Result{Figure: fig, Verdict: Holds, Why: fmt.Sprintf("%s ≥ %.3g×", why, minRatio)}
+}
+
+// pText prints a p value to three places, or as a bound below 0.001.
+func pText(p float64) string {
+	if p < 0.001 {
+		return "p<0.001"
+	}
+	return fmt.Sprintf("p=%.3f", p)
 }

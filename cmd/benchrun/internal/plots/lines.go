@@ -138,6 +138,40 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
+// linearTicks labels a linear axis at the finest 1-2-5 step that gives at
+// most seven labelled ticks, with four minor ticks between (gonum's default often
+// labels only the ends of a short axis).
+type linearTicks struct{}
+
+func (linearTicks) Ticks(min, max float64) []plot.Tick {
+	if max <= min {
+		return []plot.Tick{{Value: min, Label: formatN(min)}}
+	}
+	raw := (max - min) / 7
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * p
+	for _, m := range []float64{1, 2, 5} {
+		if m*p >= raw {
+			step = m * p
+			break
+		}
+	}
+	var ticks []plot.Tick
+	minor := step / 5
+	for i := math.Ceil(min / minor); i*minor <= max+minor*1e-9; i++ {
+		v := i * minor
+		label := ""
+		if r := math.Remainder(v, step); math.Abs(r) < minor*1e-6 {
+			label = strconv.FormatFloat(math.Round(v/p)*p, 'f', -1, 64)
+			if math.Abs(v) < minor*1e-6 {
+				label = "0"
+			}
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: label})
+	}
+	return ticks
+}
+
 // niceLogRange widens [lo, hi] to the labelled ticks logTicks would put
 // just outside it.
 func niceLogRange(lo, hi float64) (float64, float64) {
@@ -167,12 +201,12 @@ func niceLogRange(lo, hi float64) (float64, float64) {
 	return down(lo), up(hi)
 }
 
-// formatN prints an axis number compactly: 2, 64, 4096, 262k, 1M, 0.5.
+// formatN prints an axis number compactly: 2, 64, 4096, 10k, 262k, 1M, 0.5.
 func formatN(v float64) string {
 	switch {
 	case v >= 1e6 && math.Mod(v, 1e6) == 0:
 		return strconv.FormatFloat(v/1e6, 'f', -1, 64) + "M"
-	case v >= 1e5:
+	case v >= 1e4:
 		return strconv.FormatFloat(math.Round(v/1e3), 'f', -1, 64) + "k"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)

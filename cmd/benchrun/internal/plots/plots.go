@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -63,6 +64,8 @@ type Chart struct {
 	legend plot.Legend
 	// legendEntries counts the entries: 0 means no legend strip.
 	legendEntries int
+	yLabel        string
+	yLabelStyle   text.Style
 }
 
 func newChart(title, xLabel, yLabel string) *Chart {
@@ -77,14 +80,18 @@ func newChart(title, xLabel, yLabel string) *Chart {
 		ax.Padding = 4
 	}
 	p.X.Label.Text = xLabel
-	p.Y.Label.Text = yLabel
+	// The y label is drawn by Chart.Draw, not by gonum: gonum reserves room
+	// for it at the data midpoint 0.5·(min+max), which on a log axis lies
+	// near the top and squeezes the plot down.
 	p.Add(plotter.NewGrid())
+	ylab := text.Style{Color: color.Black, Font: font.From(sans, 13), Rotation: math.Pi / 2,
+		XAlign: draw.XCenter, YAlign: draw.YTop, Handler: p.TextHandler}
 	l := plot.NewLegend()
 	l.TextStyle.Font = font.From(sans, 12)
 	l.Top, l.Left = true, true
 	l.ThumbnailWidth = 18
 	l.Padding = 5
-	return &Chart{plot: p, legend: l}
+	return &Chart{plot: p, legend: l, yLabel: yLabel, yLabelStyle: ylab}
 }
 
 func (ch *Chart) addLegend(label string, th plot.Thumbnailer) {
@@ -96,6 +103,12 @@ func (ch *Chart) addLegend(label string, th plot.Thumbnailer) {
 func (ch *Chart) Draw(c draw.Canvas) {
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
+	if ch.yLabel != "" {
+		h := ch.yLabelStyle.Height(ch.yLabel)
+		ch.yLabelStyle.Handler = ch.plot.TextHandler
+		c.FillText(ch.yLabelStyle, vg.Point{X: c.Min.X + 4, Y: (c.Min.Y + c.Max.Y) / 2}, ch.yLabel)
+		c = draw.Crop(c, h+10, 0, 0, 0)
+	}
 	if ch.legendEntries == 0 {
 		ch.plot.Draw(c)
 		return

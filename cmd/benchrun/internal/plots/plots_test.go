@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -72,9 +73,14 @@ func checkFiles(t *testing.T, dir, pngName, svgName string) {
 func TestBars(t *testing.T) {
 	s := testSeries()
 	ch := Bars("Yield: ns per switch", "ns per switch", []string{"n=2", "n=64", "n=4096"}, s)
-	// No clipping: the y axis reaches above every whisker.
-	if ch.plot.Y.Max <= 340 || ch.plot.Y.Min > 0 {
-		t.Errorf("y range [%v, %v] clips the bars (top whisker 340)", ch.plot.Y.Min, ch.plot.Y.Max)
+	// No clipping: the y axis reaches above every whisker and below the
+	// lowest (the 3 ns to 310 ns span makes it a log axis).
+	if ch.plot.Y.Max <= 340 || ch.plot.Y.Min > 2.9 {
+		t.Errorf("y range [%v, %v] clips the bars [2.9, 340]", ch.plot.Y.Min, ch.plot.Y.Max)
+	}
+	linear := Bars("Yield without stackless", "ns per switch", []string{"n=2", "n=64", "n=4096"}, append(s[:2:2], s[3:]...))
+	if _, ok := linear.plot.Y.Scale.(plot.LinearScale); !ok || linear.plot.Y.Max <= 340 || linear.plot.Y.Min != 0 {
+		t.Errorf("linear chart: scale %T, y range [%v, %v]; want linear from 0 past 340", linear.plot.Y.Scale, linear.plot.Y.Min, linear.plot.Y.Max)
 	}
 	dir := outDir(t)
 	p, v, err := ch.Save(dir, "bars")
@@ -100,6 +106,38 @@ func firstOnly(s []Series) []Series {
 		out[i].Values = s[i].Values[:1]
 	}
 	return out
+}
+
+func TestLogBars(t *testing.T) {
+	s := []Series{
+		{"stackful-asm", palette[0], []Value{{24000, 23000, 25000, true, "24.0k"}, {35, 34, 36, true, "35"}}},
+		{"goroutine-single", palette[3], []Value{{360, 350, 370, true, "360"}, {350, 340, 360, true, "350"}}},
+	}
+	ch := Bars("Spawn: ns per spawn", "ns per spawn", []string{"pool=cold", "pool=warm"}, s)
+	if _, ok := ch.plot.Y.Scale.(plot.LogScale); !ok {
+		t.Fatal("a 700× span of medians is drawn on a linear axis")
+	}
+	if ch.plot.Y.Min > 34 || ch.plot.Y.Max <= 25000 {
+		t.Errorf("y range [%v, %v] clips [34, 25000]", ch.plot.Y.Min, ch.plot.Y.Max)
+	}
+	dir := outDir(t)
+	p, v, err := ch.Save(dir, "bars-log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+}
+
+func TestLinearTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (linearTicks{}).Ticks(0, 27.5) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, ","); got != "0,5,10,15,20,25" {
+		t.Errorf("labels %s", got)
+	}
 }
 
 func TestSweep(t *testing.T) {
@@ -150,7 +188,7 @@ func TestLogTicks(t *testing.T) {
 	if lo, hi := niceLogRange(3, 40000); lo != 1 || hi != 1e5 {
 		t.Errorf("niceLogRange(3, 40000) = %v, %v; want 1, 1e5", lo, hi)
 	}
-	if formatN(262144) != "262k" || formatN(1e6) != "1M" || formatN(4096) != "4096" {
+	if formatN(262144) != "262k" || formatN(1e6) != "1M" || formatN(4096) != "4096" || formatN(1e4) != "10k" {
 		t.Errorf("formatN: %s %s %s", formatN(262144), formatN(1e6), formatN(4096))
 	}
 }
