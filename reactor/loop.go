@@ -403,7 +403,7 @@ func (l *Loop) Close() error {
 	var first error
 	for i := range l.fds {
 		if f := l.fds[i].fd; f != nil {
-			f.closed = true
+			f.closed, f.err = true, ErrClosed
 			l.fds[i].fd = nil
 			if err := unix.Close(f.fd); err != nil && first == nil {
 				first = os.NewSyscallError("close", err)

@@ -929,6 +929,33 @@ func TestCloseLoopInsideCallback(t *testing.T) {
 	}
 }
 
+func TestLoopCloseClosesFDs(t *testing.T) {
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := l.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rfd := r.Fd()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.TryRead(make([]byte, 1)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("TryRead after Loop.Close: %v, want ErrClosed", err)
+	}
+	if _, err := w.TryWrite([]byte("x")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("TryWrite after Loop.Close: %v, want ErrClosed", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(rfd), unix.F_GETFD, 0); err != unix.EBADF {
+		t.Fatalf("fd %d still open after Loop.Close (fcntl: %v)", rfd, err)
+	}
+	if _, _, err := l.Pipe(); !errors.Is(err, ErrLoopClosed) {
+		t.Fatalf("Pipe after Close: %v, want ErrLoopClosed", err)
+	}
+}
+
 // TestFallbacksWhenSyscallsAreMissing simulates a kernel without
 // epoll_pwait2 and without pidfd_open.
 func TestFallbacksWhenSyscallsAreMissing(t *testing.T) {
