@@ -1,6 +1,10 @@
 package stackful
 
-import "time"
+import (
+	"time"
+
+	"github.com/corobench/corobench/impl/stackful/fiber"
+)
 
 // The blocking API. Every function acts on the running Scheduler and, where
 // it blocks, on the current coroutine; calling one outside a coroutine of a
@@ -55,7 +59,17 @@ func Yield() error {
 	co.waker.reset()
 	co.waker.status = WakerQueued
 	s.queue.PushBack(co)
-	s.suspend(co)
+	// s.suspend(co), inline (see Scheduler.suspend).
+	if next := s.pickNext(); next != co {
+		if s.asm != nil && next != nil && next.ctx != nil && len(co.handlers) == 0 {
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(&co.ctx.fiber.fc, &next.ctx.fiber.fc)
+			s.reap()
+		} else {
+			s.suspendTo(co, next)
+		}
+	}
 	s.afterResume(co)
 	co.waker.status = WakerNoStatus
 	return nil
@@ -101,7 +115,21 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		w.resumeWhen(cancel, cbCancel)
 	}
 	w.timeout = timeout
-	return s.wait(co)
+	w.start(s)
+	// s.suspend(co), inline (see Scheduler.suspend).
+	if next := s.pickNext(); next != co {
+		if s.asm != nil && next != nil && next.ctx != nil && len(co.handlers) == 0 {
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(&co.ctx.fiber.fc, &next.ctx.fiber.fc)
+			s.reap()
+		} else {
+			s.suspendTo(co, next)
+		}
+	}
+	s.afterResume(co)
+	w.status = WakerResult
+	return w.result, w.err
 }
 
 // Sleep suspends the coroutine for d (through a reactor timer).
@@ -116,8 +144,11 @@ func Sleep(d time.Duration) error {
 	w := &co.waker
 	w.reset()
 	w.timeout, w.sleep = d, true
-	_, err := s.wait(co)
-	return err
+	w.start(s)
+	s.suspend(co)
+	s.afterResume(co)
+	w.status = WakerResult
+	return w.err
 }
 
 // QueueMicrotask queues fn to run before the next switch (see Microtask).
@@ -164,16 +195,6 @@ func (s *Scheduler) checkBlocking(co *Coroutine) error {
 		return err
 	}
 	return nil
-}
-
-// wait suspends co on its prepared waker and returns the wait's outcome.
-func (s *Scheduler) wait(co *Coroutine) (any, error) {
-	w := &co.waker
-	w.start(s)
-	s.suspend(co)
-	s.afterResume(co)
-	w.status = WakerResult
-	return w.result, w.err
 }
 
 // afterResume unwinds a coroutine that final cleanup resumed.
