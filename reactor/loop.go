@@ -94,7 +94,6 @@ type Loop struct {
 	tfd          *FD   // timerfd (fallback only)
 	tfdArmed     int64 // deadline the timerfd is armed for, noDeadline if disarmed
 	waitMethod   string
-	fakeClock    bool
 	wake         *FD // eventfd that Trigger.Signal writes
 	wakePending  atomic.Uint32
 	signalling   atomic.Int32 // Signal calls between checking closedShared and writing the eventfd
@@ -127,7 +126,7 @@ func NewWithOptions(o Options) (*Loop, error) {
 	l := &Loop{epfd: epfd, clock: nanotime, tfdArmed: noDeadline, events: make([]unix.EpollEvent, o.MaxEvents)}
 	clockName := "CLOCK_MONOTONIC"
 	if o.Clock != nil {
-		l.clock, l.fakeClock, clockName = o.Clock, true, "injected"
+		l.clock, clockName = o.Clock, "injected"
 	}
 	l.now = l.clock()
 
