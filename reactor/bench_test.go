@@ -267,3 +267,26 @@ func BenchmarkGoSleepLateness(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChanRoundTripLockedThreads is the comparison for
+// BenchmarkWakeRoundTrip: the same ping-pong between two goroutines locked
+// to their own threads, through Go channels (futex wakeups). When both are
+// about equal, the cost is the kernel waking a sleeping thread, not epoll or
+// the eventfd.
+func BenchmarkChanRoundTripLockedThreads(b *testing.B) {
+	ping, pong := make(chan struct{}), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for range ping {
+			pong <- struct{}{}
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for b.Loop() {
+		ping <- struct{}{}
+		<-pong
+	}
+	close(ping)
+}
