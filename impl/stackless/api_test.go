@@ -76,8 +76,8 @@ func TestFDReadiness(t *testing.T) {
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
-	s := New()
-	s.SetTickInterval(0) // tick at every suspend point, so the reader wakes between writes
+	// Tick at (nearly) every suspend point, so the reader wakes between writes.
+	s, _ := NewWithOptions(Options{TickInterval: 1})
 	defer s.Close()
 	rf, err := s.NewFD(p[0])
 	if err != nil {
@@ -158,13 +158,12 @@ func (t *fdWaiter) Resume(c *Context) Step {
 }
 
 // TestMicrotaskRefcount: each run drops the reference its Enqueue took; a
-// cancelled one is skipped but still released; Dtor runs at zero.
+// cancelled one is skipped but still released; the destructor runs when the
+// creator's reference, the last, is released.
 func TestMicrotaskRefcount(t *testing.T) {
 	s := New()
 	runs, dtors := 0, 0
-	m := NewMicrotask(func() error { runs++; return nil })
-	m.Dtor = func() { dtors++ }
-	m.Retain() // the test's own reference
+	m := NewMicrotask(func() error { runs++; return nil }, func() { dtors++ })
 	for i := 0; i < 3; i++ {
 		if err := s.EnqueueMicrotask(m); err != nil {
 			t.Fatal(err)
@@ -193,36 +192,39 @@ func TestMicrotaskRefcount(t *testing.T) {
 	if dtors != 1 {
 		t.Fatalf("dtors = %d after the last Release, want 1", dtors)
 	}
+	if err := s.EnqueueMicrotask(m); err == nil {
+		t.Fatal("EnqueueMicrotask of a released microtask succeeded")
+	}
 	if err := s.EnqueueMicrotask(&Microtask{}); err == nil {
-		t.Fatal("EnqueueMicrotask without a Handler succeeded")
+		t.Fatal("EnqueueMicrotask without a run function succeeded")
 	}
 }
 
 func TestEventAPI(t *testing.T) {
 	var e Event
-	if e.Done() {
-		t.Fatal("zero Event is done")
+	if e.Fired() {
+		t.Fatal("zero Event has fired")
 	}
-	if err := e.Resolve(1); err != nil {
-		t.Fatal(err)
+	if !e.Resolve(1) {
+		t.Fatal("first Resolve returned false")
 	}
-	if err := e.Resolve(2); !errors.Is(err, ErrAlreadyDone) {
-		t.Fatalf("second Resolve: %v, want ErrAlreadyDone", err)
+	if e.Resolve(2) || e.Reject(errors.New("x")) {
+		t.Fatal("Resolve/Reject of a fired event returned true")
 	}
-	if v, err := e.Value(); v != 1 || err != nil {
-		t.Fatalf("Value = %v, %v", v, err)
+	if v, err := e.Outcome(); v != 1 || err != nil {
+		t.Fatalf("Outcome = %v, %v, want 1, nil", v, err)
 	}
 	e.Reset()
-	if e.Done() {
-		t.Fatal("Reset event is done")
+	if e.Fired() {
+		t.Fatal("Reset event has fired")
 	}
-	if err := e.Reject(nil); err == nil {
-		t.Fatal("Reject(nil) succeeded")
+	if e.Reject(nil) || e.Fired() {
+		t.Fatal("Reject(nil) fired the event")
 	}
 }
 
 // TestAwaitWithCancelEvent: a cancellation event wakes the waiter with
-// ErrCanceled; the first trigger wins over a later resolve.
+// ErrCancelled; the first trigger wins over a later resolve.
 func TestAwaitWithCancelEvent(t *testing.T) {
 	s := New()
 	ev, cancel := new(Event), new(Event)
@@ -236,8 +238,8 @@ func TestAwaitWithCancelEvent(t *testing.T) {
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(w.err, ErrCanceled) || w.trig != cancel {
-		t.Fatalf("err %v triggered %p, want ErrCanceled from %p", w.err, w.trig, cancel)
+	if !errors.Is(w.err, ErrCancelled) || w.trig != cancel {
+		t.Fatalf("err %v triggered %p, want ErrCancelled from %p", w.err, w.trig, cancel)
 	}
 }
 
@@ -252,7 +254,7 @@ type withTask struct {
 func (t *withTask) Resume(c *Context) Step {
 	if t.state == 0 {
 		t.state = 1
-		return c.AwaitWith(t.ev, time.Hour, t.cancel)
+		return c.AwaitWith(t.ev, t.cancel, time.Hour)
 	}
 	t.err, t.trig = c.Err(), c.Triggered()
 	return c.Done()
@@ -278,8 +280,8 @@ func TestTaskFailure(t *testing.T) {
 	if !errors.As(err, &te) || !errors.Is(err, boom) || te.Task != "funcTask#2" {
 		t.Fatalf("Run = %v, want a *TaskError for funcTask#2 wrapping boom", err)
 	}
-	if !errors.Is(victim.err, ErrCanceled) {
-		t.Fatalf("the other task saw %v, want ErrCanceled", victim.err)
+	if !errors.Is(victim.err, ErrCancelled) {
+		t.Fatalf("the other task saw %v, want ErrCancelled", victim.err)
 	}
 }
 
@@ -328,7 +330,7 @@ func TestBadInput(t *testing.T) {
 			}
 			return c.Done()
 		}
-		return c.AwaitWith(nil, 0, nil)
+		return c.AwaitWith(nil, nil, 0)
 	}})
 	if err := s.Run(); err != nil {
 		t.Fatalf("wait on nothing: %v", err)

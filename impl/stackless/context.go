@@ -41,10 +41,10 @@ func (s Step) String() string {
 var (
 	// ErrTimeout: the wait's timeout expired before any awaited event fired.
 	ErrTimeout = errors.New("stackless: wait timed out")
-	// ErrCanceled: the task was cancelled (Scheduler.Cancel, a cancellation
+	// ErrCancelled: the task was cancelled (Scheduler.Cancel, a cancellation
 	// event, or a graceful shutdown). The task should run its cleanup states
 	// and finish.
-	ErrCanceled = errors.New("stackless: task cancelled")
+	ErrCancelled = errors.New("stackless: task cancelled")
 )
 
 // Context is handed to every Resume call. It belongs to the scheduler and is
@@ -73,8 +73,8 @@ func (c *Context) Scheduler() *Scheduler { return c.s }
 
 // Err returns the outcome of the task's last wait: nil if an awaited event
 // was resolved, the event's error if it was rejected, ErrTimeout or
-// ErrCanceled. A cancellation (Scheduler.Cancel, Shutdown) is delivered as
-// ErrCanceled: a waiting task is woken with it; a queued or running task gets
+// ErrCancelled. A cancellation (Scheduler.Cancel, Shutdown) is delivered as
+// ErrCancelled: a waiting task is woken with it; a queued or running task gets
 // it from its next blocking op (see Scheduler.Cancel).
 func (c *Context) Err() error { return c.cur.waker.err }
 
@@ -86,11 +86,11 @@ func (c *Context) Result() any { return c.cur.waker.result }
 func (c *Context) Triggered() *Event { return c.cur.waker.triggered }
 
 // Cancelled reports whether the last wake-up delivered a cancellation.
-func (c *Context) Cancelled() bool { return c.cur.waker.err == ErrCanceled }
+func (c *Context) Cancelled() bool { return c.cur.waker.err == ErrCancelled }
 
 // Unwinding reports whether the final phase of a shutdown is unwinding the
 // task: it must run its cleanup and finish; every wait and yield returns
-// ErrCanceled at once.
+// ErrCancelled at once.
 func (c *Context) Unwinding() bool { return c.cur.unwinding }
 
 // Done finishes the task.
@@ -131,10 +131,10 @@ func (c *Context) AwaitTimeout(ev *Event, d time.Duration) Step {
 	return Step{stepSuspend}
 }
 
-// AwaitWith is the general wait: ev (may be nil: wait only for the timeout
-// or the cancellation), an optional timeout (<= 0: none) and an optional
-// cancellation event whose firing wakes the task with ErrCanceled.
-func (c *Context) AwaitWith(ev *Event, timeout time.Duration, cancel *Event) Step {
+// AwaitWith is the general wait: ev (may be nil: wait only for the
+// cancellation or the timeout), an optional cancellation event whose firing
+// wakes the task with ErrCancelled, and an optional timeout (<= 0: none).
+func (c *Context) AwaitWith(ev, cancel *Event, timeout time.Duration) Step {
 	w := c.cur.waker.prepare()
 	if ev != nil {
 		w.subscribe(slotEvent, ev)

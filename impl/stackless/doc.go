@@ -15,7 +15,7 @@
 //
 //	c.Await(ev)                 wait for an Event (resolved or rejected)
 //	c.AwaitTimeout(ev, d)       ... or ErrTimeout after d
-//	c.AwaitWith(ev, d, cancel)  ... or ErrCanceled when the cancel Event fires
+//	c.AwaitWith(ev, cancel, d)  ... or ErrCancelled when the cancel Event fires
 //	c.Sleep(d)                  wait d on the reactor's nanosecond timers
 //	c.AwaitReadable(fd)         wait for fd readiness (also AwaitWritable)
 //	c.Yield()                   go to the tail of the run queue
@@ -23,8 +23,8 @@
 //
 // On the next Resume, c.Err() and c.Result() give the outcome of the wait:
 // nil and the event's value, the event's rejection error, ErrTimeout or
-// ErrCanceled. A wait that can end at once does: awaiting an Event that is
-// already done resumes the task immediately, without a queue round trip (the
+// ErrCancelled. A wait that can end at once does: awaiting an Event that is
+// already fired resumes the task immediately, without a queue round trip (the
 // seed's fast path).
 //
 //	type fetch struct {
@@ -56,7 +56,7 @@
 // tail; dequeue is from the head; a Yield always goes to the tail). At each
 // suspend point (a wait that did not end at once, a Yield, a task's finish)
 // it runs the FIFO batch of [Microtask]s, ticks the reactor without blocking
-// if the reactor has active events and the tick interval (1 ms) has passed,
+// if the reactor has active events and the tick interval (DefaultTickInterval, 100 µs) has passed,
 // and resumes the head of the queue. With the queue empty it blocks in the
 // reactor until an event or the nearest timer. With nothing runnable, nothing
 // active in the reactor and tasks still waiting, Run reports a
@@ -71,14 +71,14 @@
 // # Cancellation and shutdown
 //
 // The cancellation is delivered into the state machine, so its cleanup
-// states run. [Scheduler.Cancel] wakes a waiting task with ErrCanceled; a
-// queued or running one gets ErrCanceled from its next wait, which returns
+// states run. [Scheduler.Cancel] wakes a waiting task with ErrCancelled; a
+// queued or running one gets ErrCancelled from its next wait, which returns
 // at once; a task that never started is dropped (its waker becomes Ignored).
 // [Scheduler.Shutdown] (also started by the first task or microtask error)
 // cancels every task in spawn order and lets the cleanups run, waits
 // included. When nothing is runnable any more, the final phase unwinds each
 // task still suspended: it is resumed with [Context.Unwinding] true and
-// ErrCanceled, and every further wait returns at once, so it must run its
+// ErrCancelled, and every further wait returns at once, so it must run its
 // cleanup and finish.
 //
 // # The waker

@@ -158,8 +158,7 @@ func TestTCPEcho(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New()
-	s.SetTickInterval(0)
+	s, _ := NewWithOptions(Options{TickInterval: 1})
 	defer s.Close()
 	lf, err := s.NewFD(lfd)
 	if err != nil {

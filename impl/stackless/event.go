@@ -1,13 +1,8 @@
 package stackless
 
-import "errors"
-
-// ErrAlreadyDone is returned by Resolve and Reject on an event that is
-// already done. Call Reset first to reuse an event.
-var ErrAlreadyDone = errors.New("stackless: event already resolved or rejected; call Reset before reusing it")
-
-// Event is a one-shot future: pending until Resolve or Reject, then done,
-// waking every task that awaits it. Reset makes it pending again, so one
+// Event is a one-shot future: pending until Resolve or Reject fires it once
+// (later calls are ignored and return false), waking every task that awaits
+// it, in the order they started waiting. Reset makes it pending again, so one
 // Event can serve any number of waits without allocating (the pingpong
 // benchmark reuses two).
 //
@@ -24,35 +19,39 @@ type Event struct {
 	head, tail *waitNode // tasks whose waits on this event are started
 }
 
-// Done reports whether the event has been resolved or rejected.
-func (e *Event) Done() bool { return e.done }
+// NewEvent returns a pending event (the zero Event is one too).
+func NewEvent() *Event { return new(Event) }
 
-// Value returns the event's result and error (nil, nil while pending).
-func (e *Event) Value() (any, error) { return e.result, e.err }
+// Fired reports whether the event has been resolved or rejected.
+func (e *Event) Fired() bool { return e.done }
 
-// Resolve completes the event with v and queues every waiting task, in the
-// order they started waiting.
-func (e *Event) Resolve(v any) error { return e.complete(v, nil) }
+// Outcome returns the event's value and error (nil, nil while pending).
+func (e *Event) Outcome() (any, error) { return e.result, e.err }
 
-// Reject completes the event with err (which its waiters get from
-// Context.Err) and queues every waiting task.
-func (e *Event) Reject(err error) error {
+// Resolve fires the event with value v and queues every waiting task. It
+// returns false, and changes nothing, if the event had already fired.
+func (e *Event) Resolve(v any) bool { return e.fire(v, nil) }
+
+// Reject fires the event with err, which its waiters get from Context.Err,
+// and queues every waiting task. It returns false, and changes nothing, if
+// the event had already fired. A nil err is refused (false): use Resolve.
+func (e *Event) Reject(err error) bool {
 	if err == nil {
-		return errors.New("stackless: Reject called with a nil error; use Resolve")
+		return false
 	}
-	return e.complete(nil, err)
+	return e.fire(nil, err)
 }
 
-func (e *Event) complete(v any, err error) error {
+func (e *Event) fire(v any, err error) bool {
 	if e.done {
-		return ErrAlreadyDone
+		return false
 	}
 	e.done, e.result, e.err = true, v, err
 	for n := e.head; n != nil; n = e.head {
 		e.unlink(n)
 		n.co.sched.onEventFired(n)
 	}
-	return nil
+	return true
 }
 
 // Reset makes a done event pending again, dropping its result.

@@ -85,6 +85,10 @@ func RunPingPong(rounds int) (uint64, error) {
 	return p.Checksum(), nil
 }
 
+// errPeerNotReset: strict alternation broke (a handoff found the peer's
+// event still fired).
+var errPeerNotReset = errors.New("stackless: pingpong: the peer's event had not been reset")
+
 // States of a pingpong task.
 const (
 	ppSend uint8 = iota // ping: mix the next even number and hand over
@@ -114,8 +118,8 @@ func (t *pingPongTask) Resume(c *Context) Step {
 			}
 			*t.sum = Mix(*t.sum, uint64(2*t.i))
 			t.i++
-			if err := t.peer.Resolve(nil); err != nil {
-				return c.Fail(err)
+			if !t.peer.Resolve(nil) {
+				return c.Fail(errPeerNotReset)
 			}
 			t.state = ppWoke
 			return c.Await(t.mine)
@@ -124,7 +128,7 @@ func (t *pingPongTask) Resume(c *Context) Step {
 			return c.Await(t.mine)
 		case ppWoke:
 			if err := c.Err(); err != nil {
-				if errors.Is(err, ErrCanceled) {
+				if errors.Is(err, ErrCancelled) {
 					return c.Done() // cancelled: nothing to clean up
 				}
 				return c.Fail(err)
@@ -136,8 +140,8 @@ func (t *pingPongTask) Resume(c *Context) Step {
 			}
 			*t.sum = Mix(*t.sum, uint64(2*t.i+1))
 			t.i++
-			if err := t.peer.Resolve(nil); err != nil {
-				return c.Fail(err)
+			if !t.peer.Resolve(nil) {
+				return c.Fail(errPeerNotReset)
 			}
 			if t.i == t.rounds {
 				return c.Done()

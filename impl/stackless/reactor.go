@@ -21,15 +21,6 @@ type reactorState struct {
 	seq      uint32         // timer start order, to fire equal deadlines FIFO (wraps; see timerLess)
 }
 
-// NewWithLoop returns a scheduler using loop as its reactor (instead of
-// creating one on first use). The caller keeps ownership of loop.
-func NewWithLoop(loop *reactor.Loop) *Scheduler {
-	s := New()
-	s.r.loop = loop
-	s.r.timer = loop.NewTimer(s.onLoopTimer)
-	return s
-}
-
 // Loop returns the scheduler's reactor, creating it if needed.
 func (s *Scheduler) Loop() (*reactor.Loop, error) {
 	if err := s.r.open(s); err != nil {
@@ -52,7 +43,7 @@ func (s *Scheduler) Now() int64 {
 }
 
 // Close releases the reactor the scheduler created (a loop passed to
-// NewWithLoop is left open). Close it after Run has returned.
+// Options.Loop is left open). Close it after Run has returned.
 func (s *Scheduler) Close() error {
 	if s.running {
 		return errors.New("stackless: Close called while Run is running")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corobench/corobench/internal/ring"
+	"github.com/corobench/corobench/reactor"
 )
 
 // Scheduler runs state-machine tasks on the calling goroutine: a run queue
@@ -62,7 +63,7 @@ type Stats struct {
 	Spawns     uint64 // tasks spawned
 	Resumes    uint64 // calls of Task.Resume
 	Switches   uint64 // resumes of a task other than the one that last had control: real switches (each a return to Run's loop plus a call)
-	FastPaths  uint64 // waits that ended at start (event already done, cancellation pending): no queue round trip
+	FastPaths  uint64 // waits that ended at start (event already fired, cancellation pending): no queue round trip
 	Microtasks uint64 // microtask handlers run
 	Ticks      uint64 // reactor ticks (non-blocking and blocking)
 	Blocks     uint64 // blocking reactor ticks (the queue was empty)
@@ -70,31 +71,52 @@ type Stats struct {
 	Unwound    uint64 // tasks resumed by the final shutdown phase to unwind
 }
 
-// DefaultTickInterval is the throttle of the non-blocking reactor tick
-// between resumes: at a suspend point the reactor is ticked if it has active
-// events and at least this long has passed since its last tick.
-const DefaultTickInterval = time.Millisecond
+// DefaultTickInterval is the default throttle of the non-blocking reactor
+// tick at suspend points (the same as impl/stackful's): the reactor is ticked
+// if it has active events and at least this long has passed since its last
+// tick.
+const DefaultTickInterval = 100 * time.Microsecond
 
-// New returns an empty scheduler. Its reactor is created on first use
-// (Sleep, a timeout, an FD), so a scheduler that never waits on time or fds
-// opens no epoll instance. Call Close to release it.
+// Options configure a Scheduler. The zero value is the default.
+type Options struct {
+	// TickInterval is the least time between two non-blocking reactor ticks
+	// made at suspend points while the reactor has active events (0:
+	// DefaultTickInterval; at most 1ms, the bound internal/semtest assumes).
+	TickInterval time.Duration
+	// OnMicrotaskError, if set, receives microtask errors and the run goes
+	// on; otherwise a microtask error fails Run and starts a shutdown.
+	OnMicrotaskError func(error)
+	// Loop, if set, is the reactor to use; the caller keeps ownership.
+	// Otherwise the scheduler creates one on first use (Sleep, a timeout, an
+	// FD) and Close releases it.
+	Loop *reactor.Loop
+}
+
+// New returns a scheduler with the default options. Its reactor is created
+// on first use, so a scheduler that never waits on time or fds opens no
+// epoll instance. Call Close to release it.
 func New() *Scheduler {
-	s := &Scheduler{}
-	s.ctx.s = s
-	s.r.interval = int64(DefaultTickInterval)
+	s, _ := NewWithOptions(Options{})
 	return s
 }
 
-// SetTickInterval sets the throttle of the non-blocking reactor tick between
-// resumes (default DefaultTickInterval; 0 ticks at every suspend point while
-// the reactor has active events).
-func (s *Scheduler) SetTickInterval(d time.Duration) { s.r.interval = int64(max(d, 0)) }
-
-// SetMicrotaskErrorHandler installs h to receive microtask errors: the failing
-// microtask still stops its batch, but the run goes on. Without a handler
-// (the default, or h == nil) a microtask error starts a graceful shutdown and
-// becomes Run's error.
-func (s *Scheduler) SetMicrotaskErrorHandler(h func(error)) { s.microErr = h }
+// NewWithOptions returns a scheduler configured by o.
+func NewWithOptions(o Options) (*Scheduler, error) {
+	if o.TickInterval < 0 || o.TickInterval > time.Millisecond {
+		return nil, fmt.Errorf("stackless: Options.TickInterval %v out of range: use 0 (default %v) up to 1ms", o.TickInterval, DefaultTickInterval)
+	}
+	if o.TickInterval == 0 {
+		o.TickInterval = DefaultTickInterval
+	}
+	s := &Scheduler{microErr: o.OnMicrotaskError}
+	s.ctx.s = s
+	s.r.interval = int64(o.TickInterval)
+	if o.Loop != nil {
+		s.r.loop = o.Loop
+		s.r.timer = o.Loop.NewTimer(s.onLoopTimer)
+	}
+	return s, nil
+}
 
 // Stats returns the scheduler's counters.
 func (s *Scheduler) Stats() Stats { return s.stats }
@@ -295,7 +317,7 @@ func (s *Scheduler) resume(co *Coro) {
 		case stepYield:
 			if co.cancelPending || co.unwinding {
 				co.cancelPending = false
-				w.status, w.err = Result, ErrCanceled
+				w.status, w.err = Result, ErrCancelled
 				s.stats.FastPaths++
 				continue
 			}
@@ -365,7 +387,7 @@ func (s *Scheduler) fail(err error) {
 // is cancelled as by Cancel, so it runs its cleanup states. When nothing is
 // runnable any more and the reactor has nothing active, the final phase
 // unwinds every task still suspended (it is resumed with Unwinding set and
-// ErrCanceled, and every further wait returns ErrCanceled at once), drops
+// ErrCancelled, and every further wait returns ErrCancelled at once), drops
 // tasks that never started and drops pending microtasks. Calling Shutdown
 // again has no effect.
 func (s *Scheduler) Shutdown() {
@@ -383,8 +405,8 @@ func (s *Scheduler) ShuttingDown() bool { return s.phase != phaseRunning }
 
 // Cancel cancels t. A finished task is left alone; a task that has not started
 // yet becomes Ignored and is dropped without ever running; a waiting task is
-// woken with ErrCanceled; a queued or running task keeps its current outcome
-// and gets ErrCanceled from its next blocking op (Await, Yield, Sleep, ...),
+// woken with ErrCancelled; a queued or running task keeps its current outcome
+// and gets ErrCancelled from its next blocking op (Await, Yield, Sleep, ...),
 // which returns at once. A cancellation is delivered once: later waits work
 // normally.
 func (s *Scheduler) Cancel(t Task) error {
@@ -402,7 +424,7 @@ func (s *Scheduler) cancel(co *Coro) {
 		co.waker.status = Ignored
 	case co.life != lifeRunning:
 	case co.waker.status == Waiting:
-		s.wake(co, nil, nil, ErrCanceled)
+		s.wake(co, nil, nil, ErrCancelled)
 	default:
 		co.cancelPending = true
 	}
@@ -411,7 +433,7 @@ func (s *Scheduler) cancel(co *Coro) {
 // unwindAll is the final phase (seed: finally_shutdown): pending microtasks
 // are dropped, every started task is resumed with Unwinding set, in spawn
 // order, so that it runs its cleanup and finishes (its waits and yields
-// return ErrCanceled at once, so resume returns only when it has finished),
+// return ErrCancelled at once, so resume returns only when it has finished),
 // and tasks that never started are dropped without running.
 func (s *Scheduler) unwindAll() {
 	for {
@@ -447,7 +469,7 @@ func (s *Scheduler) unwind(co *Coro) {
 	co.unwinding = true
 	co.cancelPending = false
 	w.waited = true
-	w.triggered, w.result, w.err = nil, nil, ErrCanceled
+	w.triggered, w.result, w.err = nil, nil, ErrCancelled
 	s.resume(co)
 	if co.life != lifeFinished {
 		panic("stackless: internal error: an unwinding task did not finish")

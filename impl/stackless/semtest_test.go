@@ -36,7 +36,7 @@ func (driver) Kind(err error) semtest.ErrKind {
 		return semtest.Rejected
 	case errors.Is(err, stackless.ErrTimeout):
 		return semtest.Timeout
-	case errors.Is(err, stackless.ErrCanceled):
+	case errors.Is(err, stackless.ErrCancelled):
 		return semtest.Cancelled
 	}
 	return semtest.Other
@@ -52,18 +52,23 @@ type run struct {
 }
 
 func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, error) {
-	r := &run{p: p, rec: rec, s: stackless.New(), events: make([]stackless.Event, p.Events)}
-	defer r.s.Close()
+	var o stackless.Options
+	if p.MicrotaskErrors == semtest.HandleErrors {
+		o.OnMicrotaskError = rec.HandlerError
+	}
+	s, err := stackless.NewWithOptions(o)
+	if err != nil {
+		return semtest.Stats{}, err
+	}
+	defer s.Close()
+	r := &run{p: p, rec: rec, s: s, events: make([]stackless.Event, p.Events)}
 	for i := range p.Tasks {
 		r.tasks = append(r.tasks, &scriptTask{r: r, idx: i})
-	}
-	if p.MicrotaskErrors == semtest.HandleErrors {
-		r.s.SetMicrotaskErrorHandler(rec.HandlerError)
 	}
 	for i, keep := range p.MainStartHandlers {
 		r.s.AddStartHandler(r.handler(0, semtest.StartHandlerName(i), keep))
 	}
-	err := r.s.RunMain(r.tasks[0])
+	err = r.s.RunMain(r.tasks[0])
 	st := r.s.Stats()
 	// Every handoff returns to Run's loop and calls the next Resume: two
 	// transfers of control, both through the scheduler.
@@ -144,11 +149,11 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 			t.blocked = true
 			return c.Sleep(op.Dur)
 		case semtest.OpResolve:
-			if err := r.events[op.Event].Resolve(op.Value); errors.Is(err, stackless.ErrAlreadyDone) {
+			if !r.events[op.Event].Resolve(op.Value) {
 				r.rec.ResolveIgnored(t.idx, op.Event)
 			}
 		case semtest.OpReject:
-			if err := r.events[op.Event].Reject(semtest.ErrRejected); errors.Is(err, stackless.ErrAlreadyDone) {
+			if !r.events[op.Event].Reject(semtest.ErrRejected) {
 				r.rec.ResolveIgnored(t.idx, op.Event)
 			}
 		case semtest.OpReset:
@@ -166,14 +171,14 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 			}
 		case semtest.OpMicrotask:
 			tag, fail := op.Tag, op.Fail
-			m := stackless.NewMicrotask(func() error {
+			err := r.s.QueueMicrotask(func() error {
 				r.rec.MicrotaskRan(tag, fail)
 				if fail {
 					return &semtest.MicrotaskError{Tag: tag}
 				}
 				return nil
 			})
-			if err := r.s.EnqueueMicrotask(m); err != nil {
+			if err != nil {
 				return c.Fail(err)
 			}
 		case semtest.OpCancel:

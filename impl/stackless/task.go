@@ -72,10 +72,10 @@ type Coro struct {
 	prio     Priority         // queue position on every wake-up
 	life     life             //
 	// cancelPending: a cancellation (Cancel, Shutdown) is delivered by the
-	// task's next blocking op, which returns ErrCanceled at once.
+	// task's next blocking op, which returns ErrCancelled at once.
 	cancelPending bool
 	// unwinding: the final shutdown phase resumed the task so that it runs
-	// its cleanup and finishes; every wait now returns ErrCanceled at once.
+	// its cleanup and finishes; every wait now returns ErrCancelled at once.
 	unwinding bool
 }
 
@@ -93,7 +93,7 @@ func (co *Coro) WakerStatus() WakerStatus { return co.waker.status }
 func (co *Coro) Finished() bool { return co.life == lifeFinished }
 
 // Unwinding reports whether the task is being unwound by the final phase of a
-// shutdown: it must run its cleanup and finish; its waits return ErrCanceled
+// shutdown: it must run its cleanup and finish; its waits return ErrCancelled
 // at once.
 func (co *Coro) Unwinding() bool { return co.unwinding }
 

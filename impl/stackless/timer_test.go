@@ -150,7 +150,7 @@ func (t *orderedSleeper) Resume(c *Context) Step {
 		t.state = 1
 		return c.Sleep(t.d)
 	}
-	if errors.Is(c.Err(), ErrCanceled) {
+	if errors.Is(c.Err(), ErrCancelled) {
 		t.cancelled = true
 		return c.Done()
 	}
@@ -194,7 +194,7 @@ func TestTimerHeapOrder(t *testing.T) {
 	}
 	for i := 0; i < n; i += 3 {
 		if !all[i].cancelled {
-			t.Fatalf("sleeper %d was cancelled but did not see ErrCanceled", i)
+			t.Fatalf("sleeper %d was cancelled but did not see ErrCancelled", i)
 		}
 	}
 	if len(s.timers.a) != 0 || s.r.timer.Active() {

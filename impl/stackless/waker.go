@@ -148,7 +148,7 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 	}
 	if co.cancelPending || co.unwinding {
 		co.cancelPending = false
-		w.status, w.err = Result, ErrCanceled
+		w.status, w.err = Result, ErrCancelled
 		return true
 	}
 	if w.immediate {
@@ -161,7 +161,7 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 			w.status = Result
 			w.triggered = n.ev
 			if i == slotCancel {
-				w.err = ErrCanceled
+				w.err = ErrCancelled
 			} else {
 				w.result, w.err = n.ev.result, n.ev.err
 			}
@@ -235,7 +235,7 @@ func (s *Scheduler) wake(co *Coro, triggered *Event, result any, err error) {
 func (s *Scheduler) onEventFired(n *waitNode) {
 	co := n.co
 	if n == &co.waker.nodes[slotCancel] {
-		s.wake(co, n.ev, nil, ErrCanceled)
+		s.wake(co, n.ev, nil, ErrCancelled)
 		return
 	}
 	s.wake(co, n.ev, n.ev.result, n.ev.err)
