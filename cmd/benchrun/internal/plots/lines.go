@@ -143,11 +143,11 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 // labels only the ends of a short axis).
 type linearTicks struct{}
 
-func (linearTicks) Ticks(min, max float64) []plot.Tick {
-	if max <= min {
-		return []plot.Tick{{Value: min, Label: formatN(min)}}
+func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi <= lo {
+		return []plot.Tick{{Value: lo, Label: formatN(lo)}}
 	}
-	raw := (max - min) / 7
+	raw := (hi - lo) / 7
 	p := math.Pow(10, math.Floor(math.Log10(raw)))
 	step := 10 * p
 	for _, m := range []float64{1, 2, 5} {
@@ -158,11 +158,13 @@ func (linearTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	var ticks []plot.Tick
 	minor := step / 5
-	for i := math.Ceil(min / minor); i*minor <= max+minor*1e-9; i++ {
+	for i := math.Ceil(lo / minor); i*minor <= hi+minor*1e-9; i++ {
 		v := i * minor
 		label := ""
 		if r := math.Remainder(v, step); math.Abs(r) < minor*1e-6 {
-			label = strconv.FormatFloat(math.Round(v/p)*p, 'f', -1, 64)
+			// As many decimals as the step has: 0.6, never 0.6000000000000001.
+			decimals := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+			label = strconv.FormatFloat(v, 'f', decimals, 64)
 			if math.Abs(v) < minor*1e-6 {
 				label = "0"
 			}

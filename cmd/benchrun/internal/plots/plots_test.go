@@ -138,6 +138,15 @@ func TestLinearTicks(t *testing.T) {
 	if got := strings.Join(labels, ","); got != "0,5,10,15,20,25" {
 		t.Errorf("labels %s", got)
 	}
+	labels = nil
+	for _, tk := range (linearTicks{}).Ticks(0, 1.1) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, ","); got != "0,0.2,0.4,0.6,0.8,1.0" {
+		t.Errorf("labels %s", got)
+	}
 }
 
 func TestSweep(t *testing.T) {

@@ -1,0 +1,243 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
+	"github.com/corobench/corobench/cmd/benchrun/internal/plots"
+	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+)
+
+func colorMap(set *cells.Set) map[string]color.Color {
+	m := map[string]color.Color{}
+	extra := 0
+	for _, sc := range set.Scenarios {
+		for _, row := range sc.Rows {
+			if _, ok := m[row]; ok {
+				continue
+			}
+			rgb, ok := rowColors[row]
+			if !ok {
+				rgb = extraColors[extra%len(extraColors)]
+				extra++
+			}
+			m[row] = color.RGBA{rgb[0], rgb[1], rgb[2], 255}
+		}
+	}
+	return m
+}
+
+// commonScale picks one display scale for every figure of a chart, from
+// the largest median among cells.
+func commonScale(u units.Unit, cs []*cells.Cell) units.Scale {
+	top := 0.0
+	for _, c := range cs {
+		top = math.Max(top, math.Abs(c.Summary.Median))
+	}
+	return u.ScaleFor(top)
+}
+
+func plotValue(c *cells.Cell, scale units.Scale) plots.Value {
+	if c == nil {
+		return plots.Value{}
+	}
+	s := c.Summary
+	return plots.Value{
+		Median: s.Median / scale.Div, Lo: s.Lo / scale.Div, Hi: s.Hi / scale.Div, OK: true,
+		Label: strings.TrimSuffix(scale.Format(s.Median), " "+scale.Symbol),
+	}
+}
+
+func unitCells(sc *cells.Scenario, unit string) []*cells.Cell {
+	var cs []*cells.Cell
+	for _, row := range sc.Rows {
+		for _, col := range sc.Columns {
+			if c := sc.Cell(row, col, unit); c != nil {
+				cs = append(cs, c)
+			}
+		}
+	}
+	return cs
+}
+
+// unitCharts draws the grouped bar chart of one scenario and unit, and the
+// log-log sweep when the scenario sweeps one numeric parameter.
+func unitCharts(sc *cells.Scenario, unit string, colors map[string]color.Color, outDir string) ([]chartView, error) {
+	u := units.Parse(unit)
+	cs := unitCells(sc, unit)
+	if !slices.ContainsFunc(cs, func(c *cells.Cell) bool { return c.Summary.Median != 0 }) {
+		return nil, nil // nothing to draw (e.g. 0 allocs everywhere): the table says it
+	}
+	scale := commonScale(u, cs)
+	yLabel := u.Label(scale)
+	var rows []string
+	for _, row := range sc.Rows {
+		for _, c := range cs {
+			if c.Row == row {
+				rows = append(rows, row)
+				break
+			}
+		}
+	}
+	var series []plots.Series
+	for _, row := range rows {
+		s := plots.Series{Label: row, Color: colors[row]}
+		for _, col := range sc.Columns {
+			s.Values = append(s.Values, plotValue(sc.Cell(row, col, unit), scale))
+		}
+		series = append(series, s)
+	}
+	base := slug(sc.Name) + "-" + slug(unit)
+	title := fmt.Sprintf("%s: %s", sc.Name, unit)
+	var out []chartView
+	ch := plots.Bars(title+" (median, 95% CI)", yLabel, sc.Columns, series)
+	pngName, svgName, err := ch.Save(outDir, base+"-bars")
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, chartView{Caption: fmt.Sprintf("%s, %s: median per row with its 95%% confidence interval; n/a = no figure (see the table).", sc.Name, unit), PNG: pngName, SVG: svgName, Alt: title + " bar chart"})
+
+	if key, xs := sweepKey(sc); key != "" {
+		var lines []plots.Series
+		for _, row := range rows {
+			s := plots.Series{Label: row, Color: colors[row]}
+			for _, col := range sc.Columns {
+				s.Values = append(s.Values, plotValue(sc.Cell(row, col, unit), scale))
+			}
+			lines = append(lines, s)
+		}
+		ch, err := plots.Sweep(fmt.Sprintf("%s: %s against %s", sc.Name, unit, key), key+" (log scale)", yLabel+" (log scale)", xs, lines)
+		if err != nil {
+			return nil, err
+		}
+		pngName, svgName, err := ch.Save(outDir, base+"-sweep")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, chartView{Caption: fmt.Sprintf("%s, %s against %s on log-log axes: a flat line is a cost that does not grow with %s.", sc.Name, unit, key, key), PNG: pngName, SVG: svgName, Alt: title + " sweep"})
+	}
+	return out, nil
+}
+
+// sweepKey returns the swept parameter and its values when the scenario
+// has exactly one parameter, it is numeric and has at least two values.
+func sweepKey(sc *cells.Scenario) (string, []float64) {
+	if len(sc.ParamKeys) != 1 || len(sc.Columns) < 2 {
+		return "", nil
+	}
+	key := sc.ParamKeys[0]
+	var xs []float64
+	for _, col := range sc.Columns {
+		x, err := strconv.ParseFloat(cells.Param(col, key), 64)
+		if err != nil || x <= 0 {
+			return "", nil
+		}
+		xs = append(xs, x)
+	}
+	return key, xs
+}
+
+// percentileCharts draws, per parameter setting, each row's latency
+// statistics (the time units with a pNN- or max- prefix, after the plain
+// one) as a percentile plot.
+func percentileCharts(sc *cells.Scenario, colors map[string]color.Color, outDir string) ([]chartView, error) {
+	// Group time units by denominator ("wake", "req", "roundtrip").
+	byPer := map[string][]string{}
+	var pers []string
+	for _, unit := range sc.Units {
+		u := units.Parse(unit)
+		if u.Kind != units.Time {
+			continue
+		}
+		if _, ok := byPer[u.Per]; !ok {
+			pers = append(pers, u.Per)
+		}
+		byPer[u.Per] = append(byPer[u.Per], unit)
+	}
+	var out []chartView
+	for _, per := range pers {
+		us := byPer[per]
+		hasStat := slices.ContainsFunc(us, func(unit string) bool { return units.Parse(unit).Stat != "" })
+		if !hasStat {
+			continue
+		}
+		sort.SliceStable(us, func(i, j int) bool { return statRank(us[i]) < statRank(us[j]) })
+		var names []string
+		for _, unit := range us {
+			st := units.Parse(unit).Stat
+			if st == "" {
+				st = unit
+			}
+			names = append(names, st)
+		}
+		for _, col := range sc.Columns {
+			var all []*cells.Cell
+			for _, unit := range us {
+				for _, row := range sc.Rows {
+					if c := sc.Cell(row, col, unit); c != nil {
+						all = append(all, c)
+					}
+				}
+			}
+			if len(all) == 0 {
+				continue
+			}
+			u := units.Parse(us[0])
+			scale := commonScale(u, all)
+			var series []plots.Series
+			for _, row := range sc.Rows {
+				s := plots.Series{Label: row, Color: colors[row]}
+				any := false
+				for _, unit := range us {
+					v := plotValue(sc.Cell(row, col, unit), scale)
+					any = any || v.OK
+					s.Values = append(s.Values, v)
+				}
+				if any {
+					series = append(series, s)
+				}
+			}
+			title := sc.Name
+			if col != "" {
+				title += " " + col
+			}
+			ch, err := plots.Percentiles(title+": latency percentiles per "+per, scale.Symbol+" per "+per+" (log scale)", names, series)
+			if err != nil {
+				return nil, err
+			}
+			base := slug(sc.Name) + "-" + slug(col) + "-" + slug(per) + "-percentiles"
+			base = strings.ReplaceAll(base, "--", "-")
+			pngName, svgName, err := ch.Save(outDir, base)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, chartView{
+				Caption: fmt.Sprintf("%s: per row, the median over runs of each latency statistic (%s), with 95%% CIs; log scale, so the slope shows the tail.", title, strings.Join(names, ", ")),
+				PNG:     pngName, SVG: svgName, Alt: title + " percentile plot",
+			})
+		}
+	}
+	return out, nil
+}
+
+// statRank orders statistics: the plain unit, then pNN by NN, then max.
+func statRank(unit string) float64 {
+	st := units.Parse(unit).Stat
+	switch {
+	case st == "":
+		return -1
+	case st == "max":
+		return 1000
+	case strings.HasPrefix(st, "p"):
+		if v, err := strconv.ParseFloat(st[1:], 64); err == nil {
+			return v
+		}
+	}
+	return 999
+}

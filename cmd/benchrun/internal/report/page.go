@@ -1,0 +1,159 @@
+package report
+
+import (
+	"html/template"
+	"strings"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/claims"
+)
+
+var funcs = template.FuncMap{
+	"verdictClass": func(v claims.Verdict) string { return "v-" + strings.ReplaceAll(string(v), " ", "-") },
+	"colLabel": func(c string) string {
+		if c == "" {
+			return "value"
+		}
+		return c
+	},
+}
+
+// pageTemplate is the report. Every element is closed (XHTML style) so the
+// page is also well-formed XML; the CSS avoids '<' and '&' for the same
+// reason. Nothing is loaded from outside the report's directory.
+var pageTemplate = template.Must(template.New("report").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>{{.Title}}</title>
+<style>
+body { font-family: "DejaVu Sans", "Liberation Sans", Arial, Helvetica, sans-serif; font-size: 15px; line-height: 1.45; color: #1a1a1a; background: #fff; margin: 0; }
+main { max-width: 1180px; margin: 0 auto; padding: 16px 24px 48px; }
+h1 { font-size: 26px; margin: 12px 0 4px; }
+h2 { font-size: 21px; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 2px solid #d0d7de; }
+h3 { font-size: 17px; margin: 22px 0 6px; }
+p.lede { color: #444; margin-top: 4px; }
+nav { font-size: 14px; margin: 8px 0 0; }
+nav a { margin-right: 10px; white-space: nowrap; }
+a { color: #0b5cad; }
+code { font-family: "DejaVu Sans Mono", "Liberation Mono", monospace; font-size: 13.5px; background: #f3f4f6; padding: 0 3px; border-radius: 3px; }
+table { border-collapse: collapse; margin: 8px 0 14px; font-size: 14px; }
+th, td { border: 1px solid #d0d7de; padding: 5px 8px; vertical-align: top; text-align: left; }
+thead th { background: #f3f4f6; }
+caption { text-align: left; font-weight: bold; padding: 4px 0; }
+table.kv th { background: #f6f8fa; font-weight: normal; color: #333; white-space: nowrap; }
+table.fig td { text-align: right; min-width: 110px; }
+table.fig th.row { text-align: left; white-space: nowrap; }
+.med { font-weight: bold; font-size: 15px; }
+.ci { color: #555; }
+.ratio, .detail { font-size: 12.5px; color: #555; }
+.flag { font-size: 12px; color: #7a4b00; background: #fff4d6; border-radius: 3px; padding: 0 3px; margin-top: 2px; display: inline-block; }
+td.c-failed, table.fig td.c-failed { background: #fde8e8; text-align: left; }
+td.c-unsupported, table.fig td.c-unsupported { background: #f1f1f1; text-align: left; }
+table.fig td.c-absent { color: #888; text-align: center; }
+.status { font-weight: bold; }
+.reason { font-size: 12.5px; color: #333; max-width: 260px; }
+.v-holds { background: #dcf5e0; font-weight: bold; }
+.v-does-not-hold { background: #fde2e2; font-weight: bold; }
+.v-not-measured { background: #eeeeee; font-weight: bold; color: #444; }
+.quote { font-style: italic; }
+figure { margin: 10px 0 22px; }
+figure img { width: 100%; max-width: 1000px; height: auto; border: 1px solid #e5e7eb; }
+figcaption { font-size: 13px; color: #444; }
+.note { font-size: 13.5px; color: #444; }
+footer { margin-top: 40px; font-size: 12.5px; color: #666; }
+</style>
+</head>
+<body>
+<main>
+<header>
+<h1>{{.Title}}</h1>
+<p class="lede">Coroutine runtimes measured on one machine: our stackful runtime with its own assembly switch (stackful-asm), the same runtime on Go's iter.Pull coroutines (stackful-coro), a stackless state-machine runtime (stackless), and goroutines with GOMAXPROCS=1 and all cores. Every figure is the median of the repetitions in the results file, with its 95% confidence interval.</p>
+<nav>
+<a href="#run">Run</a>
+<a href="#policy">Measurement policy</a>
+<a href="#problems">Cells without a figure ({{len .Notes}})</a>
+<a href="#claims">Claims</a>
+<a href="#anchors">Published anchors</a>
+{{range .Scenarios}}<a href="#{{.ID}}">{{.Name}}</a>
+{{end}}</nav>
+</header>
+
+<section id="run">
+<h2>Run</h2>
+{{range .Files}}<table class="kv">
+<caption>Results file <a href="{{.Raw.Href}}">{{.Raw.Href}}</a> (read from <code>{{.Raw.Original}}</code>)</caption>
+<tbody>
+{{range .Meta}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>
+{{else}}<tr><td>no configuration lines</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}</section>
+
+<section id="policy">
+<h2>Measurement policy</h2>
+<table class="kv">
+<tbody>
+<tr><th>gc-policy</th><td>{{range .Policy.GCPolicies}}<div><code>{{.Key}}</code>: {{.Value}}</div>{{else}}not recorded in the results file{{end}}</td></tr>
+<tr><th>gomaxprocs per row</th><td>{{range .Policy.GOMAXPROCS}}<div>{{.Key}}: <code>{{.Value}}</code></div>{{else}}not recorded in the results file{{end}}</td></tr>
+<tr><th>timer floor (latency cells)</th><td>{{range .Policy.TimerFloors}}<div>{{.Key}}: <code>{{.Value}}</code></div>{{else}}not recorded (no latency cell in this run){{end}}</td></tr>
+<tr><th>statistics</th><td>Median of the repetitions with a distribution-free {{printf "%.0f" .Stats.Confidence}}% confidence interval built from order statistics (golang.org/x/perf/benchmath, AssumeNothing); "±x%" is the wider side of the interval. Ratios compare medians; "(~)" marks a ratio whose Mann-Whitney U test is not significant at alpha {{.Stats.Alpha}}. Cells with fewer than {{.Stats.MinSamples}} samples have no 95% interval (±∞) and are flagged; so is a coefficient of variation (sample standard deviation / mean) above {{printf "%.0f" .Stats.MaxCV}}%. Hover a figure for its interval, range and source line.</td></tr>
+</tbody>
+</table>
+</section>
+
+<section id="problems">
+<h2>Cells without a figure</h2>
+{{if .Notes}}<table>
+<thead><tr><th>scenario</th><th>row</th><th>parameters</th><th>status</th><th>reason</th><th>recorded at</th></tr></thead>
+<tbody>
+{{range .Notes}}<tr><td>{{.Scenario}}</td><td>{{.Row}}</td><td>{{.Column}}</td><td class="c-{{.Kind}}"><span class="status">{{.Kind}}</span></td><td>{{.Reason}}</td><td><code>{{.File}}:{{.Line}}</code></td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<p>Every cell produced a figure.</p>
+{{end}}</section>
+
+<section id="claims">
+<h2>Claims of the reference design</h2>
+<p class="note">The seed's claims (DESIGN §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
+<table>
+<thead><tr><th>claim</th><th>checked against</th><th>rule</th><th>measured in this run</th><th>verdict</th><th>why</th></tr></thead>
+<tbody>
+{{range .Claims}}<tr><td>{{.Text}}</td><td>{{.Measures}}</td><td>{{.Rule}}</td><td>{{if .Figure}}{{.Figure}}{{else}}—{{end}}</td><td class="{{verdictClass .Verdict}}">{{.Verdict}}</td><td>{{.Why}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
+
+<section id="anchors">
+<h2>Published anchors (quotations, not measured by this run)</h2>
+<p class="note">Figures other projects published for their own systems on their own hardware, quoted for context from the sources named. They were not measured here and are not directly comparable with the tables below. Switch figures are one-way unless the source says otherwise; the "counting" column says which.</p>
+{{range .Anchors}}<table>
+<caption>{{.Topic}}</caption>
+<thead><tr><th>system</th><th>published figure (quoted)</th><th>counting</th><th>hardware</th><th>source</th></tr></thead>
+<tbody>
+{{range .Anchors}}<tr><td>{{.System}}</td><td class="quote">{{.Figure}}</td><td>{{if .Counting}}{{.Counting}}{{else}}—{{end}}</td><td>{{.Hardware}}</td><td>{{.Source}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}</section>
+
+{{range .Scenarios}}<section id="{{.ID}}">
+<h2>{{.Name}}</h2>
+{{if .About}}<p class="note">{{.About}}</p>
+{{end}}{{range .Tables}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>
+<table class="fig">
+<thead><tr><th>row</th>{{range .Columns}}<th>{{colLabel .}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Rows}}<tr><th class="row">{{.Row}}</th>{{range .Cells}}<td class="c-{{.Kind}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{range .Ratios}}<div class="ratio">{{.}}</div>{{end}}<div class="detail">{{.Detail}}</div>{{range .Flags}}<div class="flag">{{.}}</div>{{end}}{{else if .Missing}}—{{else}}<span class="status">{{.Kind}}</span><div class="reason">{{.Reason}}</div>{{end}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+{{end}}{{range .Charts}}<figure>
+<a href="{{.SVG}}"><img src="{{.PNG}}" alt="{{.Alt}}"/></a>
+<figcaption>{{.Caption}} <a href="{{.SVG}}">SVG</a> · <a href="{{.PNG}}">PNG</a></figcaption>
+</figure>
+{{end}}</section>
+{{end}}
+<footer>Written by benchrun's report package from the results file(s) linked above; rebuild with <code>benchrun report FILE...</code>. The page and its images need nothing outside this directory.</footer>
+</main>
+</body>
+</html>
+`))

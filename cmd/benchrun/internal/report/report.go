@@ -1,0 +1,456 @@
+// Package report turns corobench results files into a self-contained HTML
+// report: run metadata and measurement policy at the top, every failed or
+// unsupported cell, the seed's claims with measured figures and verdicts,
+// quoted published anchors, then per scenario a table of rows × parameters
+// (median ± 95% CI, ratios to goroutine-single and stackful-asm, CV and
+// sample-count flags) with its charts as PNG and SVG beside the page.
+//
+// The page references nothing outside its directory: no CDN, no web fonts,
+// no scripts. It is written as well-formed XHTML-style HTML5 (every element
+// closed) so tools can check it with an XML parser.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
+	"github.com/corobench/corobench/cmd/benchrun/internal/claims"
+	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
+	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+)
+
+// Baselines are the rows every other row is compared with in the tables.
+var Baselines = []string{"goroutine-single", "stackful-asm"}
+
+// LatencyScenarios get a percentile plot besides their bar charts.
+var LatencyScenarios = []string{"Timer", "FDWake", "Echo"}
+
+// Build reads the results files, writes outDir/index.html with its charts
+// (<scenario>-<unit>-<kind>.png and .svg) beside it, copies each results
+// file into outDir (unless it is already there) for the page to link to,
+// and returns the path of index.html. outDir is created if needed; files of
+// the same names in it are overwritten. A corrupt or truncated results file
+// is an error naming the file and line, and no page is written.
+func Build(files []string, outDir string) (indexHTML string, err error) {
+	set, err := cells.Load(files...)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return "", err
+	}
+	raws, err := copyRaw(files, outDir)
+	if err != nil {
+		return "", err
+	}
+	page, err := buildPage(set, raws, outDir)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, page); err != nil {
+		return "", fmt.Errorf("rendering the report: %w", err)
+	}
+	indexHTML = filepath.Join(outDir, "index.html")
+	if err := os.WriteFile(indexHTML, buf.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	return indexHTML, nil
+}
+
+// rawFile is a results file as linked from the page.
+type rawFile struct {
+	Href     string // relative to the page
+	Original string // the path it was read from
+}
+
+// copyRaw copies each results file into outDir so the report stays whole
+// when the directory is moved; a file already in outDir is linked in place.
+func copyRaw(files []string, outDir string) ([]rawFile, error) {
+	absOut, err := filepath.Abs(outDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []rawFile
+	used := map[string]bool{}
+	for i, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return nil, err
+		}
+		if filepath.Dir(abs) == absOut {
+			out = append(out, rawFile{Href: filepath.Base(abs), Original: f})
+			used[filepath.Base(abs)] = true
+			continue
+		}
+		name := filepath.Base(abs)
+		if used[name] || name == "index.html" {
+			name = strconv.Itoa(i+1) + "-" + name
+		}
+		used[name] = true
+		if err := copyFile(abs, filepath.Join(outDir, name)); err != nil {
+			return nil, err
+		}
+		out = append(out, rawFile{Href: name, Original: f})
+	}
+	return out, nil
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// ---- the page model ----
+
+type page struct {
+	Title     string
+	Files     []fileView
+	Policy    policyView
+	Notes     []cells.Note
+	Claims    []claims.Result
+	Anchors   []anchorTopic
+	Scenarios []scenarioView
+	Stats     statsView
+}
+
+type fileView struct {
+	Raw  rawFile
+	Meta []cells.KV
+}
+
+type statsView struct {
+	Confidence, Alpha, MaxCV float64
+	MinSamples               int
+}
+
+type policyView struct {
+	GCPolicies  []keyCells // gc-policy value → where
+	GOMAXPROCS  []keyCells // row → values
+	TimerFloors []keyCells // scenario/row → values
+}
+
+// keyCells is one line of the policy section: a label and its values.
+type keyCells struct{ Key, Value string }
+
+type anchorTopic struct {
+	Topic   string
+	Anchors []claims.Anchor
+}
+
+type scenarioView struct {
+	Name, ID, About string
+	Tables          []tableView
+	Charts          []chartView
+}
+
+type tableView struct {
+	Unit, Label string // "ns/switch", "ns per switch"
+	Higher      bool   // higher is better
+	Columns     []string
+	Rows        []rowView
+}
+
+type rowView struct {
+	Row   string
+	Cells []cellView
+}
+
+type cellView struct {
+	Kind    string // "fig", "failed", "unsupported", "absent"
+	Median  string
+	CI      string
+	Title   string
+	Ratios  []string
+	Detail  string // n and CV
+	Flags   []string
+	Reason  string
+	Missing bool
+}
+
+type chartView struct {
+	Caption  string
+	PNG, SVG string
+	Alt      string
+}
+
+// Descriptions of the scenarios (issue 6's table), shown under each
+// heading so a reader knows what a number is a cost of.
+var scenarioAbout = map[string]string{
+	"Calibrate":  "The harness's own cost per iteration: subtract it mentally from the cheapest figures.",
+	"PingPong":   "Two coroutines handing off to each other through an event; cost per one-way switch.",
+	"Yield":      "n coroutines yielding round-robin; cost per switch as n grows (cache and TLB pressure).",
+	"Handoff":    "A direct switch against one through the scheduler coroutine (the seed's direct-switch claim).",
+	"Spawn":      "Create, run to completion and destroy one coroutine, with the context pool cold or warm.",
+	"Burst":      "RSS kept after a burst of n coroutines and an idle spell, and the next burst's spawn cost.",
+	"Memory":     "n idle suspended coroutines, each having touched 1 KiB of stack or state: RSS and heap per coroutine.",
+	"AwaitReady": "Awaiting an already-completed future (the fast path: no suspend) against a pending one.",
+	"Microtask":  "A microtask against a coroutine doing the same tiny work.",
+	"Timer":      "n coroutines sleeping random 50 µs–5 ms; lateness = wake time − deadline.",
+	"FDWake":     "Two coroutines ping-ponging over pipes through the reactor or netpoller; cost per round trip.",
+	"Echo":       "A TCP echo server on loopback driven open-loop at a fixed rate by a separate load-generator process over c connections.",
+	"Shutdown":   "n blocked coroutines; graceful shutdown until every cleanup has run.",
+	"Priority":   "Wake-up latency of a high-priority coroutine queued behind n normal ones.",
+}
+
+// rowColors gives each row the same color in every chart.
+var rowColors = map[string][3]uint8{
+	"stackful-asm":     {31, 119, 180},
+	"stackful-coro":    {255, 127, 14},
+	"stackless":        {44, 160, 44},
+	"goroutine-single": {214, 39, 40},
+	"goroutine-multi":  {148, 103, 189},
+}
+
+var extraColors = [][3]uint8{{140, 86, 75}, {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}}
+
+func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
+	p := &page{
+		Title:  "corobench report",
+		Notes:  set.Notes,
+		Claims: claims.Evaluate(set),
+		Stats:  statsView{100 * stats.Confidence, stats.Alpha, 100 * stats.MaxCV, stats.MinSamples},
+	}
+	for i, f := range set.Files {
+		p.Files = append(p.Files, fileView{Raw: raws[i], Meta: f.Meta})
+		for _, kv := range f.Meta {
+			if kv.Key == "runstamp" && i == 0 {
+				p.Title = "corobench report: " + kv.Value
+			}
+		}
+	}
+	p.Policy = policy(set)
+	for _, a := range claims.Anchors {
+		if n := len(p.Anchors); n == 0 || p.Anchors[n-1].Topic != a.Topic {
+			p.Anchors = append(p.Anchors, anchorTopic{Topic: a.Topic})
+		}
+		p.Anchors[len(p.Anchors)-1].Anchors = append(p.Anchors[len(p.Anchors)-1].Anchors, a)
+	}
+	colors := colorMap(set)
+	for _, sc := range set.Scenarios {
+		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: scenarioAbout[sc.Name]}
+		for _, unit := range sc.Units {
+			sv.Tables = append(sv.Tables, table(set, sc, unit))
+			charts, err := unitCharts(sc, unit, colors, outDir)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", sc.Name, unit, err)
+			}
+			sv.Charts = append(sv.Charts, charts...)
+		}
+		if slices.Contains(LatencyScenarios, sc.Name) {
+			charts, err := percentileCharts(sc, colors, outDir)
+			if err != nil {
+				return nil, fmt.Errorf("%s percentiles: %w", sc.Name, err)
+			}
+			sv.Charts = append(sv.Charts, charts...)
+		}
+		p.Scenarios = append(p.Scenarios, sv)
+	}
+	return p, nil
+}
+
+func policy(set *cells.Set) policyView {
+	var pv policyView
+	gc := map[string][]string{}
+	var gcOrder []string
+	gmp := map[string][]string{}
+	for _, f := range set.Files {
+		for _, kv := range f.Meta {
+			if kv.Key == "gc-policy" { // written once for the whole run
+				if _, ok := gc[kv.Value]; !ok {
+					gcOrder = append(gcOrder, kv.Value)
+				}
+				gc[kv.Value] = appendNew(gc[kv.Value], "all cells")
+			}
+		}
+	}
+	for _, sc := range set.Scenarios {
+		for _, row := range sc.Rows {
+			var floors []string
+			for _, col := range sc.Columns {
+				for _, unit := range sc.Units {
+					c := sc.Cell(row, col, unit)
+					if c == nil {
+						continue
+					}
+					for _, v := range c.Config["gc-policy"] {
+						if _, ok := gc[v]; !ok {
+							gcOrder = append(gcOrder, v)
+						}
+						gc[v] = appendNew(gc[v], sc.Name+"/"+row)
+					}
+					for _, v := range c.Config["gomaxprocs"] {
+						gmp[row] = appendNew(gmp[row], v)
+					}
+					for _, v := range c.Config["timer-floor"] {
+						floors = appendNew(floors, v)
+					}
+				}
+			}
+			if len(floors) > 0 {
+				pv.TimerFloors = append(pv.TimerFloors, keyCells{sc.Name + " / " + row, strings.Join(floors, "; ")})
+			}
+		}
+	}
+	for _, v := range gcOrder {
+		where := gc[v]
+		if len(gcOrder) == 1 {
+			where = []string{"every cell"}
+		}
+		if len(where) > 6 {
+			where = append(where[:6:6], fmt.Sprintf("and %d more", len(gc[v])-6))
+		}
+		pv.GCPolicies = append(pv.GCPolicies, keyCells{v, strings.Join(where, ", ")})
+	}
+	var rows []string
+	for r := range gmp {
+		rows = append(rows, r)
+	}
+	for _, r := range displayRows(rows) {
+		pv.GOMAXPROCS = append(pv.GOMAXPROCS, keyCells{r, strings.Join(gmp[r], ", ")})
+	}
+	return pv
+}
+
+func appendNew(list []string, v string) []string {
+	if slices.Contains(list, v) {
+		return list
+	}
+	return append(list, v)
+}
+
+func displayRows(rows []string) []string {
+	var out []string
+	for _, r := range cells.Rows {
+		if slices.Contains(rows, r) {
+			out = append(out, r)
+		}
+	}
+	for _, r := range rows {
+		if !slices.Contains(cells.Rows, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func table(set *cells.Set, sc *cells.Scenario, unit string) tableView {
+	u := units.Parse(unit)
+	tv := tableView{Unit: unit, Higher: set.HigherIsBetter(unit), Columns: sc.Columns}
+	switch u.Kind {
+	case units.Time:
+		tv.Label = u.Label(units.Scale{Symbol: "time"})
+	case units.Bytes:
+		tv.Label = u.Label(units.Scale{Symbol: "bytes"})
+	default:
+		tv.Label = unit
+	}
+	for _, row := range sc.Rows {
+		rv := rowView{Row: row}
+		for _, col := range sc.Columns {
+			rv.Cells = append(rv.Cells, cellFor(sc, row, col, unit))
+		}
+		tv.Rows = append(tv.Rows, rv)
+	}
+	return tv
+}
+
+func cellFor(sc *cells.Scenario, row, col, unit string) cellView {
+	c := sc.Cell(row, col, unit)
+	if c == nil {
+		if n := sc.Note(row, col); n != nil {
+			return cellView{Kind: n.Kind, Reason: n.Reason}
+		}
+		return cellView{Kind: "absent", Missing: true}
+	}
+	s := c.Summary
+	scale := units.Parse(unit).ScaleFor(s.Median)
+	cv := cellView{Kind: "fig", Median: scale.Format(s.Median), CI: ciText(s), Flags: s.Flags()}
+	cv.Detail = fmt.Sprintf("n=%d", s.N)
+	if !math.IsNaN(s.CV) {
+		cv.Detail += fmt.Sprintf(" · CV %.1f%%", 100*s.CV)
+	}
+	ciRange := "none (too few samples)"
+	if !math.IsInf(s.CIPercent(), 0) {
+		ciRange = fmt.Sprintf("[%s, %s] at %.1f%% confidence", scale.Format(s.Lo), scale.Format(s.Hi), 100*s.Confidence)
+	}
+	spread := ""
+	if s.N >= 4 {
+		// The middle half of the runs: how much a rerun may move.
+		q1, err1 := stats.Percentile(c.Values, 25)
+		q3, err3 := stats.Percentile(c.Values, 75)
+		if err1 == nil && err3 == nil {
+			spread = fmt.Sprintf("; middle half of runs (p25–p75) %s–%s", scale.Format(q1), scale.Format(q3))
+		}
+	}
+	cv.Title = fmt.Sprintf("median %s; 95%% CI %s; min %s, max %s%s; samples from %s", scale.Format(s.Median), ciRange, scale.Format(s.Min), scale.Format(s.Max), spread, c.Lines[0])
+	for _, base := range Baselines {
+		if base == row {
+			continue
+		}
+		b := sc.Cell(base, col, unit)
+		if b == nil || b.Summary.Median == 0 {
+			continue
+		}
+		ratio := s.Median / b.Summary.Median
+		text := fmt.Sprintf("×%s vs %s", ratioText(ratio), base)
+		if cmp := stats.Compare(b.Values, c.Values); !cmp.Significant {
+			text += " (~)"
+		}
+		cv.Ratios = append(cv.Ratios, text)
+	}
+	return cv
+}
+
+func ciText(s stats.Summary) string {
+	pct := s.CIPercent()
+	if math.IsInf(pct, 0) {
+		return "±∞"
+	}
+	if pct == 0 {
+		return "±0%"
+	}
+	if pct < 0.01 {
+		return fmt.Sprintf("±%.1f%%", 100*pct)
+	}
+	return fmt.Sprintf("±%.0f%%", 100*pct)
+}
+
+func ratioText(r float64) string {
+	switch {
+	case r >= 100:
+		return strconv.FormatFloat(math.Round(r), 'f', -1, 64)
+	case r >= 10:
+		return strconv.FormatFloat(r, 'f', 1, 64)
+	case r >= 0.1:
+		return strconv.FormatFloat(r, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(r, 'g', 2, 64)
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(s string) string {
+	return strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
+}

@@ -1,0 +1,343 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The fixture testdata/run.txt holds synthetic figures (see its header):
+// five rows, a sweep (Yield n=2,64,4096), latency scenarios (Timer with
+// p50/p99/max, FDWake, Echo), failed and unsupported notes, a noisy cell
+// (PingPong goroutine-multi) and a cell with 5 samples (Echo
+// goroutine-single).
+const fixture = "testdata/run.txt"
+
+// buildFixture builds the report once per test binary run.
+var built struct {
+	dir, index string
+	html       string
+	err        error
+}
+
+func buildFixture(t *testing.T) (dir, index, html string) {
+	t.Helper()
+	if built.index == "" && built.err == nil {
+		built.dir, built.err = os.MkdirTemp("", "corobench-report-test")
+		if built.err == nil {
+			built.index, built.err = Build([]string{fixture}, built.dir)
+		}
+		if built.err == nil {
+			var b []byte
+			b, built.err = os.ReadFile(built.index)
+			built.html = string(b)
+		}
+	}
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.dir, built.index, built.html
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" && os.Getenv("REPORT_KEEP") == "" {
+		os.RemoveAll(built.dir)
+	} else if built.dir != "" {
+		fmt.Println("report kept in", built.dir)
+	}
+	os.Exit(code)
+}
+
+func TestBuildFixture(t *testing.T) {
+	dir, index, html := buildFixture(t)
+	if index != filepath.Join(dir, "index.html") {
+		t.Errorf("index %s", index)
+	}
+	for _, want := range []string{
+		// Context: machine and run metadata, raw file link, policy.
+		"Intel(R) Xeon(R) Processor @ 2.80GHz", "20261122T140000Z", "go1.26.8", "0123abcd",
+		`<a href="run.txt">run.txt</a>`,
+		"<code>forced-gc-then-off</code>: every cell",
+		"goroutine-multi: <code>2</code>", "stackful-asm: <code>1</code>",
+		"Timer / stackful-asm: <code>clock_gettime(MONOTONIC)&#43;epoll_pwait2(1us)</code>",
+		// Every note, with its reason and where it was recorded.
+		"timed out after 1m0s", "<code>testdata/run.txt:173</code>",
+		"not supported: reactor pipes not wired to the state machine yet", "<code>testdata/run.txt:391</code>",
+		// Figures with CI, ratios and flags.
+		"vs goroutine-single", "vs stackful-asm", "CV 12.4% &gt; 5%", "n=5 &lt; 6: no 95% CI",
+		"<span class=\"med\">24.6 µs</span>",
+		// Claims and quoted anchors.
+		"Claims of the reference design", "Published anchors (quotations, not measured by this run)",
+		"hnes/libaco README", "one-way; the pair is a round trip",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, "<td><code>testdata/run.txt:"); n != 9 {
+		t.Errorf("%d notes listed, want the fixture's 9", n)
+	}
+	// Verdicts, in claim order: 12 ns switch (holds); stackful 12 ns is
+	// below 15 and stackless 3 ns below 10 (does not hold); memory, direct
+	// switch and pool hold.
+	verdicts := regexp.MustCompile(`<td class="v-[a-z-]+">([a-z ]+)</td>`).FindAllStringSubmatch(html, -1)
+	var got []string
+	for _, v := range verdicts {
+		got = append(got, v[1])
+	}
+	if want := "holds,does not hold,holds,holds,holds"; strings.Join(got, ",") != want {
+		t.Errorf("verdicts %v, want %s", got, want)
+	}
+	// The raw results file is beside the page.
+	if raw, err := os.ReadFile(filepath.Join(dir, "run.txt")); err != nil {
+		t.Error(err)
+	} else if orig, _ := os.ReadFile(fixture); !bytes.Equal(raw, orig) {
+		t.Error("the copied results file differs from the input")
+	}
+	// Charts: bars for every unit, sweeps for Yield, percentile plots for
+	// latency scenarios; no chart for an all-zero unit.
+	for _, name := range []string{"pingpong-ns-switch-bars", "yield-ns-switch-bars", "yield-ns-switch-sweep",
+		"timer-n-1000-wake-percentiles", "fdwake-roundtrip-percentiles", "echo-c-1-req-percentiles", "echo-req-s-bars"} {
+		for _, ext := range []string{".png", ".svg"} {
+			if !strings.Contains(html, `"`+name+ext+`"`) {
+				t.Errorf("page does not reference %s%s", name, ext)
+			}
+		}
+	}
+	if strings.Contains(html, "pingpong-allocs-switch-bars") {
+		t.Error("a chart of all-zero allocs/switch was drawn")
+	}
+}
+
+// TestSelfContained checks every link and image resolves inside the report
+// directory and nothing is fetched from elsewhere.
+func TestSelfContained(t *testing.T) {
+	dir, _, html := buildFixture(t)
+	for _, bad := range []string{"<script", "<link", "@import", "url(", "http://", "https://"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("index.html contains %q: the report must work offline", bad)
+		}
+	}
+	refs := regexp.MustCompile(`(?:src|href)="([^"]+)"`).FindAllStringSubmatch(html, -1)
+	if len(refs) < 20 {
+		t.Fatalf("only %d references", len(refs))
+	}
+	for _, r := range refs {
+		ref := r[1]
+		if strings.HasPrefix(ref, "#") {
+			id := ref[1:]
+			if !strings.Contains(html, `id="`+id+`"`) {
+				t.Errorf("anchor %s has no target", ref)
+			}
+			continue
+		}
+		if strings.Contains(ref, "/") || strings.Contains(ref, ":") {
+			t.Errorf("reference %q leaves the report directory", ref)
+			continue
+		}
+		path := filepath.Join(dir, ref)
+		switch filepath.Ext(ref) {
+		case ".png":
+			f, err := os.Open(path)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			if _, err := png.Decode(f); err != nil {
+				t.Errorf("%s: %v", ref, err)
+			}
+			f.Close()
+		case ".svg":
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			if err := wellFormed(bytes.NewReader(b)); err != nil {
+				t.Errorf("%s: %v", ref, err)
+			}
+		default:
+			if _, err := os.Stat(path); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+// wellFormed checks r is well-formed XML with the strict encoding/xml
+// decoder. golang.org/x/net/html is not in the module's dependencies, and
+// an HTML5 parser accepts almost anything anyway; the report is written
+// XHTML-style (every element closed, only XML's entities) precisely so
+// this strict check applies.
+func wellFormed(r io.Reader) error {
+	dec := xml.NewDecoder(r)
+	dec.Strict = true
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			if depth != 0 {
+				return fmt.Errorf("%d elements left open", depth)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			depth++
+		case xml.EndElement:
+			depth--
+		}
+	}
+}
+
+func TestHTMLWellFormed(t *testing.T) {
+	_, _, html := buildFixture(t)
+	if err := wellFormed(strings.NewReader(html)); err != nil {
+		t.Fatalf("index.html is not well-formed: %v", err)
+	}
+	if !strings.HasPrefix(html, "<!DOCTYPE html>\n<html lang=\"en\">") || !strings.Contains(html, `<meta charset="utf-8"/>`) {
+		t.Error("missing doctype, language or charset")
+	}
+	// The check itself must reject what a browser would silently repair.
+	for _, bad := range []string{"<p>unclosed<p>x</p>", "<td>a</tr>", "<p>a &nbsp; b</p>"} {
+		if wellFormed(strings.NewReader("<div>"+bad+"</div>")) == nil {
+			t.Errorf("wellFormed accepted %q", bad)
+		}
+	}
+}
+
+// TestBrowserRender renders the report in headless Chromium and checks the
+// screenshot is a real page. Without chromium it skips, except under CI
+// (CI=true), where .ci/run installs it and a skip would hide a regression.
+func TestBrowserRender(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not on PATH under CI=true; .ci/run must install Debian's chromium")
+		}
+		t.Skip("chromium not on PATH; install Debian's chromium to run this test")
+	}
+	_, index, _ := buildFixture(t)
+	abs, err := filepath.Abs(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(t.TempDir(), "out.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), "--screenshot="+shot, "--window-size=1280,2000", "file://"+abs)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v\n%s", err, out)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot does not decode: %v", err)
+	}
+	b := img.Bounds()
+	if b.Dx() != 1280 || b.Dy() != 2000 {
+		t.Errorf("screenshot is %v, want 1280×2000", b)
+	}
+	// A rendered page has text (dark pixels) and table shading; a blank or
+	// error page is nearly uniform.
+	dark, colors := 0, map[uint32]bool{}
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r+g+bl < 3*0x4000 {
+				dark++
+			}
+			colors[(r>>12)<<8|(g>>12)<<4|bl>>12] = true
+		}
+	}
+	total := (b.Dx() / 2) * (b.Dy() / 2)
+	if dark < total/200 || len(colors) < 8 {
+		t.Errorf("screenshot looks blank: %d of %d sampled pixels dark, %d colors", dark, total, len(colors))
+	}
+}
+
+func TestBuildCorruptInput(t *testing.T) {
+	good, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	truncated := filepath.Join(dir, "truncated.txt")
+	cut := bytes.Index(good, []byte("BenchmarkYield/impl=stackless/n=64")) + 40 // mid-line
+	if err := os.WriteFile(truncated, good[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	truncLine := bytes.Count(good[:cut], []byte("\n")) + 1
+	corrupt := filepath.Join(dir, "corrupt.txt")
+	bad := bytes.Replace(good, []byte("# corobench:failed BenchmarkYield"), []byte("# corobench:broken BenchmarkYield"), 1)
+	if err := os.WriteFile(corrupt, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{truncated, fmt.Sprintf("%s:%d", truncated, truncLine)},
+		{corrupt, corrupt + ":173"},
+	} {
+		out := filepath.Join(dir, "out-"+filepath.Base(c.file))
+		_, err := Build([]string{fixture, c.file}, out)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Build with %s: error %v, want one naming %s", filepath.Base(c.file), err, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(out, "index.html")); err == nil {
+			t.Errorf("a page was written from a corrupt input")
+		}
+	}
+	if _, err := Build(nil, dir); err == nil {
+		t.Error("Build with no files gave no error")
+	}
+}
+
+func TestBuildResultsInOutDir(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("../compare/testdata/old.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "20261101T000000Z.txt")
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := Build([]string{in}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(index)
+	if !strings.Contains(string(html), `<a href="20261101T000000Z.txt">`) {
+		t.Error("a results file already in the report directory is not linked in place")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".txt") && e.Name() != "20261101T000000Z.txt" {
+			t.Errorf("unexpected copy %s", e.Name())
+		}
+	}
+	// A claim whose cells are failed shows as not measured with the reason.
+	if !strings.Contains(string(html), `<td class="v-not-measured">not measured</td>`) {
+		t.Error("no claim is reported as not measured")
+	}
+}
