@@ -29,8 +29,10 @@ type Context struct {
 	stktopsp uintptr // saved g.stktopsp: the SP the unwinder must reach at the top frame
 	lo       uintptr // saved g.stack.lo
 	hi       uintptr // saved g.stack.hi
-	panicp   uintptr // saved g._panic
-	deferp   uintptr // saved g._defer
+	//lint:ignore U1000 read and written by switch_*.s
+	panicp uintptr // saved g._panic
+	//lint:ignore U1000 read and written by switch_*.s
+	deferp uintptr // saved g._defer
 
 	state state
 	entry func() *Context // fresh fibers only; cleared when the fiber finishes
@@ -135,6 +137,7 @@ func (c *Context) Bounds() (lo, hi uintptr) { return c.lo, c.hi }
 // Switch tail-jumps here (same arguments, same return address) before it has
 // changed anything.
 //
+//lint:ignore U1000 jumped to from Switch in switch_*.s
 //go:noinline
 func badSwitch(from, to *Context) {
 	if from == to {
@@ -150,6 +153,8 @@ func badSwitch(from, to *Context) {
 // fiber's own stack, with the *Context that was just resumed. It never
 // returns: the trampoline is the top frame of the stack and has nothing to
 // return to.
+//
+//lint:ignore U1000 called from fiberStart in switch_*.s
 func fiberMain(c *Context) {
 	next := runEntry(c)
 	// All of the fiber's defers have run (runEntry returned), so g._defer and

@@ -32,6 +32,7 @@ func Switch(from, to *Context)
 // switchContext saves the running state into from and resumes to (assembly,
 // switch_$GOARCH.s). It does no checking; Switch does.
 //
+//lint:ignore U1000 jumped to from Switch in switch_*.s
 //go:noescape
 func switchContext(from, to *Context)
 
