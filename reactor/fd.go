@@ -63,6 +63,12 @@ type fdSlot struct {
 // EPOLL_CTL_MOD per wait; DEL+ADD, two). The price: all reads and writes must
 // go through the Try* helpers, or the caller must call ClearReady after its
 // own EAGAIN, or a Poll may fire spuriously (never too late).
+//
+// Close the fd with FD.Close, never close(2): the kernel silently drops a
+// closed fd from epoll, so a poll pending on it would never fire. The loop
+// notices only when the number is registered again (the old FD's polls then
+// fire with ErrClosedOutside) or when a dup of the file keeps reporting
+// under the old number (dropped by the generation check).
 type FD struct {
 	loop   *Loop
 	fd     int

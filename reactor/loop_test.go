@@ -565,6 +565,49 @@ func TestTriggerFromOtherGoroutine(t *testing.T) {
 	}
 }
 
+// TestTriggerNoLostWakeups: several goroutines each ping-pong with the loop
+// through their own trigger, concurrently, so that signals race with the
+// loop draining the shared eventfd. A lost wakeup hangs the test.
+func TestTriggerNoLostWakeups(t *testing.T) {
+	l := newLoop(t, Options{})
+	const senders, rounds = 4, 2000
+	acks := make([]atomic.Int64, senders)
+	trigs := make([]*Trigger, senders)
+	for i := range trigs {
+		trigs[i] = l.NewTrigger(func() {
+			acks[i].Add(1)
+			trigs[i].Start() // keep listening
+		})
+		trigs[i].Start()
+	}
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := int64(1); r <= rounds; r++ {
+				trigs[i].Signal()
+				for acks[i].Load() < r {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	total := func() (n int64) {
+		for i := range acks {
+			n += acks[i].Load()
+		}
+		return n
+	}
+	tickUntil(t, l, func() bool { return total() == senders*rounds })
+	wg.Wait()
+	for i := range acks {
+		if got := acks[i].Load(); got != rounds {
+			t.Errorf("trigger %d fired %d times for %d acknowledged signals", i, got, rounds)
+		}
+	}
+}
+
 func TestTriggerCoalescesAndRemembersWhileIdle(t *testing.T) {
 	l := newLoop(t, Options{})
 	fired := 0
