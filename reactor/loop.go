@@ -399,9 +399,33 @@ func (l *Loop) Close() error {
 	for l.signalling.Load() != 0 {
 		osYield()
 	}
+	// Leave every event idle, so that Stop and Close on it after Loop.Close
+	// are the no-ops their owners expect.
+	for i := range l.timers.a {
+		t := l.timers.a[i].t
+		t.index, t.state = -1, stateIdle
+	}
+	for _, t := range l.triggers {
+		t.deactivate()
+	}
+	if l.signals != nil {
+		for _, s := range l.signals.events {
+			s.deactivate()
+		}
+	}
 	var first error
 	for i := range l.fds {
 		if f := l.fds[i].fd; f != nil {
+			for p := f.polls; p != nil; {
+				next := p.next
+				p.prev, p.next = nil, nil
+				p.deactivate()
+				p = next
+			}
+			f.polls = nil
+			if f.proc != nil {
+				f.proc.deactivate()
+			}
 			f.closed, f.err = true, ErrClosed
 			l.fds[i].fd = nil
 			if err := unix.Close(f.fd); err != nil && first == nil {

@@ -1028,3 +1028,51 @@ func TestFallbacksWhenSyscallsAreMissing(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestEventsAfterLoopClose: owners stop and close their events after the
+// loop is gone (a scheduler's cleanup); that must be a quiet no-op.
+func TestEventsAfterLoopClose(t *testing.T) {
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := func() { t.Error("callback ran after Loop.Close") }
+	tm := l.NewTimer(cb)
+	tm2 := l.NewTimer(cb)
+	r, w, err := l.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.NewPoll(Readable, cb)
+	trig := l.NewTrigger(cb)
+	sig, err := l.NewSignal(unix.SIGUSR1, cb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.Start(time.Hour)
+	tm2.Start(time.Hour)
+	p.Start()
+	trig.Start()
+	sig.Start()
+	if l.Active() != 5 {
+		t.Fatalf("Active() = %d, want 5", l.Active())
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tm.Stop()
+	tm2.Close()
+	p.Stop()
+	p.Close()
+	trig.Stop()
+	trig.Close()
+	sig.Close()
+	r.Close()
+	w.Close()
+	if l.Active() != 0 {
+		t.Fatalf("Active() = %d after Loop.Close and stops, want 0", l.Active())
+	}
+	if tm.Active() || p.Active() || trig.Active() {
+		t.Fatal("an event is still active after Loop.Close")
+	}
+}
