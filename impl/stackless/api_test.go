@@ -2,6 +2,7 @@ package stackless
 
 import (
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -133,7 +134,7 @@ func TestFDOneWaiterPerDirection(t *testing.T) {
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if bErr == nil || !strings.Contains(bErr.Error(), "one waiter per direction") {
+	if bErr == nil || !strings.Contains(bErr.Error(), "one waiter per source") {
 		t.Fatalf("second waiter got %v, want the one-waiter error", bErr)
 	}
 	if a.err != nil {
@@ -334,5 +335,124 @@ func TestBadInput(t *testing.T) {
 	}})
 	if err := s.Run(); err != nil {
 		t.Fatalf("wait on nothing: %v", err)
+	}
+}
+
+// TestTriggerFromAnotherGoroutine: a task blocks in the reactor until another
+// goroutine signals its trigger; a signal sent before the wait is remembered.
+func TestTriggerFromAnotherGoroutine(t *testing.T) {
+	s := New()
+	defer s.Close()
+	tr, err := s.NewTrigger()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	const rounds = 20
+	ack := make(chan int)
+	w := &triggerWaiter{tr: tr, rounds: rounds, ack: ack}
+	_ = s.Spawn(w)
+	go func() {
+		for i := 0; i < rounds; i++ {
+			tr.Signal()
+			<-ack
+		}
+	}()
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if w.woke != rounds || s.Stats().Blocks == 0 {
+		t.Fatalf("woke %d times (want %d), blocking ticks %d (want > 0)", w.woke, rounds, s.Stats().Blocks)
+	}
+}
+
+type triggerWaiter struct {
+	Coro
+	tr           *Trigger
+	state        int
+	woke, rounds int
+	ack          chan<- int
+}
+
+func (t *triggerWaiter) Resume(c *Context) Step {
+	if t.state == 1 {
+		if err := c.Err(); err != nil {
+			return c.Fail(err)
+		}
+		t.woke++
+		t.ack <- t.woke // the signaller waits for it before signalling again
+		if t.woke == t.rounds {
+			return c.Done()
+		}
+	}
+	t.state = 1
+	return c.AwaitSource(&t.tr.Source, 0)
+}
+
+// sourceWaiter awaits one Source and records the outcome.
+type sourceWaiter struct {
+	Coro
+	src   *Source
+	state int
+	val   any
+	err   error
+}
+
+func (t *sourceWaiter) Resume(c *Context) Step {
+	if t.state == 0 {
+		t.state = 1
+		return c.AwaitSource(t.src, 10*time.Second)
+	}
+	t.val, t.err = c.Result(), c.Err()
+	return c.Done()
+}
+
+func TestProcessExit(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot start true:", err)
+	}
+	s := New()
+	defer s.Close()
+	p, err := s.NewProcess(cmd.Process.Pid)
+	if errors.Is(err, reactor.ErrNotSupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	w := &sourceWaiter{src: &p.Source}
+	_ = s.Spawn(w)
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if w.err != nil {
+		t.Fatalf("process wait: %v", w.err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSignal(t *testing.T) {
+	s := New()
+	defer s.Close()
+	g, err := s.NewSignal(unix.SIGUSR1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	w := &sourceWaiter{src: &g.Source}
+	_ = s.Spawn(w)
+	_ = s.Spawn(&funcTask{f: func(c *Context) Step {
+		_ = unix.Kill(unix.Getpid(), unix.SIGUSR1)
+		return c.Done()
+	}})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := w.val.(uint64); w.err != nil || n < 1 {
+		t.Fatalf("signal wait: count %v, err %v", w.val, w.err)
 	}
 }

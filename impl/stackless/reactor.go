@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -230,15 +232,54 @@ func (s *Scheduler) onLoopTimer() {
 	s.armLoopTimer()
 }
 
+// Source is a reactor event a task can wait on: an fd poll, a trigger, a
+// signal or a process exit. It is made once and reused for every wait; the
+// waker starts it when the task suspends and stops it when the wait ends
+// (the seed's "created inactive, started at suspend, stopped after"). At
+// most one task at a time may wait on a Source.
+type Source struct {
+	ev interface {
+		Start()
+		Stop()
+	}
+	waiter  *Coro               // the task waiting on it, nil if none
+	outcome func() (any, error) // the wait's result when the event fires
+}
+
+// fireSource is the callback of every Source's reactor event: it wakes the
+// task waiting on it, if it still waits on it.
+func (s *Scheduler) fireSource(src *Source) {
+	co := src.waiter
+	src.waiter = nil
+	if co != nil && co.waker.src == src {
+		v, err := src.outcome()
+		s.wake(co, nil, v, err)
+	}
+}
+
+// AwaitSource suspends the task until src fires (or the timeout, if d > 0,
+// expires: ErrTimeout). Result and Err are the source's outcome.
+func (c *Context) AwaitSource(src *Source, d time.Duration) Step {
+	co := c.cur
+	w := co.waker.prepare()
+	if other := src.waiter; other != nil && other != co && other.waker.status == Waiting && other.waker.src == src {
+		w.immediate = true
+		w.err = fmt.Errorf("stackless: task %s waits on a source task %s already waits on: one waiter per source (per fd direction)", taskName(co), taskName(other))
+		return Step{stepSuspend}
+	}
+	src.waiter = co
+	w.src = src
+	w.setTimeout(d)
+	return Step{stepSuspend}
+}
+
 // FD is a file descriptor registered with the scheduler's reactor, with one
-// reusable poll per direction, so that tasks can wait for readiness with
-// Context.AwaitReadable / AwaitWritable without allocating. At most one task
-// at a time may wait per direction.
+// reusable poll Source per direction, so that tasks wait for readiness with
+// Context.AwaitReadable / AwaitWritable without allocating. The fd is
+// registered once, edge-triggered: waiting again costs no syscall.
 type FD struct {
 	fd     *reactor.FD
-	rd, wr *reactor.Poll
-	rdTask *Coro // the task waiting for readability, nil if none
-	wrTask *Coro
+	rd, wr Source
 }
 
 // NewFD registers fd (which becomes non-blocking and owned by the FD: Close
@@ -253,17 +294,11 @@ func (s *Scheduler) NewFD(fd int) (*FD, error) {
 		return nil, err
 	}
 	f := &FD{fd: rf}
-	f.rd = rf.NewPoll(reactor.Readable, func() { s.onPoll(f.rd, &f.rdTask) })
-	f.wr = rf.NewPoll(reactor.Writable, func() { s.onPoll(f.wr, &f.wrTask) })
+	rd := rf.NewPoll(reactor.Readable, func() { s.fireSource(&f.rd) })
+	wr := rf.NewPoll(reactor.Writable, func() { s.fireSource(&f.wr) })
+	f.rd = Source{ev: rd, outcome: func() (any, error) { return rd.Revents(), rd.Err() }}
+	f.wr = Source{ev: wr, outcome: func() (any, error) { return wr.Revents(), wr.Err() }}
 	return f, nil
-}
-
-func (s *Scheduler) onPoll(p *reactor.Poll, waiter **Coro) {
-	co := *waiter
-	*waiter = nil
-	if co != nil && co.waker.poll == p {
-		s.wake(co, nil, p.Revents(), p.Err())
-	}
 }
 
 // Reactor returns the underlying reactor FD.
@@ -285,35 +320,100 @@ func (f *FD) TryRead(p []byte) (int, error) { return f.fd.TryRead(p) }
 // means: return c.AwaitWritable(f) and write the rest when resumed.
 func (f *FD) TryWrite(p []byte) (int, error) { return f.fd.TryWrite(p) }
 
-// Close closes the polls and the fd.
+// Close closes the polls and the fd; a task waiting on it wakes with
+// reactor.ErrClosed.
 func (f *FD) Close() error {
-	f.rd.Close()
-	f.wr.Close()
-	return f.fd.Close()
+	err := f.fd.Close()
+	f.rd.ev.(*reactor.Poll).Close()
+	f.wr.ev.(*reactor.Poll).Close()
+	return err
 }
 
 // AwaitReadable suspends the task until f is readable (or hung up, in error,
 // or closed: then Err says so). Result is the reactor.Events it fired with.
-func (c *Context) AwaitReadable(f *FD) Step { return c.awaitPoll(f.rd, &f.rdTask, 0) }
+func (c *Context) AwaitReadable(f *FD) Step { return c.AwaitSource(&f.rd, 0) }
 
 // AwaitWritable suspends the task until f is writable.
-func (c *Context) AwaitWritable(f *FD) Step { return c.awaitPoll(f.wr, &f.wrTask, 0) }
+func (c *Context) AwaitWritable(f *FD) Step { return c.AwaitSource(&f.wr, 0) }
 
 // AwaitReadableTimeout is AwaitReadable with a timeout (ErrTimeout).
 func (c *Context) AwaitReadableTimeout(f *FD, d time.Duration) Step {
-	return c.awaitPoll(f.rd, &f.rdTask, d)
+	return c.AwaitSource(&f.rd, d)
 }
 
-func (c *Context) awaitPoll(p *reactor.Poll, waiter **Coro, d time.Duration) Step {
-	co := c.cur
-	w := co.waker.prepare()
-	if other := *waiter; other != nil && other != co && other.waker.status == Waiting && other.waker.poll == p {
-		w.immediate = true
-		w.err = fmt.Errorf("stackless: task %s waits on an FD direction task %s already waits on: one waiter per direction", taskName(co), taskName(other))
-		return Step{stepSuspend}
-	}
-	*waiter = co
-	w.poll = p
-	w.setTimeout(d)
-	return Step{stepSuspend}
+// Trigger wakes a task from another goroutine or thread (a reactor trigger:
+// an eventfd). Signal is the only method safe off the scheduler's goroutine;
+// signals coalesce, and a Signal while no task waits is remembered: the next
+// wait fires at the next reactor tick.
+type Trigger struct {
+	Source
+	tr *reactor.Trigger
 }
+
+// NewTrigger returns a trigger; await it with c.AwaitSource(&tr.Source, d).
+func (s *Scheduler) NewTrigger() (*Trigger, error) {
+	l, err := s.Loop()
+	if err != nil {
+		return nil, err
+	}
+	t := &Trigger{}
+	t.tr = l.NewTrigger(func() { s.fireSource(&t.Source) })
+	t.Source = Source{ev: t.tr, outcome: func() (any, error) { return nil, nil }}
+	return t, nil
+}
+
+// Signal wakes the trigger's waiter; safe from any goroutine.
+func (t *Trigger) Signal() { t.tr.Signal() }
+
+// Close releases the trigger.
+func (t *Trigger) Close() { t.tr.Close() }
+
+// Signal is a Unix signal as a Source (reactor.Signal); the wait's Result is
+// the number of deliveries the firing covered (uint64).
+type Signal struct {
+	Source
+	sg *reactor.Signal
+}
+
+// NewSignal returns a source for sig; only deliveries after NewSignal count.
+func (s *Scheduler) NewSignal(sig unix.Signal) (*Signal, error) {
+	l, err := s.Loop()
+	if err != nil {
+		return nil, err
+	}
+	g := &Signal{}
+	if g.sg, err = l.NewSignal(sig, func() { s.fireSource(&g.Source) }); err != nil {
+		return nil, err
+	}
+	g.Source = Source{ev: g.sg, outcome: func() (any, error) { return g.sg.Count(), nil }}
+	return g, nil
+}
+
+// Close releases the signal event (the signal gets its default behaviour
+// back when it was the last one).
+func (g *Signal) Close() { g.sg.Close() }
+
+// Process is a process exit as a Source (reactor.Process, pidfd): awaiting it
+// returns once pid has exited; it does not reap the child.
+type Process struct {
+	Source
+	p *reactor.Process
+}
+
+// NewProcess returns a source for pid's exit; it fails with an error wrapping
+// reactor.ErrNotSupported on kernels without pidfd_open.
+func (s *Scheduler) NewProcess(pid int) (*Process, error) {
+	l, err := s.Loop()
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{}
+	if p.p, err = l.NewProcess(pid, func() { s.fireSource(&p.Source) }); err != nil {
+		return nil, err
+	}
+	p.Source = Source{ev: p.p, outcome: func() (any, error) { return nil, nil }}
+	return p, nil
+}
+
+// Close releases the event and its pidfd.
+func (p *Process) Close() { p.p.Close() }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/corobench/corobench/reactor"
 )
 
 // WakerStatus is the state of a task's waker (seed 003, "Waker-Status").
@@ -81,8 +79,8 @@ type Waker struct {
 	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
 	timer     timerEntry
 	nodes     [numSlots]waitNode
-	poll      *reactor.Poll // fd readiness poll of the wait, nil if none (owned by an FD)
-	triggered *Event        // the event that ended the wait
+	src       *Source // reactor event of the wait (fd poll, trigger, ...), nil if none
+	triggered *Event  // the event that ended the wait
 	result    any
 	err       error
 }
@@ -101,8 +99,8 @@ func (w *Waker) prepare() *Waker {
 	if w.nodes[slotCancel].ev != nil {
 		w.nodes[slotCancel].ev = nil
 	}
-	if w.poll != nil {
-		w.poll = nil
+	if w.src != nil {
+		w.src = nil
 	}
 	if w.triggered != nil {
 		w.triggered = nil
@@ -136,7 +134,7 @@ var errNothingToWaitFor = errors.New("stackless: wait on nothing: pass an event,
 func (w *Waker) start(s *Scheduler, co *Coro) bool {
 	// Hot path: one awaited event, nothing else (pingpong, most awaits).
 	if n := &w.nodes[slotEvent]; n.ev != nil && w.nodes[slotCancel].ev == nil && w.timer.deadline == 0 &&
-		w.poll == nil && !w.immediate && !co.cancelPending && !co.unwinding {
+		w.src == nil && !w.immediate && !co.cancelPending && !co.unwinding {
 		if ev := n.ev; ev.done {
 			w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
 			return true
@@ -168,11 +166,11 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 			return true
 		}
 	}
-	if w.nodes[slotEvent].ev == nil && w.nodes[slotCancel].ev == nil && w.timer.deadline <= 0 && w.poll == nil {
+	if w.nodes[slotEvent].ev == nil && w.nodes[slotCancel].ev == nil && w.timer.deadline <= 0 && w.src == nil {
 		w.status, w.err = Result, errNothingToWaitFor
 		return true
 	}
-	if w.timer.deadline > 0 || w.poll != nil {
+	if w.timer.deadline > 0 || w.src != nil {
 		if err := s.r.open(s); err != nil {
 			w.status, w.err = Result, err
 			return true
@@ -188,8 +186,8 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 	if w.timer.deadline > 0 {
 		s.addTimer(co, w.timer.deadline, w.absolute)
 	}
-	if w.poll != nil {
-		w.poll.Start()
+	if w.src != nil {
+		w.src.ev.Start()
 	}
 	s.waiting++
 	return false
@@ -208,8 +206,8 @@ func (w *Waker) stop(s *Scheduler, co *Coro) {
 	if w.timer.index != 0 {
 		s.removeTimer(co)
 	}
-	if w.poll != nil {
-		w.poll.Stop()
+	if w.src != nil {
+		w.src.ev.Stop()
 	}
 }
 
