@@ -142,7 +142,6 @@ func (l *Loop) register(fd int, kind fdKind, events uint32) (*FD, error) {
 		// The kernel accepted the number, so the file registered under it
 		// earlier is gone: it was closed with close(2) rather than FD.Close.
 		// Its waiters learn that instead of waiting forever.
-		l.stats.Stale++
 		old.invalidate(ErrClosedOutside)
 	}
 	slot.gen = gen
