@@ -16,8 +16,11 @@
 //	c.Await(ev)                 wait for an Event (resolved or rejected)
 //	c.AwaitTimeout(ev, d)       ... or ErrTimeout after d
 //	c.AwaitWith(ev, cancel, d)  ... or ErrCancelled when the cancel Event fires
-//	c.Sleep(d)                  wait d on the reactor's nanosecond timers
-//	c.AwaitReadable(fd)         wait for fd readiness (also AwaitWritable)
+//	c.Sleep(d), c.SleepUntil(t) wait on the reactor's nanosecond timers (c.Now())
+//	c.AwaitReadable(fd)         wait for fd readiness (also AwaitWritable); then
+//	                            fd.TryRead / fd.TryWrite for async IO
+//	c.AwaitSource(src, d)       wait for a reactor Source: Trigger (a wake-up
+//	                            from another goroutine), Signal, Process exit
 //	c.Yield()                   go to the tail of the run queue
 //	c.Done(), c.Fail(err)       finish
 //
