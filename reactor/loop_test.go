@@ -1076,3 +1076,34 @@ func TestEventsAfterLoopClose(t *testing.T) {
 		t.Fatal("an event is still active after Loop.Close")
 	}
 }
+
+// TestWriteToClosedPipe: the reader goes away while a writer waits for
+// space; the writer wakes (Error) and the write reports EPIPE. Go's runtime
+// ignores the SIGPIPE for fds other than 1 and 2, so the process lives on.
+func TestWriteToClosedPipe(t *testing.T) {
+	l := newLoop(t, Options{})
+	r, w, err := l.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := w.TryWrite(chunk); errors.Is(err, ErrWouldBlock) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fired := false
+	p := w.NewPoll(Writable, func() { fired = true })
+	p.Start()
+	r.Close()
+	tickUntil(t, l, func() bool { return fired })
+	if p.Revents()&Error == 0 {
+		t.Fatalf("revents %v, want error", p.Revents())
+	}
+	if _, err := w.TryWrite([]byte("x")); !errors.Is(err, unix.EPIPE) {
+		t.Fatalf("write after the reader closed: %v, want EPIPE", err)
+	}
+}
