@@ -30,6 +30,7 @@ var gcFence struct {
 type GCHold struct {
 	startCycles uint64
 	released    bool
+	err         error // Check's verdict at Release
 }
 
 // HoldGC turns the garbage collector off for as long as any hold exists:
@@ -55,8 +56,11 @@ func HoldGC() *GCHold {
 
 // Check returns a *GCDuringFibersError if a collection ran since the hold was
 // taken, nil otherwise. A mark phase still in progress is waited for first,
-// so that it is counted.
+// so that it is counted. After Release it returns Release's verdict.
 func (h *GCHold) Check() error {
+	if h.released {
+		return h.err
+	}
 	debug.SetGCPercent(-1) // no change while held; waits for an in-flight mark to finish
 	if n := completedGCCycles() - h.startCycles; n > 0 {
 		return &GCDuringFibersError{Cycles: n}
@@ -71,8 +75,8 @@ func (h *GCHold) Release() error {
 	if h.released {
 		return errors.New("fiber: GCHold released twice")
 	}
-	h.released = true
 	err := h.Check()
+	h.released, h.err = true, err
 	gcFence.Lock()
 	defer gcFence.Unlock()
 	gcFence.holders--

@@ -13,10 +13,13 @@ import (
 // fiber, or the goroutine's own (root) stack.
 //
 // The zero Context is a valid "from" argument to Switch and then represents
-// the root stack. A Context must not be copied after first use (the saved
-// stack pointer refers into the stack, not into the Context, but the asm
-// writes through the pointer it is given).
+// the root stack. A Context must stay at one address from Init (or its first
+// Switch) until it has finished: a started fiber keeps a pointer to its own
+// Context, so keep Contexts in heap-allocated structs, never by value in a
+// slice that may grow. go vet's copylocks check reports copies.
 type Context struct {
+	_ noCopy
+
 	// The first eight words are read and written by the assembly in
 	// switch_*.s through the go_asm.h offsets (Context_sp, ...); their order
 	// lets arm64 move the adjacent pairs with LDP/STP. They are uintptrs,
@@ -37,6 +40,12 @@ type Context struct {
 	state state
 	entry func() *Context // fresh fibers only; cleared when the fiber finishes
 }
+
+// noCopy makes go vet's copylocks check report copies of a Context.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 // state tracks a Context's life so that Switch can refuse a resumption that
 // would jump to garbage.

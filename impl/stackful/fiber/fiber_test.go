@@ -411,42 +411,6 @@ func TestExplainCrash(t *testing.T) {
 	}
 }
 
-func Example() {
-	if err := Supported(); err != nil {
-		fmt.Println(err) // report the row unsupported
-		return
-	}
-	hold := HoldGC() // before the first fiber exists
-	defer func() {
-		if err := hold.Release(); err != nil {
-			panic(err) // the run is invalid
-		}
-	}()
-
-	// Any memory the Go runtime does not manage, whose size is not a power
-	// of two; package stackpool provides such stacks.
-	mem, _ := unix.Mmap(-1, 0, 64<<10-4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	defer unix.Munmap(mem)
-	lo := uintptr(unsafe.Pointer(&mem[0]))
-
-	var root, fib Context // the zero Context becomes the root on first Switch
-	_ = fib.Init(lo, lo+uintptr(len(mem)), func() *Context {
-		fmt.Println("fiber: started")
-		Switch(&fib, &root) // suspend, back to the root
-		fmt.Println("fiber: resumed")
-		return &root // finished: continue with the root
-	})
-	Switch(&root, &fib)
-	fmt.Println("root: fiber suspended")
-	Switch(&root, &fib)
-	fmt.Println("root: fiber finished:", fib.Finished())
-	// Output:
-	// fiber: started
-	// root: fiber suspended
-	// fiber: resumed
-	// root: fiber finished: true
-}
-
 // BenchmarkSwitch measures one ONE-WAY switch (Switch from one context to
 // another); each iteration is half of a root→fiber→root round trip, so the
 // reported ns/op is per switch and a round trip costs twice that.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package stackpool
+
+const raceEnabled = false

@@ -1,0 +1,484 @@
+package stackpool
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func newPool(tb testing.TB, cfg Config) *Pool {
+	tb.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if p.inUse == 0 {
+			if err := p.Close(); err != nil {
+				tb.Error(err)
+			}
+		}
+	})
+	return p
+}
+
+func mustGet(tb testing.TB, p *Pool) Stack {
+	tb.Helper()
+	s, err := p.Get()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// stackBytes returns the stack's usable memory as a slice.
+func stackBytes(s Stack) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(s.slab.base, s.lo-uintptr(s.slab.base))), s.Size())
+}
+
+// resident reports how many pages of s are resident (mincore).
+func resident(tb testing.TB, s Stack) int {
+	tb.Helper()
+	mem := stackBytes(s)
+	// mincore wants a page-aligned start: the stack part of the slot.
+	start := unsafe.Slice((*byte)(unsafe.Add(s.slab.base, s.lo-s.slab.pool.trim-uintptr(s.slab.base))), len(mem)+int(s.slab.pool.trim))
+	vec := make([]byte, (len(start)+os.Getpagesize()-1)/os.Getpagesize())
+	// x/sys/unix has no Mincore wrapper on linux.
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&start[0])), uintptr(len(start)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		tb.Fatalf("mincore: %v", errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
+
+func TestSizes(t *testing.T) {
+	page := os.Getpagesize()
+	for _, tc := range []struct{ req, usable int }{
+		{0, DefaultStackSize - powerOfTwoTrim},
+		{64 << 10, 64<<10 - 16},
+		{60 << 10, 60 << 10},
+		{5000, 2*page - 16},
+		{page, page - 16},
+	} {
+		for _, guard := range []GuardMode{GuardOff, GuardOn} {
+			p := newPool(t, Config{StackSize: tc.req, Guard: guard, SlabStacks: 4})
+			if p.Usable() != tc.usable {
+				t.Errorf("StackSize %d: Usable %d, want %d", tc.req, p.Usable(), tc.usable)
+			}
+			s := mustGet(t, p)
+			size := s.Size()
+			if size != tc.usable || size&(size-1) == 0 || s.Lo()%16 != 0 || s.Hi()%16 != 0 {
+				t.Errorf("StackSize %d guard %v: bounds [%#x, %#x) size %d; want size %d, not a power of two, 16-byte aligned", tc.req, guard, s.Lo(), s.Hi(), size, tc.usable)
+			}
+			mem := stackBytes(s)
+			mem[0], mem[len(mem)-1] = 1, 2 // both ends are writable
+			p.Put(s)
+		}
+	}
+	for _, bad := range []Config{{StackSize: 100}, {Guard: 7}, {SlabStacks: -1}, {DecayTime: -time.Second}} {
+		if _, err := New(bad); err == nil {
+			t.Errorf("New(%+v) accepted a bad config", bad)
+		}
+	}
+}
+
+func TestReuse(t *testing.T) {
+	p := newPool(t, Config{StackSize: 16 << 10, DecayOps: -1})
+	a, b, c := mustGet(t, p), mustGet(t, p), mustGet(t, p)
+	if st := p.Stats(); st.Misses != 3 || st.Hits != 0 || st.InUse != 3 || st.SlabsMapped != 1 {
+		t.Fatalf("after 3 fresh Gets: %+v", st)
+	}
+	if a.Lo() == b.Lo() || b.Lo() == c.Lo() {
+		t.Fatal("two Gets returned the same stack")
+	}
+	p.Put(a)
+	p.Put(b)
+	if got := mustGet(t, p); got.Lo() != b.Lo() {
+		t.Errorf("Get after Put(a), Put(b) returned %#x, want the most recently returned b %#x", got.Lo(), b.Lo())
+	}
+	if got := mustGet(t, p); got.Lo() != a.Lo() {
+		t.Errorf("second Get returned %#x, want a %#x", got.Lo(), a.Lo())
+	}
+	if st := p.Stats(); st.Hits != 2 || st.Misses != 3 || st.InUse != 3 || st.Warm != 0 {
+		t.Fatalf("after 2 reuses: %+v", st)
+	}
+}
+
+func TestPutMisuse(t *testing.T) {
+	p := newPool(t, Config{DecayOps: -1})
+	other := newPool(t, Config{DecayOps: -1})
+	s := mustGet(t, p)
+	p.Put(s)
+	mustPanic(t, "double Put", func() { p.Put(s) })
+	mustPanic(t, "zero Stack", func() { p.Put(Stack{}) })
+	s2 := mustGet(t, p)
+	mustPanic(t, "foreign Stack", func() { other.Put(s2) })
+	if err := p.Close(); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("Close with a stack in use: %v, want a refusal", err)
+	}
+	p.Put(s2)
+}
+
+func mustPanic(t *testing.T, name string, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r == nil {
+			t.Errorf("%s: no panic", name)
+		}
+	}()
+	f()
+}
+
+// TestTrimExplicit checks that Trim keeps the window's peak, then releases
+// the rest: munmap for idle slabs, madvise (pages no longer resident) for
+// free slots of a slab still in use.
+func TestTrimExplicit(t *testing.T) {
+	p := newPool(t, Config{StackSize: 16 << 10, SlabStacks: 8, DecayOps: -1, Guard: GuardOff})
+	var stacks []Stack
+	for i := 0; i < 12; i++ { // a full slab of 8 and 4 of a second
+		s := mustGet(t, p)
+		stackBytes(s)[s.Size()-1] = 1 // touch the top page, as a fiber would
+		stacks = append(stacks, s)
+	}
+	for _, s := range stacks[2:] { // keep 2 of the first slab in use
+		p.Put(s)
+	}
+	if n := p.Trim(); n != 0 { // peak was 12: everything is kept
+		t.Fatalf("first Trim released %d stacks, want 0 (the window's peak was 12)", n)
+	}
+	if resident(t, stacks[5]) == 0 {
+		t.Fatal("a warm stack has no resident page before trimming")
+	}
+	if n := p.Trim(); n != 10 { // peak is now 2 = in use: all 10 free go
+		t.Fatalf("second Trim released %d stacks, want 10", n)
+	}
+	st := p.Stats()
+	if st.Trims != 1 || st.StacksReleased != 10 || st.BytesReleased != 10*16<<10 || st.Slabs != 1 || st.SlabsUnmapped != 1 || st.Warm != 0 || st.Cold != 6 {
+		t.Fatalf("after trimming: %+v; want 1 trim, 10 stacks released, the second slab unmapped, 6 cold slots left", st)
+	}
+	for _, s := range stacks[2:8] {
+		if r := resident(t, s); r != 0 {
+			t.Fatalf("released stack at %#x still has %d resident pages", s.Lo(), r)
+		}
+	}
+	// A released stack is reused as a miss (its memory is not resident)
+	// and is usable.
+	s := mustGet(t, p)
+	stackBytes(s)[0] = 1
+	if st := p.Stats(); st.Misses != 13 || st.Hits != 0 {
+		t.Fatalf("Get of a released stack: %+v, want it counted as a miss", st)
+	}
+	p.Put(s)
+	p.Put(stacks[0])
+	p.Put(stacks[1])
+	p.Trim() // peak 3: keep
+	p.Trim() // peak 0: release all, unmap the slab
+	if st := p.Stats(); st.Slabs != 0 || st.Cold != 0 || st.Warm != 0 || st.SlabsUnmapped != 2 {
+		t.Fatalf("after releasing everything: %+v", st)
+	}
+}
+
+// TestTrimByOps checks the operation-counted window: a burst is kept for the
+// rest of its window and released at the end of the next quiet one.
+func TestTrimByOps(t *testing.T) {
+	p := newPool(t, Config{StackSize: 8 << 10, SlabStacks: 64, DecayOps: 100, Guard: GuardOff})
+	var burst []Stack
+	for i := 0; i < 40; i++ {
+		burst = append(burst, mustGet(t, p))
+	}
+	for _, s := range burst {
+		p.Put(s)
+	} // 80 ops so far, peak 40
+	for i := 0; i < 10; i++ { // ops 81..100: the window closes at op 100
+		p.Put(mustGet(t, p))
+	}
+	if st := p.Stats(); st.Trims != 0 || st.Warm != 40 {
+		t.Fatalf("end of the burst's window: %+v; want all 40 kept (peak 40)", st)
+	}
+	for i := 0; i < 50; i++ { // a quiet window with one stack in use at most
+		p.Put(mustGet(t, p))
+	}
+	st := p.Stats()
+	if st.Trims != 1 || st.StacksReleased != 39 || st.Warm != 1 {
+		t.Fatalf("end of the quiet window: %+v; want 39 of 40 released, 1 kept (the quiet window's peak)", st)
+	}
+}
+
+func TestTrimByTime(t *testing.T) {
+	p := newPool(t, Config{StackSize: 8 << 10, DecayOps: -1, DecayTime: time.Second, Guard: GuardOff})
+	t0 := time.Unix(1000, 0)
+	a, b := mustGet(t, p), mustGet(t, p)
+	p.Put(a)
+	p.Put(b)
+	if n := p.Tick(t0); n != 0 {
+		t.Fatalf("first Tick released %d", n)
+	}
+	if n := p.Tick(t0.Add(500 * time.Millisecond)); n != 0 {
+		t.Fatalf("Tick before DecayTime released %d", n)
+	}
+	if n := p.Tick(t0.Add(time.Second)); n != 0 { // closes the window with peak 2
+		t.Fatalf("Tick closing the busy window released %d, want 0", n)
+	}
+	if n := p.Tick(t0.Add(2 * time.Second)); n != 2 {
+		t.Fatalf("Tick closing the quiet window released %d, want 2", n)
+	}
+}
+
+// mapsPerms returns the permissions of the mapping containing addr, from
+// /proc/self/maps.
+func mapsPerms(t *testing.T, addr uintptr) string {
+	t.Helper()
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		t.Skipf("no /proc/self/maps: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		lo, hi, _ := strings.Cut(fields[0], "-")
+		l, _ := strconv.ParseUint(lo, 16, 64)
+		h, _ := strconv.ParseUint(hi, 16, 64)
+		if uint64(addr) >= l && uint64(addr) < h {
+			return fields[1]
+		}
+	}
+	return ""
+}
+
+func TestGuards(t *testing.T) {
+	on := newPool(t, Config{StackSize: 16 << 10, Guard: GuardOn, SlabStacks: 4})
+	s := mustGet(t, on)
+	below := s.Lo() - on.trim - 1 // last byte of the guard page
+	if perm := mapsPerms(t, below); perm != "---p" {
+		t.Errorf("guard page below a guarded stack has permissions %q, want ---p", perm)
+	}
+	if perm := mapsPerms(t, s.Lo()); perm != "rw-p" {
+		t.Errorf("guarded stack has permissions %q, want rw-p", perm)
+	}
+	if st := on.Stats(); st.Guarded != 1 || st.Maps != 2*4+1 {
+		t.Errorf("guarded pool stats %+v, want 1 guarded slab counted as 9 mappings", st)
+	}
+	on.Put(s)
+
+	off := newPool(t, Config{StackSize: 16 << 10, Guard: GuardOff, SlabStacks: 4})
+	a, b := mustGet(t, off), mustGet(t, off)
+	if b.Lo()-off.trim != a.Hi() || mapsPerms(t, b.Lo()-off.trim-1) != "rw-p" {
+		t.Errorf("unguarded slots are not packed back to back: a=[%#x,%#x) b=[%#x,%#x)", a.Lo(), a.Hi(), b.Lo(), b.Hi())
+	}
+	if st := off.Stats(); st.Guarded != 0 || st.Maps != 1 {
+		t.Errorf("unguarded pool stats %+v, want 1 mapping", st)
+	}
+	off.Put(a)
+	off.Put(b)
+}
+
+// TestMapLimitSimulated plans against a low MaxMapCount: GuardOn fails with
+// an error naming the sysctl and the option, GuardAuto continues without
+// guards, GuardOff fits many more stacks.
+func TestMapLimitSimulated(t *testing.T) {
+	limit := countMaps() + 256 + 40 // New reserves 256 below a small limit: a budget of about 40 mappings
+	get := func(p *Pool, n int) (int, error) {
+		for i := 0; i < n; i++ {
+			if _, err := p.Get(); err != nil {
+				return i, err
+			}
+		}
+		return n, nil
+	}
+	on := newPool(t, Config{StackSize: 8 << 10, Guard: GuardOn, SlabStacks: 8, MaxMapCount: limit})
+	got, err := get(on, 100)
+	var mle *MapLimitError
+	if !errors.As(err, &mle) || got > 16 || got < 8 {
+		t.Fatalf("GuardOn under a budget of ~40 mappings: got %d stacks, error %v; want 8-16 stacks then a MapLimitError", got, err)
+	}
+	for _, want := range []string{"vm.max_map_count", GuardOption, "GuardOff", "sysctl"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("map-limit error does not mention %q: %v", want, err)
+		}
+	}
+	on.inUse = 0 // let Close unmap (the test does not Put them back)
+	if err := on.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	auto := newPool(t, Config{StackSize: 8 << 10, Guard: GuardAuto, SlabStacks: 8, MaxMapCount: limit})
+	// Two guarded slabs (2×17 mappings) fit the budget of ~40, then plain
+	// slabs of one mapping each: 48 stacks need 2 guarded + 4 plain.
+	if got, err := get(auto, 48); err != nil || got != 48 {
+		t.Fatalf("GuardAuto: %d stacks, %v; want 48 (guards dropped when over budget)", got, err)
+	}
+	if st := auto.Stats(); st.Guarded == 0 || st.Guarded == st.Slabs {
+		t.Errorf("GuardAuto stats %+v: want some guarded slabs, then unguarded ones", st)
+	}
+	auto.inUse = 0
+	if err := auto.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	off := newPool(t, Config{StackSize: 8 << 10, Guard: GuardOff, SlabStacks: 8, MaxMapCount: limit})
+	got, err = get(off, 1000)
+	if !errors.As(err, &mle) || got < 8*30 || !strings.Contains(err.Error(), SlabOption) {
+		t.Fatalf("GuardOff: %d stacks, %v; want about 40 slabs then an error naming %s", got, err, SlabOption)
+	}
+	off.inUse = 0
+	if err := off.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const childEnv = "STACKPOOL_TEST_CHILD"
+
+// TestChildExhaust is run as a child process by TestRealMapLimit: it maps
+// guarded stacks until the kernel refuses, prints the error and exits.
+func TestChildExhaust(t *testing.T) {
+	if os.Getenv(childEnv) != "exhaust" {
+		t.Skip("runs only as a child process of TestRealMapLimit")
+	}
+	// Plan against a limit far above the real one, so that the kernel, not
+	// the budget, stops the pool.
+	p, err := New(Config{StackSize: 4096, Guard: GuardOn, SlabStacks: 64, MaxMapCount: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		if _, err := p.Get(); err != nil {
+			fmt.Fprintf(os.Stderr, "after %d guarded stacks: %v\n", n, err)
+			os.Exit(3)
+		}
+		n++
+	}
+}
+
+// TestRealMapLimit exhausts vm.max_map_count for real, in a child process,
+// and checks that the error names the sysctl.
+func TestRealMapLimit(t *testing.T) {
+	if readMapLimit() > 1<<20 {
+		t.Skipf("vm.max_map_count is %d: exhausting it would take too long", readMapLimit())
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildExhaust$")
+	cmd.Env = append(os.Environ(), childEnv+"=exhaust")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(out), "vm.max_map_count") || !strings.Contains(string(out), GuardOption) {
+		t.Fatalf("child: %v, want exit 3 and an error naming vm.max_map_count and %s; output:\n%s", err, GuardOption, out)
+	}
+	t.Logf("child: %s", strings.TrimSpace(string(out)))
+}
+
+// rss returns the process's resident set size in bytes (/proc/self/statm),
+// after returning the Go heap's free memory to the OS so that garbage does
+// not hide the change being measured.
+func rss(tb testing.TB) int64 {
+	tb.Helper()
+	debug.FreeOSMemory()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		tb.Skipf("no /proc/self/statm: %v", err)
+	}
+	f := strings.Fields(string(b))
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// TestMillionStacks allocates a million one-page stacks in slab mode, well
+// under vm.max_map_count, writes to every 16th (as a running fiber would),
+// returns them all and trims: the slabs are unmapped and the memory is gone
+// from the resident set.
+func TestMillionStacks(t *testing.T) {
+	const n = 1 << 20
+	const touchEvery = 16
+	start := time.Now()
+	p := newPool(t, Config{StackSize: 4096, Guard: GuardOff, DecayOps: -1})
+	rss0 := rss(t)
+	stacks := make([]Stack, n)
+	for i := range stacks {
+		stacks[i] = mustGet(t, p)
+		if i%touchEvery == 0 {
+			stackBytes(stacks[i])[stacks[i].Size()-8] = 1
+		}
+	}
+	rss1 := rss(t)
+	st := p.Stats()
+	maps := countMaps()
+	if st.InUse != n || st.Maps > 2000 || maps >= readMapLimit() {
+		t.Fatalf("1M stacks: %+v, process mappings %d; want them in at most 2000 slabs", st, maps)
+	}
+	for _, s := range stacks {
+		p.Put(s)
+	}
+	p.Trim() // the window's peak was 1M: kept
+	released := p.Trim()
+	rss2 := rss(t)
+	st = p.Stats()
+	if released != n || st.Slabs != 0 || st.Warm != 0 {
+		t.Fatalf("after trimming: released %d, %+v; want all %d released and every slab unmapped", released, st, n)
+	}
+	touched := int64(n / touchEvery * os.Getpagesize())
+	if raceEnabled {
+		t.Logf("RSS %d -> %d -> %d MiB not checked under -race (shadow memory of the Go heap)", rss0>>20, rss1>>20, rss2>>20)
+	} else if rss1-rss0 < touched*9/10 || rss1-rss2 < touched*9/10 {
+		t.Fatalf("RSS before %d MiB, with 1M stacks (%d MiB touched) %d MiB, after release %d MiB: the touched pages did not come and go", rss0>>20, touched>>20, rss1>>20, rss2>>20)
+	}
+	t.Logf("1M stacks of %d bytes: %d slabs (%d mappings in the process, limit %d); RSS %d MiB -> %d MiB (%d MiB touched) -> %d MiB after release; %v",
+		p.Usable(), st.SlabsUnmapped, maps, readMapLimit(), rss0>>20, rss1>>20, touched>>20, rss2>>20, time.Since(start).Round(time.Millisecond))
+}
+
+// BenchmarkGetPut compares a pooled stack (Get+Put of a warm stack) with a
+// fresh one (mmap + mprotect of a guard page + munmap), both for 64 KiB
+// stacks. The "touch" variants write the stack's top word, as a starting
+// fiber does: a fresh mapping then also pays a page fault.
+func BenchmarkGetPut(b *testing.B) {
+	const size = 64 << 10
+	page := os.Getpagesize()
+	for _, touch := range []bool{false, true} {
+		name := map[bool]string{false: "", true: "/touch"}[touch]
+		b.Run("pooled"+name, func(b *testing.B) {
+			p := newPool(b, Config{StackSize: size, DecayOps: -1})
+			for i := 0; i < b.N; i++ {
+				s, err := p.Get()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if touch {
+					stackBytes(s)[s.Size()-8]++
+				}
+				p.Put(s)
+			}
+			if st := p.Stats(); st.Hits+st.Misses != uint64(b.N) {
+				b.Fatalf("stats %+v", st)
+			}
+		})
+		b.Run("fresh-mmap-mprotect-munmap"+name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				mem, err := unix.Mmap(-1, 0, size+page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := unix.Mprotect(mem[:page], unix.PROT_NONE); err != nil {
+					b.Fatal(err)
+				}
+				if touch {
+					mem[len(mem)-8]++
+				}
+				if err := unix.Munmap(mem); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
