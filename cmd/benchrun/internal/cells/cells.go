@@ -286,7 +286,7 @@ func Group(files []*results.File) (*Set, error) {
 				c.Values = append(c.Values, val)
 				c.Lines = append(c.Lines, fmt.Sprintf("%s:%d", file, line))
 				for _, k := range perCellKeys {
-					if cv := r.GetConfig(k); cv != "" && !slices.Contains(c.Config[k], cv) {
+					if cv := forRow(r.GetConfig(k), l.row); cv != "" && !slices.Contains(c.Config[k], cv) {
 						c.Config[k] = append(c.Config[k], cv)
 					}
 				}
@@ -353,6 +353,26 @@ func displayOrder(seen, known []string) []string {
 		}
 	}
 	return out
+}
+
+// forRow resolves a per-row config value. benchrun writes some per-row
+// keys once for the whole run as "row=value; row=value" (e.g. "gomaxprocs:
+// stackful-asm=1; goroutine-multi=2"); such a value yields the part for
+// row. Any other value (one config line per cell) is returned as is.
+func forRow(value, row string) string {
+	parts := strings.Split(value, "; ")
+	perRow := map[string]string{}
+	for _, p := range parts {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || strings.ContainsAny(k, " \t") || !(slices.Contains(Rows, k) || k == row) {
+			return value // not a row=value list
+		}
+		perRow[k] = v
+	}
+	if v, ok := perRow[row]; ok {
+		return v
+	}
+	return ""
 }
 
 func isNumber(s string) bool {

@@ -113,3 +113,29 @@ func TestParam(t *testing.T) {
 		t.Error("Param")
 	}
 }
+
+func TestPerRowConfigLines(t *testing.T) {
+	set := load(t, `gomaxprocs: stackful-asm=1; goroutine-multi=2
+timer-floor: stackful-asm=clock=CLOCK_MONOTONIC wait=epoll_pwait2; goroutine-multi=clock=runtime.nanotime wait=netpoller
+gc-policy: forced-gc-then-off
+BenchmarkTimer/impl=stackful-asm/n=1 1 5 p50-ns/wake
+BenchmarkTimer/impl=goroutine-multi/n=1 1 7 p50-ns/wake
+BenchmarkTimer/impl=stackless/n=1 1 7 p50-ns/wake
+`)
+	sc := set.Scenario("Timer")
+	for _, c := range []struct{ row, key, want string }{
+		{"stackful-asm", "gomaxprocs", "1"},
+		{"goroutine-multi", "gomaxprocs", "2"},
+		{"stackful-asm", "timer-floor", "clock=CLOCK_MONOTONIC wait=epoll_pwait2"},
+		{"goroutine-multi", "timer-floor", "clock=runtime.nanotime wait=netpoller"},
+		{"stackful-asm", "gc-policy", "forced-gc-then-off"},
+	} {
+		got := sc.Cell(c.row, "n=1", "p50-ns/wake").Config[c.key]
+		if !slices.Equal(got, []string{c.want}) {
+			t.Errorf("%s %s = %q, want %q", c.row, c.key, got, c.want)
+		}
+	}
+	if got := sc.Cell("stackless", "n=1", "p50-ns/wake").Config["gomaxprocs"]; len(got) != 0 {
+		t.Errorf("a row missing from the per-row list got %q", got)
+	}
+}

@@ -92,6 +92,7 @@ var Claims = []Claim{
 				}
 			}
 			whys = append(whys, missing...)
+			whys = strings.Split(joinUnique(whys...), "; ")
 			fig := strings.Join(figs, "; ")
 			hasStackless := slices.ContainsFunc(figs, func(f string) bool { return strings.HasPrefix(f, "stackless:") })
 			if stackful == 0 || !hasStackless {
@@ -126,7 +127,7 @@ var Claims = []Claim{
 						figs = append(figs, c.Row+": "+figure(c))
 					}
 				}
-				return Result{Figure: strings.Join(figs, "; "), Verdict: NotMeasured, Why: strings.TrimPrefix(why1+"; "+why2, "; ")}
+				return Result{Figure: strings.Join(figs, "; "), Verdict: NotMeasured, Why: joinUnique(why1, why2)}
 			}
 			fig := fmt.Sprintf("%s: stackful-asm %s; stackless %s", col, figure(sf), figure(sl))
 			v, why := inRange(sf, 4096, 65536)
@@ -249,7 +250,7 @@ func ratioClaim(set *cells.Set, scenario, row, slow, fast, unit string, minRatio
 				whys = append(whys, x.why)
 			}
 		}
-		return Result{Figure: strings.Join(figs, "; "), Verdict: NotMeasured, Why: strings.Join(whys, "; ")}
+		return Result{Figure: strings.Join(figs, "; "), Verdict: NotMeasured, Why: joinUnique(whys...)}
 	}
 	fig := fmt.Sprintf("%s: %s; %s: %s", slow, figure(cs), fast, figure(cf))
 	cmp := stats.Compare(cf.Values, cs.Values)
@@ -270,4 +271,16 @@ func pText(p float64) string {
 		return "p<0.001"
 	}
 	return fmt.Sprintf("p=%.3f", p)
+}
+
+// joinUnique joins the non-empty reasons with "; ", each once: two cells
+// of an absent scenario give one "X not in this run".
+func joinUnique(reasons ...string) string {
+	var out []string
+	for _, r := range reasons {
+		if r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
 }

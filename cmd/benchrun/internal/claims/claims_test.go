@@ -96,6 +96,9 @@ func TestClaimsNotMeasured(t *testing.T) {
 	want(t, rs["full-context"], NotMeasured, "PingPong stackful-asm: unsupported: not supported: toolchain not gated")
 	want(t, rs["stackful"], NotMeasured, "unsupported")
 	want(t, rs["per"], NotMeasured, "Memory not in this run")
+	if rs["per"].Why != "Memory not in this run" {
+		t.Errorf("why repeats itself: %q", rs["per"].Why)
+	}
 	want(t, rs["direct"], NotMeasured, "Handoff stackful-asm via=direct: failed: timed out after 1m0s")
 	want(t, rs["context"], NotMeasured, "Spawn stackful-asm pool=warm: no ns/spawn figure in this run")
 	if !strings.Contains(rs["direct"].Figure, "via=scheduler: 19.0 ns") {

@@ -275,6 +275,7 @@ func policy(set *cells.Set) policyView {
 	gc := map[string][]string{}
 	var gcOrder []string
 	gmp := map[string][]string{}
+	floorsByRow := map[string][]keyCells{} // row → (scenario, floor)
 	for _, f := range set.Files {
 		for _, kv := range f.Meta {
 			if kv.Key == "gc-policy" { // written once for the whole run
@@ -309,7 +310,7 @@ func policy(set *cells.Set) policyView {
 				}
 			}
 			if len(floors) > 0 {
-				pv.TimerFloors = append(pv.TimerFloors, keyCells{sc.Name + " / " + row, strings.Join(floors, "; ")})
+				floorsByRow[row] = append(floorsByRow[row], keyCells{sc.Name, strings.Join(floors, "; ")})
 			}
 		}
 	}
@@ -329,6 +330,24 @@ func policy(set *cells.Set) policyView {
 	}
 	for _, r := range displayRows(rows) {
 		pv.GOMAXPROCS = append(pv.GOMAXPROCS, keyCells{r, strings.Join(gmp[r], ", ")})
+	}
+	// One line per row when its floor is the same in every scenario (the
+	// usual case: it is a property of the row's clock and wait), else one
+	// per scenario and row.
+	rows = rows[:0]
+	for r := range floorsByRow {
+		rows = append(rows, r)
+	}
+	for _, r := range displayRows(rows) {
+		fs := floorsByRow[r]
+		same := !slices.ContainsFunc(fs, func(k keyCells) bool { return k.Value != fs[0].Value })
+		if same {
+			pv.TimerFloors = append(pv.TimerFloors, keyCells{r, fs[0].Value})
+			continue
+		}
+		for _, k := range fs {
+			pv.TimerFloors = append(pv.TimerFloors, keyCells{k.Key + " / " + r, k.Value})
+		}
 	}
 	return pv
 }

@@ -70,7 +70,8 @@ func TestBuildFixture(t *testing.T) {
 		`<a href="run.txt">run.txt</a>`,
 		"<code>forced-gc-then-off</code>: every cell",
 		"goroutine-multi: <code>2</code>", "stackful-asm: <code>1</code>",
-		"Timer / stackful-asm: <code>clock_gettime(MONOTONIC)&#43;epoll_pwait2(1us)</code>",
+		"<div>stackful-asm: <code>clock_gettime(MONOTONIC)&#43;epoll_pwait2(1us)</code></div>",
+		"<div>goroutine-multi: <code>go-runtime-timers(netpoll)</code></div>",
 		// Every note, with its reason and where it was recorded.
 		"timed out after 1m0s", "<code>testdata/run.txt:173</code>",
 		"not supported: reactor pipes not wired to the state machine yet", "<code>testdata/run.txt:391</code>",
