@@ -23,6 +23,17 @@
 // process that exited — each makes the next Start fire in the next Tick,
 // without a syscall.
 //
+// # IO
+//
+// NewFD registers any pollable fd (it becomes non-blocking; the FD owns it);
+// Pipe, ListenTCP, DialTCP and ListenUDP create registered ones. The Try*
+// helpers (TryRead, TryWrite, TryAccept, TryRecvfrom, TrySendto) never
+// block: on ErrWouldBlock (EAGAIN) the caller starts a Poll, suspends, and
+// retries when it fires. The suspension is the runtime's business; the
+// reactor only says when to retry. Errors reach the waiter: a peer reset
+// wakes the poll with Error set and the retried read returns ECONNRESET; an
+// FD closed while a poll waits wakes it with Poll.Err() == ErrClosed.
+//
 // # The loop
 //
 // Tick(noWait) runs one iteration in named phases, modelled on libuv's
