@@ -106,6 +106,12 @@
 // of the struct (its size class); the tests check both against
 // runtime.MemStats.
 //
+// # Panics
+//
+// A panic in Resume is not caught: it unwinds out of Run like any Go panic,
+// and the scheduler must not be used afterwards. Report failures with
+// c.Fail instead.
+//
 // # Concurrency
 //
 // A Scheduler, its tasks and its Events belong to the goroutine that calls
