@@ -581,3 +581,48 @@ func tail(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// stackPreempt is the runtime's preemption request marker for stackguard0
+// (runtime/stack.go: uintptrMask & -1314).
+const stackPreempt = ^uintptr(1314 - 1)
+
+// TestPreemptMarkerKept stores the runtime's preemption marker in
+// g.stackguard0, exactly as the runtime's preemptone does, right before a
+// switch, in both directions. The side that resumes reads the guard right
+// after its Switch call returns, before any function prologue could consume
+// the marker: it must still be there (a switch that overwrote it with the new
+// stack's bound would lose the preemption request). The next prologue then
+// honours the request (the goroutine yields) and the runtime resets the guard
+// from the current, correct, bounds.
+func TestPreemptMarkerKept(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, fib Context
+	lo, hi := mapStack(t, testStackSize)
+	var inFiber uintptr
+	if err := fib.Init(lo, hi, func() *Context {
+		g := getg()
+		guard := (*uintptr)(unsafe.Add(g, offStackguard0))
+		*guard = stackPreempt
+		Switch(&fib, &root)
+		inFiber = *guard // no call between the return and this load
+		return &root
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g := getg()
+	guard := (*uintptr)(unsafe.Add(g, offStackguard0))
+	Switch(&root, &fib)
+	inRoot := *guard // no call between the return and this load
+	*guard = stackPreempt
+	Switch(&root, &fib)
+	if inRoot != stackPreempt || inFiber != stackPreempt {
+		t.Fatalf("stackguard0 after a switch with a pending preemption request: root %#x, fiber %#x; want the marker %#x kept", inRoot, inFiber, stackPreempt)
+	}
+	if gl := readGuard(); gl != gField(g, offStackLo)+stackGuard && gl < stackguardMarkerMin {
+		t.Fatalf("root stackguard0 = %#x once the request was honoured, want lo+%d", gl, stackGuard)
+	}
+}
+
+//go:noinline
+func readGuard() uintptr { return gField(getg(), offStackguard0) }
