@@ -456,3 +456,30 @@ func TestSignal(t *testing.T) {
 		t.Fatalf("signal wait: count %v, err %v", w.val, w.err)
 	}
 }
+
+// TestManyWaitersDeadlockAndShutdown: 100k waiting tasks are reported (the
+// message is truncated, the list complete) and all unwind their cleanup.
+func TestManyWaitersDeadlockAndShutdown(t *testing.T) {
+	const n = 100_000
+	s := New()
+	tasks := make([]forever, n)
+	for i := range tasks {
+		_ = s.Spawn(&tasks[i])
+	}
+	err := s.Run()
+	var de *DeadlockError
+	if !errors.As(err, &de) || len(de.Waiting) != n {
+		t.Fatalf("Run = %.200v, want a DeadlockError naming %d tasks", err, n)
+	}
+	if msg := err.Error(); len(msg) > 1000 || !strings.Contains(msg, "and 99980 more") {
+		t.Fatalf("deadlock message not truncated: %d bytes", len(msg))
+	}
+	for i := range tasks {
+		if !errors.Is(tasks[i].err, ErrCancelled) {
+			t.Fatalf("task %d saw %v, want ErrCancelled", i, tasks[i].err)
+		}
+	}
+	if s.Live() != 0 {
+		t.Fatalf("%d tasks still live", s.Live())
+	}
+}

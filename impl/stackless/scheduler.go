@@ -483,8 +483,13 @@ type DeadlockError struct {
 }
 
 func (e *DeadlockError) Error() string {
+	const show = 20 // the message names this many; Waiting has them all
+	names := strings.Join(e.Waiting[:min(len(e.Waiting), show)], ", ")
+	if len(e.Waiting) > show {
+		names += fmt.Sprintf(", ... and %d more", len(e.Waiting)-show)
+	}
 	return fmt.Sprintf("stackless: deadlock: %d task(s) wait and nothing can wake them (no runnable task, no active reactor event): %s",
-		len(e.Waiting), strings.Join(e.Waiting, ", "))
+		len(e.Waiting), names)
 }
 
 // deadlock reports the waiting tasks, then starts a graceful shutdown so
