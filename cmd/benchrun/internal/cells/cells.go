@@ -51,6 +51,10 @@ type Set struct {
 type FileMeta struct {
 	Path string
 	Meta []KV // run-wide config keys, in file order
+	// Header is the file's leading comment block without the "# " (benchrun
+	// writes a title and the command line there). Empty when the file
+	// cannot be re-read, e.g. it came from a reader.
+	Header []string
 }
 
 // KV is one configuration key and its value.
@@ -253,7 +257,7 @@ func Group(files []*results.File) (*Set, error) {
 	var order []string
 
 	for _, f := range files {
-		set.Files = append(set.Files, FileMeta{Path: f.Path, Meta: fileMeta(f)})
+		set.Files = append(set.Files, FileMeta{Path: f.Path, Meta: fileMeta(f), Header: header(f.Path)})
 		for k, v := range f.Units {
 			set.units[k] = v
 		}
@@ -405,6 +409,25 @@ func fileMeta(f *results.File) []KV {
 		if same {
 			out = append(out, KV{c.Key, string(c.Value)})
 		}
+	}
+	return out
+}
+
+// header returns the comment lines at the top of the file at path.
+func header(path string) []string {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	var out []string
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "#") || strings.HasPrefix(line, "# corobench:") {
+			break
+		}
+		out = append(out, strings.TrimSpace(strings.TrimPrefix(line, "#")))
 	}
 	return out
 }

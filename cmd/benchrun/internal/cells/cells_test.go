@@ -1,6 +1,8 @@
 package cells
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -137,5 +139,29 @@ BenchmarkTimer/impl=stackless/n=1 1 7 p50-ns/wake
 	}
 	if got := sc.Cell("stackless", "n=1", "p50-ns/wake").Config["gomaxprocs"]; len(got) != 0 {
 		t.Errorf("a row missing from the per-row list got %q", got)
+	}
+}
+
+func TestLoadNotesOnlyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.txt")
+	text := "# corobench results\n# benchrun --scenario pingpong\ngoos: linux\ncpu: Test CPU\ngomaxprocs: stackless=1\n" +
+		"# corobench:unsupported BenchmarkPingPong/impl=stackless: not supported: testing\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := set.Files[0]
+	if !slices.Equal(f.Meta, []KV{{"goos", "linux"}, {"cpu", "Test CPU"}}) {
+		t.Errorf("meta of a notes-only file: %v", f.Meta)
+	}
+	if !slices.Equal(f.Header, []string{"corobench results", "benchrun --scenario pingpong"}) {
+		t.Errorf("header %q", f.Header)
+	}
+	sc := set.Scenario("PingPong")
+	if sc == nil || len(sc.Units) != 0 || sc.Note("stackless", "") == nil {
+		t.Errorf("notes-only scenario %+v", sc)
 	}
 }

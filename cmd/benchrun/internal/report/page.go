@@ -84,7 +84,8 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{range .Files}}<table class="kv">
 <caption>Results file <a href="{{.Raw.Href}}">{{.Raw.Href}}</a> (read from <code>{{.Raw.Original}}</code>)</caption>
 <tbody>
-{{range .Meta}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>
+{{if .Header}}<tr><th>header</th><td>{{range .Header}}<div><code>{{.}}</code></div>{{end}}</td></tr>
+{{end}}{{range .Meta}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>
 {{else}}<tr><td>no configuration lines</td></tr>
 {{end}}</tbody>
 </table>
@@ -139,7 +140,7 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{range .Scenarios}}<section id="{{.ID}}">
 <h2>{{.Name}}</h2>
 {{if .About}}<p class="note">{{.About}}</p>
-{{end}}{{range .Tables}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>
+{{end}}{{range .Tables}}{{if .Unit}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>{{else}}<h3>No figures: every cell failed or is not supported</h3>{{end}}
 <table class="fig">
 <thead><tr><th>row</th>{{range .Columns}}<th>{{colLabel .}}</th>{{end}}</tr></thead>
 <tbody>

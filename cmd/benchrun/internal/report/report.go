@@ -136,8 +136,9 @@ type page struct {
 }
 
 type fileView struct {
-	Raw  rawFile
-	Meta []cells.KV
+	Raw    rawFile
+	Meta   []cells.KV
+	Header []string
 }
 
 type statsView struct {
@@ -233,7 +234,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 		Stats:  statsView{100 * stats.Confidence, stats.Alpha, 100 * stats.MaxCV, stats.MinSamples},
 	}
 	for i, f := range set.Files {
-		p.Files = append(p.Files, fileView{Raw: raws[i], Meta: f.Meta})
+		p.Files = append(p.Files, fileView{Raw: raws[i], Meta: f.Meta, Header: f.Header})
 		for _, kv := range f.Meta {
 			if kv.Key == "runstamp" && i == 0 {
 				p.Title = "corobench report: " + kv.Value
@@ -250,6 +251,9 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
 		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: scenarioAbout[sc.Name]}
+		if len(sc.Units) == 0 { // every cell failed or is unsupported
+			sv.Tables = append(sv.Tables, table(set, sc, ""))
+		}
 		for _, unit := range sc.Units {
 			sv.Tables = append(sv.Tables, table(set, sc, unit))
 			charts, err := unitCharts(sc, unit, colors, outDir)

@@ -67,6 +67,7 @@ func TestBuildFixture(t *testing.T) {
 	for _, want := range []string{
 		// Context: machine and run metadata, raw file link, policy.
 		"Intel(R) Xeon(R) Processor @ 2.80GHz", "20261122T140000Z", "go1.26.8", "0123abcd",
+		"<code>corobench results (test fixture: synthetic figures, not a measurement)</code>",
 		`<a href="run.txt">run.txt</a>`,
 		"<code>forced-gc-then-off</code>: every cell",
 		"goroutine-multi: <code>2</code>", "stackful-asm: <code>1</code>",
@@ -340,5 +341,32 @@ func TestBuildResultsInOutDir(t *testing.T) {
 	// A claim whose cells are failed shows as not measured with the reason.
 	if !strings.Contains(string(html), `<td class="v-not-measured">not measured</td>`) {
 		t.Error("no claim is reported as not measured")
+	}
+}
+
+func TestBuildNotesOnlyScenario(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.txt")
+	text := "goos: linux\n" +
+		"# corobench:unsupported BenchmarkFDWake/impl=stackless: not supported: no reactor\n" +
+		"# corobench:failed BenchmarkFDWake/impl=stackful-asm: checksum mismatch\n"
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := Build([]string{in}, filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(index)
+	html := string(b)
+	for _, want := range []string{"No figures: every cell failed or is not supported",
+		`<td class="c-unsupported"><span class="status">unsupported</span><div class="reason">not supported: no reactor</div></td>`,
+		`<td class="c-failed"><span class="status">failed</span><div class="reason">checksum mismatch</div></td>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if err := wellFormed(strings.NewReader(html)); err != nil {
+		t.Error(err)
 	}
 }
