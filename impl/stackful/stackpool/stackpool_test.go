@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -373,6 +375,18 @@ func TestRealMapLimit(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildExhaust$")
 	cmd.Env = append(os.Environ(), childEnv+"=exhaust")
 	out, err := cmd.CombinedOutput()
+	if errors.Is(err, syscall.ENOEXEC) {
+		// A foreign-architecture test binary under qemu-user (without
+		// binfmt_misc) cannot exec itself: run the child under the emulator.
+		emulator := "qemu-" + map[string]string{"arm64": "aarch64", "amd64": "x86_64"}[runtime.GOARCH]
+		path, lerr := exec.LookPath(emulator)
+		if lerr != nil {
+			t.Fatalf("cannot start the child: %v, and %s is not installed", err, emulator)
+		}
+		cmd = exec.Command(path, os.Args[0], "-test.run=^TestChildExhaust$")
+		cmd.Env = append(os.Environ(), childEnv+"=exhaust")
+		out, err = cmd.CombinedOutput()
+	}
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(out), "vm.max_map_count") || !strings.Contains(string(out), GuardOption) {
 		t.Fatalf("child: %v, want exit 3 and an error naming vm.max_map_count and %s; output:\n%s", err, GuardOption, out)
