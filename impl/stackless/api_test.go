@@ -483,3 +483,33 @@ func TestManyWaitersDeadlockAndShutdown(t *testing.T) {
 		t.Fatalf("%d tasks still live", s.Live())
 	}
 }
+
+// TestFDCloseWakesWaiter: closing an FD wakes the task waiting on it with
+// reactor.ErrClosed.
+func TestFDCloseWakesWaiter(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	s := New()
+	defer s.Close()
+	rf, err := s.NewFD(p[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &fdWaiter{f: rf}
+	_ = s.Spawn(w)
+	_ = s.Spawn(&funcTask{f: func(c *Context) Step {
+		if err := rf.Close(); err != nil {
+			return c.Fail(err)
+		}
+		return c.Done()
+	}})
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(w.err, reactor.ErrClosed) {
+		t.Fatalf("waiter got %v, want reactor.ErrClosed", w.err)
+	}
+}

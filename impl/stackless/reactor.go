@@ -278,6 +278,7 @@ func (c *Context) AwaitSource(src *Source, d time.Duration) Step {
 // Context.AwaitReadable / AwaitWritable without allocating. The fd is
 // registered once, edge-triggered: waiting again costs no syscall.
 type FD struct {
+	s      *Scheduler
 	fd     *reactor.FD
 	rd, wr Source
 }
@@ -293,7 +294,7 @@ func (s *Scheduler) NewFD(fd int) (*FD, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &FD{fd: rf}
+	f := &FD{s: s, fd: rf}
 	rd := rf.NewPoll(reactor.Readable, func() { s.fireSource(&f.rd) })
 	wr := rf.NewPoll(reactor.Writable, func() { s.fireSource(&f.wr) })
 	f.rd = Source{ev: rd, outcome: func() (any, error) { return rd.Revents(), rd.Err() }}
@@ -320,13 +321,17 @@ func (f *FD) TryRead(p []byte) (int, error) { return f.fd.TryRead(p) }
 // means: return c.AwaitWritable(f) and write the rest when resumed.
 func (f *FD) TryWrite(p []byte) (int, error) { return f.fd.TryWrite(p) }
 
-// Close closes the polls and the fd; a task waiting on it wakes with
-// reactor.ErrClosed.
+// Close closes the polls and the fd. A task waiting on it is woken with
+// reactor.ErrClosed (here, not in a later tick: the polls are released now).
 func (f *FD) Close() error {
-	err := f.fd.Close()
-	f.rd.ev.(*reactor.Poll).Close()
-	f.wr.ev.(*reactor.Poll).Close()
-	return err
+	for _, src := range []*Source{&f.rd, &f.wr} {
+		if co := src.waiter; co != nil && co.waker.src == src {
+			src.waiter = nil
+			f.s.wake(co, nil, nil, reactor.ErrClosed)
+		}
+		src.ev.(*reactor.Poll).Close()
+	}
+	return f.fd.Close()
 }
 
 // AwaitReadable suspends the task until f is readable (or hung up, in error,
