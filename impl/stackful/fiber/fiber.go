@@ -80,14 +80,16 @@ func (s state) String() string {
 // topReserve is the number of bytes initFrame reserves at the top of a fiber
 // stack for the trampoline's frame. amd64 uses 0(SP) as the argument slot of
 // the trampoline's call; arm64 uses 0(RSP) as a zero saved-LR slot and
-// 8(RSP) as the argument slot. 32 keeps SP 16-byte aligned (required by the
-// arm64 hardware for SP-relative accesses) and leaves spare zeroed words for
-// the unwinder's occasional read just beyond the top frame.
+// 8(RSP) as the argument slot (the trampoline writes them; Init touches no
+// stack memory). 32 keeps SP 16-byte aligned, which the arm64 hardware
+// requires for SP-relative accesses, and leaves two spare words.
 const topReserve = 32
 
-// MinStackSize is the smallest stack Init accepts: the runtime's stack guard
-// (StackGuard bytes at the bottom are reserved for the runtime's NOSPLIT
-// chains) plus room for the fiber's own start-up frames and a small body.
+// MinStackSize is the smallest stack Init accepts: one page less the 16 bytes
+// stackpool takes off a power-of-two size. It holds the runtime's stack
+// guard (928 bytes at the bottom, 1728 under -race, reserved for the
+// runtime's NOSPLIT chains), the fiber's start-up frames and a small body;
+// real bodies need more.
 const MinStackSize = 4096 - 16
 
 // Init prepares c to run entry on the stack [lo, hi) the first time it is

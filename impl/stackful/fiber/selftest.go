@@ -41,23 +41,6 @@ func Warnings() []string {
 	return w
 }
 
-// gField reads the word at offset off of the runtime.g at g. The offsets are
-// the ones the assembly uses (see switch_amd64.s).
-func gField(g unsafe.Pointer, off uintptr) uintptr { return *(*uintptr)(unsafe.Add(g, off)) }
-
-const (
-	offStackLo     = 0
-	offStackHi     = 8
-	offStackguard0 = 16
-	offPanic       = 32
-	offDefer       = 40
-	offStktopsp    = 128
-
-	// stackguardMarkerMin is the smallest preemption marker value the
-	// runtime stores in stackguard0 (see switch_amd64.s).
-	stackguardMarkerMin = ^uintptr(4096 - 1)
-)
-
 // selfTest checks, on this goroutine and in a probe fiber, that the g field
 // offsets the assembly uses hold what they should, and that a switch round
 // trip and a traceback inside a fiber work.

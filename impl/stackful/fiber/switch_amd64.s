@@ -5,20 +5,15 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// Offsets of the goroutine descriptor (runtime.g) fields that travel with a
-// stack. They are NOT part of any API: they were read, for go1.26 on both
-// amd64 and arm64, from the go_asm.h the compiler writes for package runtime
-// (`GOARCH=amd64 go build -work -a -o /dev/null runtime`, then
-// `grep -E 'define g_(stack|stackguard0|_panic|_defer|stktopsp)' $WORK/b001/go_asm.h`),
-// and match $GOROOT/src/runtime/runtime2.go (type g struct). The build tag
-// above limits this file to that toolchain; Supported() re-checks them at run
-// time before any fiber runs.
-#define g_stack_lo	0	// g.stack.lo: lowest usable address of the current stack
-#define g_stack_hi	8	// g.stack.hi: one past the highest address
-#define g_stackguard0	16	// g.stackguard0: compared with SP in every split-stack prologue
-#define g__panic	32	// g._panic: innermost active panic (its records live on the stack)
-#define g__defer	40	// g._defer: innermost pending defer record (often on the stack)
-#define g_stktopsp	128	// g.stktopsp: SP the traceback must end at, checked by full unwinds
+// Offsets of the runtime.g fields that travel with a stack: the constants
+// are defined once, in goffsets.go, which records how they were verified for
+// go1.26; the build tag above limits this file to that toolchain.
+#define g_stack_lo	const_offStackLo	// g.stack.lo: lowest usable address of the current stack
+#define g_stack_hi	const_offStackHi	// g.stack.hi: one past the highest address
+#define g_stackguard0	const_offStackguard0	// g.stackguard0: compared with SP in every split-stack prologue
+#define g__panic	const_offPanic	// g._panic: innermost active panic (its records live on the stack)
+#define g__defer	const_offDefer	// g._defer: innermost pending defer record (often on the stack)
+#define g_stktopsp	const_offStktopsp	// g.stktopsp: SP the traceback must end at, checked by full unwinds
 
 // Every value of g.stackguard0 at or above this (as unsigned) is a marker the
 // runtime stores to force the next prologue into morestack (stackPreempt =

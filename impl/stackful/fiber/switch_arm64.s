@@ -5,18 +5,14 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// Offsets of the goroutine descriptor (runtime.g) fields that travel with a
-// stack; identical to amd64 (runtime.g starts with the same 8-byte fields on
-// every 64-bit port). Read, for go1.26, from the go_asm.h the compiler writes
-// for package runtime (`GOARCH=arm64 go build -work -a -o /dev/null runtime`,
-// then grep g_ in $WORK/b001/go_asm.h); see switch_amd64.s. Supported()
-// re-checks them at run time.
-#define g_stack_lo	0	// g.stack.lo
-#define g_stack_hi	8	// g.stack.hi (adjacent to lo: moved as a pair)
-#define g_stackguard0	16	// g.stackguard0
-#define g__panic	32	// g._panic
-#define g__defer	40	// g._defer (adjacent to _panic: moved as a pair)
-#define g_stktopsp	128	// g.stktopsp
+// Offsets of the runtime.g fields that travel with a stack (goffsets.go; the
+// same on amd64 and arm64).
+#define g_stack_lo	const_offStackLo	// g.stack.lo
+#define g_stack_hi	const_offStackHi	// g.stack.hi (adjacent to lo: moved as a pair)
+#define g_stackguard0	const_offStackguard0	// g.stackguard0
+#define g__panic	const_offPanic	// g._panic
+#define g__defer	const_offDefer	// g._defer (adjacent to _panic: moved as a pair)
+#define g_stktopsp	const_offStktopsp	// g.stktopsp
 
 // Registers (Go arm64 ABI, ABI0 and ABIInternal alike):
 //   RSP - switched;
