@@ -513,3 +513,25 @@ func TestFDCloseWakesWaiter(t *testing.T) {
 		t.Fatalf("waiter got %v, want reactor.ErrClosed", w.err)
 	}
 }
+
+// TestSwitchHandlerBeforeSpawn: a handler installed before Spawn sees the
+// task's first Enter; Finish is its last call; returning false removes it.
+func TestSwitchHandlerBeforeSpawn(t *testing.T) {
+	s := New()
+	var got []string
+	y := &yielder{n: 2}
+	s.AddSwitchHandler(y, func(_ Task, ev SwitchEvent) bool { got = append(got, ev.String()); return true })
+	calls := 0
+	s.AddSwitchHandler(y, func(Task, SwitchEvent) bool { calls++; return false })
+	_ = s.Spawn(y)
+	_ = s.Spawn(&yielder{n: 2}) // a partner, so that the yields really switch
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "enter leave enter leave enter finish"; strings.Join(got, " ") != want {
+		t.Fatalf("handler saw %q, want %q", strings.Join(got, " "), want)
+	}
+	if calls != 1 {
+		t.Fatalf("the handler returning false was called %d times, want 1", calls)
+	}
+}

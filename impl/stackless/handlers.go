@@ -33,7 +33,8 @@ func (e SwitchEvent) String() string {
 // return value is its lifetime: true keeps it, false removes it.
 type SwitchHandler func(t Task, ev SwitchEvent) bool
 
-// AddSwitchHandler installs h on t. Handlers run in installation order. The
+// AddSwitchHandler installs h on t (before or after Spawn). Handlers run in
+// installation order; a task's handlers are dropped when it finishes. The
 // first handler of a task allocates its handler list: tasks that use none
 // pay only the nil pointer in their header.
 func (s *Scheduler) AddSwitchHandler(t Task, h SwitchHandler) {

@@ -149,7 +149,8 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 		return errors.New("stackless: Spawn during the final shutdown phase: the scheduler is stopping")
 	}
 	s.nextID++
-	*co = Coro{task: t, sched: s, id: s.nextID, prio: p, life: lifeSpawned}
+	// Keep handlers added before Spawn (a finished task has none left).
+	*co = Coro{task: t, sched: s, id: s.nextID, prio: p, life: lifeSpawned, handlers: co.handlers}
 	for i := range co.waker.nodes {
 		co.waker.nodes[i].co = co
 	}
