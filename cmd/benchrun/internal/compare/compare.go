@@ -19,17 +19,21 @@ import (
 )
 
 // Write reads the results files oldPath and newPath and writes the
-// comparison to w as aligned plain text, one table per scenario and unit:
+// comparison to w as aligned plain text: a header naming both runs, then one
+// table per scenario and unit, one line per row and parameter setting:
 //
-//	PingPong  ns/switch                 old           new           delta     p        n
-//	  stackful-asm                      12.0 ns ±1%   11.5 ns ±2%   -4.17%    p=0.002  8+8
-//	  goroutine-multi                   310 ns ±9%    305 ns ±∞     ~         p=0.62   8+5   new: n=5 < 6: no 95% CI
+//	PingPong  ns/switch  old          new          delta    p        n
+//	  stackful-asm       12.2 ns ±2%  9.25 ns ±3%  -24.49%  p=0.002  6
+//	  stackless          failed       3.10 ns ±∞                        old: failed: checksum mismatch; new: n=5 < 6: no 95% CI
+//	  goroutine-single   155 ns ±3%   156 ns ±3%   ~        p=0.699  6
 //
-// The delta is new median / old median - 1, printed only when the U test
-// rejects "same distribution" at alpha 0.05, else "~". A cell with fewer
-// than 6 samples, or a coefficient of variation over 5%, is flagged in the
-// last column, as is a cell that failed, is unsupported, or exists in only
-// one run. A corrupt or truncated input is an error naming file and line.
+// Each figure is the median with the wider side of its 95% confidence
+// interval. The delta is new median / old median - 1, printed only when the
+// Mann-Whitney U test rejects "same distribution" at alpha 0.05, else "~".
+// The last column flags a cell with fewer than 6 samples or a coefficient
+// of variation over 5%, a cell that failed or is unsupported (with the
+// reason), and a cell present in only one run. A corrupt or truncated
+// input is an error naming the file and line, and nothing is written.
 func Write(w io.Writer, oldPath, newPath string) error {
 	oldSet, err := cells.Load(oldPath)
 	if err != nil {
@@ -142,6 +146,9 @@ func compareCell(oldSc, newSc *cells.Scenario, row, col, unit string) (string, b
 		c := stats.Compare(oc.Values, nc.Values)
 		delta = c.FormatDelta()
 		p = fmt.Sprintf("p=%.3f", c.P)
+		if c.P < 0.001 {
+			p = "p<0.001"
+		}
 		n = fmt.Sprintf("%d+%d", c.N1, c.N2)
 		if c.N1 == c.N2 {
 			n = fmt.Sprint(c.N1)

@@ -33,14 +33,40 @@ func colorMap(set *cells.Set) map[string]color.Color {
 	return m
 }
 
-// commonScale picks one display scale for every figure of a chart, from
-// the largest median among cells.
-func commonScale(u units.Unit, cs []*cells.Cell) units.Scale {
-	top := 0.0
+// commonScale picks one display scale for every figure of a chart: from
+// the largest median on a linear axis; on a log axis (logAxis) from the
+// geometric middle of the medians, so a 12 µs to 1.4 ms chart reads in µs
+// rather than as 0.012 ms.
+func commonScale(u units.Unit, cs []*cells.Cell, logAxis bool) units.Scale {
+	lo, hi := math.Inf(1), 0.0
 	for _, c := range cs {
-		top = math.Max(top, math.Abs(c.Summary.Median))
+		m := math.Abs(c.Summary.Median)
+		hi = math.Max(hi, m)
+		if m > 0 {
+			lo = math.Min(lo, m)
+		}
 	}
-	return u.ScaleFor(top)
+	if logAxis && hi > 0 {
+		return u.ScaleFor(math.Sqrt(lo * hi))
+	}
+	return u.ScaleFor(hi)
+}
+
+// span is the ratio of the largest to the smallest median, 0 when some
+// median is not positive: plots.Bars draws a log axis above plots.LogSpan.
+func span(cs []*cells.Cell) float64 {
+	lo, hi := math.Inf(1), 0.0
+	for _, c := range cs {
+		m := c.Summary.Median
+		if m <= 0 {
+			return 0
+		}
+		lo, hi = math.Min(lo, m), math.Max(hi, m)
+	}
+	if hi == 0 {
+		return 0
+	}
+	return hi / lo
 }
 
 func plotValue(c *cells.Cell, scale units.Scale) plots.Value {
@@ -74,7 +100,7 @@ func unitCharts(sc *cells.Scenario, unit string, colors map[string]color.Color, 
 	if !slices.ContainsFunc(cs, func(c *cells.Cell) bool { return c.Summary.Median != 0 }) {
 		return nil, nil // nothing to draw (e.g. 0 allocs everywhere): the table says it
 	}
-	scale := commonScale(u, cs)
+	scale := commonScale(u, cs, span(cs) > plots.LogSpan)
 	yLabel := u.Label(scale)
 	var rows []string
 	for _, row := range sc.Rows {
@@ -104,6 +130,8 @@ func unitCharts(sc *cells.Scenario, unit string, colors map[string]color.Color, 
 	out = append(out, chartView{Caption: fmt.Sprintf("%s, %s: median per row with its 95%% confidence interval; n/a = no figure (see the table).", sc.Name, unit), PNG: pngName, SVG: svgName, Alt: title + " bar chart"})
 
 	if key, xs := sweepKey(sc); key != "" {
+		scale := commonScale(u, cs, true)
+		yLabel := u.Label(scale)
 		var lines []plots.Series
 		for _, row := range rows {
 			s := plots.Series{Label: row, Color: colors[row]}
@@ -189,7 +217,7 @@ func percentileCharts(sc *cells.Scenario, colors map[string]color.Color, outDir 
 				continue
 			}
 			u := units.Parse(us[0])
-			scale := commonScale(u, all)
+			scale := commonScale(u, all, true)
 			var series []plots.Series
 			for _, row := range sc.Rows {
 				s := plots.Series{Label: row, Color: colors[row]}
