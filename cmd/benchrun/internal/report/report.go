@@ -37,9 +37,15 @@ var LatencyScenarios = []string{"Timer", "FDWake", "Echo"}
 // Build reads the results files, writes outDir/index.html with its charts
 // (<scenario>-<unit>-<kind>.png and .svg) beside it, copies each results
 // file into outDir (unless it is already there) for the page to link to,
-// and returns the path of index.html. outDir is created if needed; files of
-// the same names in it are overwritten. A corrupt or truncated results file
-// is an error naming the file and line, and no page is written.
+// and returns the path of index.html. Samples of the same cell in several
+// files are pooled (a run split over files); each file's metadata is shown
+// separately. outDir is created if needed; files of the same names in it
+// are overwritten. A corrupt or truncated results file is an error naming
+// the file and line, and no page is written.
+//
+// benchrun calls it at the end of a run as
+// Build([]string{"results/<runstamp>.txt"}, "reports/<runstamp>"), and for
+// `benchrun report FILE...` with the files given.
 func Build(files []string, outDir string) (indexHTML string, err error) {
 	set, err := cells.Load(files...)
 	if err != nil {

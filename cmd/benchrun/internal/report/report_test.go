@@ -370,3 +370,37 @@ func TestBuildNotesOnlyScenario(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestBuildSeveralFiles(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "elsewhere", "run.txt")
+	os.MkdirAll(filepath.Dir(other), 0o755)
+	data, err := os.ReadFile("../compare/testdata/new.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	index, err := Build([]string{fixture, other}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(index)
+	html := string(b)
+	// Same base name twice: the second copy is renamed, both are linked.
+	for _, want := range []string{`<a href="run.txt">run.txt</a>`, `<a href="2-run.txt">2-run.txt</a>`, "runstamp</th><td>20261102T000000Z"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(out, "2-run.txt")); !bytes.Equal(got, data) {
+		t.Error("second results file not copied intact")
+	}
+	// Samples of a cell in both files are pooled: PingPong stackful-asm has
+	// 8 in the fixture and 6 in the other file.
+	if !strings.Contains(html, "n=14 · CV") {
+		t.Error("samples of the same cell in two files were not pooled")
+	}
+}
