@@ -51,6 +51,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -61,9 +62,10 @@ import (
 type GuardMode int
 
 const (
-	// GuardAuto puts a guard page below each stack while the pool's
-	// mappings stay under its map budget (see Config.MaxMapCount), and
-	// allocates further slabs without guards after that.
+	// GuardAuto puts a guard page below each stack while the mappings of
+	// all pools stay under the map budget (see Config.MaxMapCount), and
+	// allocates this pool's further slabs without guards once a guarded
+	// slab would not fit.
 	GuardAuto GuardMode = iota
 	// GuardOn always guards; Get fails with a *MapLimitError when the map
 	// budget would be exceeded.
@@ -101,6 +103,10 @@ var (
 	SlabOption  = "stackpool.Config.SlabStacks"
 )
 
+// allPoolMaps counts the mappings held by all pools of the process, so that
+// several pools share one budget under vm.max_map_count.
+var allPoolMaps atomic.Int64
+
 // Config configures a Pool. The zero Config is the default.
 type Config struct {
 	// StackSize is the stack size per fiber in bytes (default
@@ -126,7 +132,11 @@ type Config struct {
 	DecayTime time.Duration
 
 	// MaxMapCount is the process's mapping limit to plan against. 0 reads
-	// /proc/sys/vm/max_map_count. Tests set it low to exercise the limit.
+	// /proc/sys/vm/max_map_count. The budget is that limit, less the
+	// mappings the process has outside stack pools when New runs, less a
+	// reserve (1/16 of the limit, at least 256) for the Go runtime's and the
+	// program's later mappings; all pools share it. Tests set it low to
+	// exercise the limit.
 	MaxMapCount int
 }
 
@@ -185,7 +195,7 @@ type Pool struct {
 	windowStart  time.Time
 	totalSlots   int
 	mapLimit     int // vm.max_map_count (or Config.MaxMapCount)
-	mapBudget    int // mappings this pool may use
+	mapBudget    int // mappings all pools together may use
 	mapsUsed     int // mappings this pool holds (estimate)
 	guardsFailed bool
 
@@ -250,7 +260,9 @@ func New(cfg Config) (*Pool, error) {
 	// Plan against the limit minus what the process already maps and a
 	// reserve for the Go runtime's and the program's own later mappings.
 	reserve := max(256, p.mapLimit/16)
-	p.mapBudget = p.mapLimit - countMaps() - reserve
+	// Mappings held by pools are counted in allPoolMaps, the rest of the
+	// process's (as of now) in the baseline.
+	p.mapBudget = p.mapLimit - (countMaps() - int(allPoolMaps.Load())) - reserve
 	p.stats.MapLimit = p.mapLimit
 	return p, nil
 }
@@ -438,6 +450,7 @@ func (p *Pool) unmap(sl *slab) {
 	}
 	p.totalSlots -= len(sl.state)
 	p.mapsUsed -= sl.maps
+	allPoolMaps.Add(-int64(sl.maps))
 	p.stats.SlabsUnmapped++
 	p.stats.BytesUnmapped += uint64(sl.size)
 	sl.pool = nil // a later Put of one of its stacks panics
@@ -453,7 +466,7 @@ func (p *Pool) grow() error {
 	maps := 1
 	if guarded {
 		maps = 2*n + 1 // guard/stack pairs, and the split may leave one more
-		if p.mapsUsed+maps > p.mapBudget {
+		if int(allPoolMaps.Load())+maps > p.mapBudget {
 			if p.cfg.Guard == GuardOn {
 				return p.limitError(n, maps, true, nil)
 			}
@@ -462,7 +475,7 @@ func (p *Pool) grow() error {
 			p.guardsFailed = true
 		}
 	}
-	if !guarded && p.mapsUsed+maps > p.mapBudget {
+	if !guarded && int(allPoolMaps.Load())+maps > p.mapBudget {
 		return p.limitError(n, maps, false, nil)
 	}
 	sl := &slab{pool: p, slotSize: p.stackSize, maps: maps, state: make([]slotState, n)}
@@ -489,6 +502,7 @@ func (p *Pool) grow() error {
 	p.slabs = append(p.slabs, sl)
 	p.totalSlots += n
 	p.mapsUsed += maps
+	allPoolMaps.Add(int64(maps))
 	// Push in reverse so that Get hands out the slab's slots in address order.
 	for i := n - 1; i >= 0; i-- {
 		top := uintptr(sl.base) + uintptr(i+1)*sl.slotSize
@@ -534,7 +548,7 @@ type MapLimitError struct {
 	Stacks   int   // stacks in the slab that could not be mapped
 	Maps     int   // mappings it would have needed
 	Guarded  bool  // whether it had guard pages
-	InUse    int   // mappings the pool held
+	InUse    int   // mappings all pools held
 	Budget   int   // mappings the pool may hold
 	MapLimit int   // the limit planned against (Config.MaxMapCount or vm.max_map_count)
 	Sysctl   int   // vm.max_map_count as read from /proc (the kernel's real limit)
@@ -550,7 +564,7 @@ func (e *MapLimitError) Error() string {
 		}
 		fmt.Fprintf(&b, "; the likely cause is the kernel's per-process limit vm.max_map_count=%d", e.Sysctl)
 	} else {
-		fmt.Fprintf(&b, "stackpool: a slab of %d stacks needs %d more memory mappings, but the pool already holds %d of the %d it may use under the kernel limit vm.max_map_count=%d",
+		fmt.Fprintf(&b, "stackpool: a slab of %d stacks needs %d more memory mappings, but the stack pools already hold %d of the %d they may use under the kernel limit vm.max_map_count=%d",
 			e.Stacks, e.Maps, e.InUse, e.Budget, e.MapLimit)
 	}
 	if e.Guarded {
@@ -567,7 +581,7 @@ func (e *MapLimitError) Error() string {
 }
 
 func (p *Pool) limitError(n, maps int, guarded bool, err error) error {
-	return &MapLimitError{Stacks: n, Maps: maps, Guarded: guarded, InUse: p.mapsUsed, Budget: p.mapBudget, MapLimit: p.mapLimit, Sysctl: readMapLimit(), Err: err}
+	return &MapLimitError{Stacks: n, Maps: maps, Guarded: guarded, InUse: int(allPoolMaps.Load()), Budget: p.mapBudget, MapLimit: p.mapLimit, Sysctl: readMapLimit(), Err: err}
 }
 
 // readMapLimit reads vm.max_map_count, falling back to the kernel default.
