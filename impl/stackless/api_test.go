@@ -535,3 +535,19 @@ func TestSwitchHandlerBeforeSpawn(t *testing.T) {
 		t.Fatalf("the handler returning false was called %d times, want 1", calls)
 	}
 }
+
+// TestStubbornUnwinding: a task that keeps waiting while unwinding is
+// abandoned with an error instead of hanging Run.
+func TestStubbornUnwinding(t *testing.T) {
+	s := New()
+	never := new(Event)
+	_ = s.Spawn(&funcTask{f: func(c *Context) Step { return c.Await(never) }}) // ignores every outcome
+	err := s.Run()
+	var te *TaskError
+	if !errors.As(err, &te) || !strings.Contains(te.Err.Error(), "did not finish while unwinding") {
+		t.Fatalf("Run = %v, want a deadlock and a TaskError for the stubborn task", err)
+	}
+	if s.Live() != 0 {
+		t.Fatalf("%d tasks live after Run", s.Live())
+	}
+}

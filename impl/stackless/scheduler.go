@@ -305,6 +305,7 @@ func (s *Scheduler) resume(co *Coro) {
 	}
 	c := &s.ctx
 	c.cur = co
+	spins := 0 // waits that ended at once in this resume (bounded while unwinding)
 	for {
 		s.stats.Resumes++
 		step := co.task.Resume(c)
@@ -312,6 +313,12 @@ func (s *Scheduler) resume(co *Coro) {
 		case stepSuspend:
 			if w.start(s, co) {
 				s.stats.FastPaths++
+				if co.unwinding {
+					if spins++; spins > maxUnwindSpins {
+						s.abandon(co)
+						break
+					}
+				}
 				continue // the wait is already over: no suspend point, no switch
 			}
 			s.left = co
@@ -320,6 +327,12 @@ func (s *Scheduler) resume(co *Coro) {
 				co.cancelPending = false
 				w.status, w.err = Result, ErrCancelled
 				s.stats.FastPaths++
+				if co.unwinding {
+					if spins++; spins > maxUnwindSpins {
+						s.abandon(co)
+						break
+					}
+				}
 				continue
 			}
 			w.status = Queued
@@ -338,6 +351,17 @@ func (s *Scheduler) resume(co *Coro) {
 	}
 	// c.cur keeps pointing at co: Context is valid only inside Resume, and
 	// not clearing it saves a pointer store per resume.
+}
+
+// maxUnwindSpins bounds the waits an unwinding task may make in one resume:
+// each returns ErrCancelled at once, so a task that keeps waiting instead of
+// finishing would spin forever.
+const maxUnwindSpins = 1 << 20
+
+// abandon finishes an unwinding task that does not finish by itself, with an
+// error saying so.
+func (s *Scheduler) abandon(co *Coro) {
+	s.finish(co, fmt.Errorf("did not finish while unwinding at shutdown (%d waits returned ErrCancelled at once): a task must run its cleanup and finish when Context.Unwinding() is true", maxUnwindSpins))
 }
 
 // finish ends a task that returned Done or Fail.
