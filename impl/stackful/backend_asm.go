@@ -3,38 +3,15 @@ package stackful
 import (
 	"fmt"
 
-	"unsafe"
-
 	"github.com/corobench/corobench/impl/stackful/fiber"
+	"github.com/corobench/corobench/impl/stackful/stackpool"
 )
-
-// Guard selects guard pages below fiber stacks (Asm backend).
-type Guard uint8
-
-const (
-	GuardAuto Guard = iota // guard pages while they fit under vm.max_map_count
-	GuardOn                // always (fails when the map limit is reached)
-	GuardOff               // never (slab allocation; overflow still hits morestack first)
-)
-
-// stackSource hands out fiber stacks: [lo, hi) with hi-lo not a power of
-// two, in memory the Go runtime does not manage.
-type stackSource interface {
-	get() (stack, error)
-	put(stack)
-	close()
-}
-
-// stack is one fiber stack from a stackSource.
-type stack struct {
-	lo, hi uintptr
-}
 
 // asmContext is a fiber: its saved context, the stack it runs on, and its
 // entry function (made once per context and reused with every stack).
 type asmContext struct {
 	fc    fiber.Context
-	stack stack
+	stack stackpool.Stack
 	entry func() *fiber.Context
 }
 
@@ -46,7 +23,7 @@ type asmContext struct {
 // records themselves are kept on a free list for reuse.
 type asmBackend struct {
 	s      *Scheduler
-	stacks stackSource
+	stacks *stackpool.Pool
 	sched  *execContext
 	free   []*execContext
 	gc     *fiber.GCHold
@@ -54,11 +31,11 @@ type asmBackend struct {
 
 func newAsmBackend(s *Scheduler) (backend, error) {
 	if err := fiber.Supported(); err != nil {
-		return nil, fmt.Errorf("stackful-asm: %w", err)
+		return nil, &unsupportedError{err}
 	}
-	stacks, err := newStackSource(s.opts)
+	stacks, err := stackpool.New(s.opts.Stacks)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("stackful-asm: %w", err)
 	}
 	return &asmBackend{s: s, stacks: stacks}, nil
 }
@@ -86,7 +63,7 @@ func (b *asmBackend) end() error {
 }
 
 func (b *asmBackend) newContext() (*execContext, error) {
-	st, err := b.stacks.get()
+	st, err := b.stacks.Get()
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +77,9 @@ func (b *asmBackend) newContext() (*execContext, error) {
 		ctx.fiber.entry = func() *fiber.Context { return &b.s.contextMain(ctx).fiber.fc }
 	}
 	ctx.fiber.stack = st
-	if err := ctx.fiber.fc.Init(st.lo, st.hi, ctx.fiber.entry); err != nil {
-		b.stacks.put(st)
-		ctx.fiber.stack = stack{}
+	if err := ctx.fiber.fc.Init(st.Lo(), st.Hi(), ctx.fiber.entry); err != nil {
+		b.stacks.Put(st)
+		ctx.fiber.stack = stackpool.Stack{}
 		b.free = append(b.free, ctx)
 		return nil, err
 	}
@@ -117,11 +94,13 @@ func (b *asmBackend) park(*execContext) bool { return false }
 
 // release returns a finished fiber's stack to the pool.
 func (b *asmBackend) release(ctx *execContext) {
-	b.stacks.put(ctx.fiber.stack)
-	ctx.fiber.stack = stack{}
+	b.stacks.Put(ctx.fiber.stack)
+	ctx.fiber.stack = stackpool.Stack{}
 	b.free = append(b.free, ctx)
 }
 
-func (b *asmBackend) close() { b.stacks.close() }
-
-func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+func (b *asmBackend) close() {
+	if err := b.stacks.Close(); err != nil {
+		panic("stackful-asm: " + err.Error()) // stacks in use after every coroutine finished: a scheduler bug
+	}
+}

@@ -25,6 +25,15 @@
 // coroutine. Only one Scheduler runs at a time in a process. None of the
 // blocking functions may be called from another goroutine.
 //
+// The API in one place: New, Scheduler.Run, Go and GoWith (spawn), Yield,
+// NewEvent with Event.Resolve, Reject and Reset (a reusable one-shot event),
+// Await, AwaitTimeout and AwaitWith (with a cancellation event), Sleep, OpenIO
+// (blocking Read and Write on an fd through the reactor), QueueMicrotask and
+// EnqueueMicrotask, Coroutine.Cancel, Shutdown, switch handlers
+// (AddSwitchHandler, Scheduler.AddMainStartHandler), and the counters
+// (Scheduler.Stats, Scheduler.PoolStats). Yield, Await, Resolve and the
+// switch itself do not allocate.
+//
 // The semantics (queue order, suspend points, fast path, waker states, races,
 // cancellation, shutdown, deadlock, switch handlers) are the ones documented
 // in package internal/semtest, whose shared suite this package passes on both
@@ -49,6 +58,6 @@
 // collector during Run, so a run must not allocate without bound. Code on a
 // fiber must not call runtime.Goexit (so no t.Fatal or t.FailNow in a
 // coroutine): record failures and check them after Run returns. A fiber's
-// stack does not grow: Options.StackSize bounds it, and overflowing it is a
+// stack does not grow: Options.Stacks.StackSize bounds it, and overflowing it is a
 // fatal error naming that option.
 package stackful

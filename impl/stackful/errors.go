@@ -70,3 +70,11 @@ func (e *MicrotaskError) Unwrap() error { return e.Err }
 // killSignal is the panic value that unwinds a coroutine left suspended at
 // final cleanup, so that its defers run. contextMain recovers it.
 type killSignal struct{}
+
+// unsupportedError is New's error when the Asm backend cannot run here: its
+// text is the fiber self-test's ("not supported: <why>") and it matches
+// both ErrNotSupported and the fiber package's error.
+type unsupportedError struct{ err error }
+
+func (e *unsupportedError) Error() string   { return e.err.Error() }
+func (e *unsupportedError) Unwrap() []error { return []error{ErrNotSupported, e.err} }

@@ -96,3 +96,13 @@ func TestReactorTickedWhileBusy(t *testing.T) {
 		}
 	})
 }
+
+// TestUnsupportedError: the error New returns when fibers cannot run is
+// both ErrNotSupported and worded "not supported: <why>".
+func TestUnsupportedError(t *testing.T) {
+	cause := errors.New("not supported: fibers need go1.26 on linux/amd64 or arm64")
+	err := error(&unsupportedError{cause})
+	if !errors.Is(err, ErrNotSupported) || !errors.Is(err, cause) || err.Error() != cause.Error() {
+		t.Errorf("unsupportedError: Is(ErrNotSupported) %v, Is(cause) %v, text %q", errors.Is(err, ErrNotSupported), errors.Is(err, cause), err)
+	}
+}

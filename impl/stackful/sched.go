@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
+	"github.com/corobench/corobench/impl/stackful/stackpool"
 	"github.com/corobench/corobench/internal/ring"
 	"github.com/corobench/corobench/reactor"
 )
@@ -42,13 +43,11 @@ const DefaultTickInterval = 100 * time.Microsecond
 type Options struct {
 	// Backend selects the switch: Asm (default) or Coro.
 	Backend Backend
-	// StackSize is the usable size of each fiber stack in bytes (Asm only;
-	// 0 selects the stack pool's default). A fiber's stack never grows:
-	// code that needs more overflows with a fatal error naming this option.
-	StackSize int
-	// Guard selects guard pages below fiber stacks (Asm only): GuardAuto
-	// (default), GuardOn or GuardOff.
-	Guard Guard
+	// Stacks configures the fiber stack pool (Asm only): stack size, guard
+	// pages, slab size, trimming. A fiber's stack never grows: code that
+	// needs more than Stacks.StackSize dies with a fatal error
+	// (fiber.ExplainCrash names this option).
+	Stacks stackpool.Config
 	// TickInterval is the least time between two non-blocking reactor ticks
 	// made at suspend points while the reactor has active events (default
 	// DefaultTickInterval; at most 1ms, the bound internal/semtest assumes).
@@ -121,9 +120,6 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, fmt.Errorf("stackful: Options.TickInterval %v out of range: use 0 for the default %v, or a value in (0, 1ms]",
 			opts.TickInterval, DefaultTickInterval)
 	}
-	if opts.StackSize < 0 {
-		return nil, fmt.Errorf("stackful: Options.StackSize %d is negative: use 0 for the default", opts.StackSize)
-	}
 	s := &Scheduler{opts: opts}
 	var err error
 	switch opts.Backend {
@@ -161,6 +157,24 @@ func (s *Scheduler) Backend() Backend { return s.opts.Backend }
 
 // Stats returns the scheduler's counters.
 func (s *Scheduler) Stats() Stats { return s.stats }
+
+// PoolStats returns the fiber stack pool's counters (zero for Coro).
+func (s *Scheduler) PoolStats() stackpool.Stats {
+	if s.asm == nil {
+		return stackpool.Stats{}
+	}
+	return s.asm.stacks.Stats()
+}
+
+// TrimStacks closes the stack pool's trimming window now: free stacks above
+// the window's peak use give their memory back. It returns how many did (0
+// for Coro). It must not be called during Run.
+func (s *Scheduler) TrimStacks() int {
+	if s.asm == nil || s.running {
+		return 0
+	}
+	return s.asm.stacks.Trim()
+}
 
 // Reactor returns the scheduler's event loop, for creating fd events.
 func (s *Scheduler) Reactor() *reactor.Loop { return s.loop }
@@ -231,6 +245,11 @@ func (s *Scheduler) schedule() {
 		if next != nil {
 			s.enter(next)
 			continue
+		}
+		if s.asm != nil {
+			// Idle: let the stack pool close a time-based trimming window
+			// (Options.Stacks.DecayTime) before the reactor blocks.
+			s.asm.stacks.Tick(time.Now())
 		}
 		switch {
 		case s.loop.Active() > 0:

@@ -109,9 +109,14 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 			if err := loop(1000); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
+			// Allocations by the runtime itself (other goroutines count in
+			// MemStats too) only add: take the least of three tries.
 			var err error
-			small := mallocs(func() { err = loop(1000) })
-			large := mallocs(func() { err = errors.Join(err, loop(2000)) })
+			small, large := ^uint64(0), ^uint64(0)
+			for try := 0; try < 3; try++ {
+				small = min(small, mallocs(func() { err = errors.Join(err, loop(1000)) }))
+				large = min(large, mallocs(func() { err = errors.Join(err, loop(2000)) }))
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -277,7 +282,7 @@ func TestFatalOnFibers(t *testing.T) {
 	needAsm(t)
 	switch os.Getenv(childEnv) {
 	case "overflow":
-		s := newSched(t, Asm, func(o *Options) { o.StackSize = 16 << 10 })
+		s := newSched(t, Asm, func(o *Options) { o.Stacks.StackSize = 16 << 10 })
 		s.Run(func() { recurse(1 << 20) })
 		return
 	case "goexit":

@@ -1,0 +1,119 @@
+package stackful
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/corobench/corobench/impl/stackful/stackpool"
+)
+
+// suspendAll runs n coroutines that all wait on one event at once (n+1
+// fibers in use, main included), then releases them.
+func suspendAll(s *Scheduler, n int) (inUse int, err error) {
+	err = s.Run(func() {
+		ev := NewEvent()
+		for i := 0; i < n; i++ {
+			Go(func() { Await(ev) })
+		}
+		Yield() // every coroutine starts and suspends
+		inUse = s.PoolStats().InUse
+		ev.Resolve(nil)
+	})
+	return inUse, err
+}
+
+// TestPoolReuseAndTrim: a second run reuses the first run's stacks (hits, no
+// new slab); trimming keeps the window's peak, then releases the rest.
+func TestPoolReuseAndTrim(t *testing.T) {
+	needAsm(t)
+	const n = 100
+	s := newSched(t, Asm, func(o *Options) { o.Stacks.DecayOps = -1 }) // trim only when asked
+	if inUse, err := suspendAll(s, n); err != nil || inUse != n+1 {
+		t.Fatalf("first run: %v, %d stacks in use at the peak, want %d", err, inUse, n+1)
+	}
+	first := s.PoolStats()
+	if _, err := suspendAll(s, n); err != nil {
+		t.Fatal(err)
+	}
+	second := s.PoolStats()
+	if hits := second.Hits - first.Hits; hits != n+1 || second.Misses != first.Misses || second.SlabsMapped != first.SlabsMapped {
+		t.Errorf("second run: %d hits (want %d), %d new misses and %d new slabs (want 0)",
+			hits, n+1, second.Misses-first.Misses, second.SlabsMapped-first.SlabsMapped)
+	}
+	if released := s.TrimStacks(); released != 0 {
+		t.Errorf("first trim released %d stacks; the window's peak was %d, so it should keep them all", released, n+1)
+	}
+	if released := s.TrimStacks(); released != n+1 {
+		t.Errorf("second trim released %d stacks, want all %d (nothing used in the window)", released, n+1)
+	}
+	if st := s.PoolStats(); st.Trims == 0 || st.StacksReleased != n+1 || st.Warm != 0 {
+		t.Errorf("after trimming: Trims %d, StacksReleased %d (want %d), Warm %d (want 0)", st.Trims, st.StacksReleased, n+1, st.Warm)
+	}
+	// Trimmed stacks are misses when used again.
+	before := s.PoolStats()
+	if _, err := suspendAll(s, n); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.PoolStats(); st.Misses-before.Misses != n+1 {
+		t.Errorf("after a trim: %d misses, want %d", st.Misses-before.Misses, n+1)
+	}
+}
+
+// TestMillionSuspendedFibers: a million coroutines suspended at once fit
+// (slab allocation stays far under vm.max_map_count) and their memory is
+// given back by trimming. About 4 GiB of stack pages are touched, so it
+// is skipped with -short.
+func TestMillionSuspendedFibers(t *testing.T) {
+	needAsm(t)
+	if testing.Short() || raceEnabled {
+		t.Skip("touches ~4.5 GiB and takes ~20 s; runs without -short and -race")
+	}
+	const n = 1_000_000
+	s := newSched(t, Asm, func(o *Options) {
+		o.Stacks = stackpool.Config{StackSize: 8 << 10, Guard: stackpool.GuardOff, DecayOps: -1}
+	})
+	rssBefore := rssBytes()
+	var peak stackpool.Stats
+	var rssPeak int64
+	err := s.Run(func() {
+		ev := NewEvent()
+		for i := 0; i < n; i++ {
+			Go(func() { Await(ev) })
+		}
+		Yield()
+		peak = s.PoolStats()
+		rssPeak = rssBytes()
+		ev.Resolve(nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peak.InUse != n+1 || peak.Maps >= peak.MapLimit/2 {
+		t.Fatalf("at the peak: %d stacks in use (want %d) in %d mappings (limit %d)", peak.InUse, n+1, peak.Maps, peak.MapLimit)
+	}
+	s.TrimStacks()
+	s.TrimStacks()
+	after := s.PoolStats()
+	rssAfter := rssBytes()
+	t.Logf("peak: %d fibers in %d slabs (%d mappings, limit %d); RSS %d MiB before, %d MiB at the peak (%.1f KiB per fiber incl. its Coroutine), %d MiB after trimming",
+		peak.InUse, peak.Slabs, peak.Maps, peak.MapLimit, rssBefore>>20, rssPeak>>20, float64(rssPeak-rssBefore)/n/1024, rssAfter>>20)
+	if after.InUse != 0 || after.Slabs != 0 || after.StacksReleased < n+1 {
+		t.Errorf("after trimming: %d in use, %d slabs still mapped, %d stacks released; want 0, 0, >= %d", after.InUse, after.Slabs, after.StacksReleased, n+1)
+	}
+}
+
+// rssBytes returns the process's resident set size (0 if unknown).
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package stackful
+
+const raceEnabled = false
