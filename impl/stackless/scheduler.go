@@ -356,7 +356,7 @@ func (s *Scheduler) resume(co *Coro) {
 // maxUnwindSpins bounds the waits an unwinding task may make in one resume:
 // each returns ErrCancelled at once, so a task that keeps waiting instead of
 // finishing would spin forever.
-const maxUnwindSpins = 1 << 20
+var maxUnwindSpins = 1 << 20 // a variable so that tests can lower it
 
 // abandon finishes an unwinding task that does not finish by itself, with an
 // error saying so.

@@ -1,0 +1,5 @@
+//go:build race
+
+package stackless
+
+const raceEnabled = true
