@@ -513,8 +513,13 @@ func TestChildOverflow(t *testing.T) {
 	if err == nil || !strings.Contains(out, "fatal error: stack size not a power of 2") {
 		t.Fatalf("overflow child: err=%v, want fatal error: stack size not a power of 2; output:\n%s", err, tail(out))
 	}
-	if exp := ExplainCrash(out); !strings.Contains(exp, StackSizeOption) {
-		t.Fatalf("ExplainCrash does not name the stack-size option for the real overflow output: %q\noutput:\n%s", exp, tail(out))
+	if exp := ExplainCrash(out); !strings.Contains(exp, StackSizeOption) || !strings.Contains(exp, "overflowed") {
+		t.Fatalf("ExplainCrash does not explain the real overflow output as an overflow naming the stack-size option: %q\noutput:\n%s", exp, tail(out))
+	}
+	// Without a traceback the message alone still leads to the option.
+	out, err = runChild(t, "overflow", "GOTRACEBACK=none")
+	if exp := ExplainCrash(out); err == nil || !strings.Contains(exp, StackSizeOption) {
+		t.Fatalf("overflow with GOTRACEBACK=none: err=%v, explanation %q; output:\n%s", err, exp, tail(out))
 	}
 }
 
@@ -561,8 +566,8 @@ func TestChildGCInFiber(t *testing.T) {
 	if err == nil || !strings.Contains(out, "fatal error: stack size not a power of 2") {
 		t.Fatalf("gc-in-fiber child without gcshrinkstackoff: err=%v, want the clean shrink fatal; output:\n%s", err, tail(out))
 	}
-	if exp := ExplainCrash(out); exp == "" {
-		t.Errorf("ExplainCrash does not recognise the GC shrink crash:\n%s", tail(out))
+	if exp := ExplainCrash(out); !strings.Contains(exp, "shrink") || !strings.Contains(exp, GODEBUGShrinkOff) {
+		t.Errorf("ExplainCrash = %q for the GC shrink crash, want it to name the shrink and %s:\n%s", exp, GODEBUGShrinkOff, tail(out))
 	}
 }
 
