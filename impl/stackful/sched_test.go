@@ -345,6 +345,31 @@ func BenchmarkPingPong(b *testing.B) {
 			b.ReportMetric(float64(st.Switches-before.Switches)/handoffs, "ctxswitches/handoff")
 		})
 	}
+	// The goroutine-single reference, measured alongside: two goroutines
+	// handing control back and forth over unbuffered channels, GOMAXPROCS=1.
+	b.Run("ref=goroutines-gomaxprocs1", func(b *testing.B) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		ping, pong := make(chan struct{}), make(chan struct{})
+		seen := 0
+		b.ReportAllocs()
+		b.ResetTimer()
+		go func() {
+			for range ping {
+				seen++
+				pong <- struct{}{}
+			}
+		}()
+		for i := 0; i < b.N; i++ {
+			ping <- struct{}{}
+			<-pong
+		}
+		close(ping)
+		b.StopTimer()
+		if seen != b.N {
+			b.Fatalf("%d of %d round trips", seen, b.N)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N), "ns/switch")
+	})
 }
 
 // BenchmarkSpawn: one coroutine spawned, run to its end and destroyed per
