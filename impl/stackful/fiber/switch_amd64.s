@@ -24,8 +24,8 @@
 
 // Calling convention and registers.
 //
-// switchContext is an ABI0 assembly function. The Go compiler calls ABI0
-// functions with arguments on the stack and treats every register as
+// Switch and switchContext are ABI0 assembly functions. The Go compiler calls
+// ABI0 functions with arguments on the stack and treats every register as
 // clobbered across any call (Go has no callee-saved general-purpose or vector
 // registers), so no register other than the fixed ones has to be preserved:
 //   SP  - switched (saved in from, loaded from to);
