@@ -265,7 +265,18 @@ func FuzzTimers(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		const nTimers = 8
 		clock := &fakeClock{t: 0}
-		l, err := NewWithOptions(Options{Clock: clock.now})
+		// midTick, when set, is added to the clock at its second reading in a
+		// tick: the refresh after the wait (phase 5), as if the wait took time.
+		var midTick int64
+		reads := 0
+		l, err := NewWithOptions(Options{Clock: func() int64 {
+			reads++
+			if reads == 2 {
+				clock.t += midTick
+				midTick = 0
+			}
+			return clock.t
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,12 +332,22 @@ func FuzzTimers(f *testing.F) {
 			case 1: // stop
 				timers[a].Stop()
 				delete(m.active, a)
-			case 2: // advance and tick
+			case 2: // advance, then tick; every other time the clock also
+				// moves during the tick's wait
 				clock.t += int64(b % 5)
-				tick(t, l, true)
 				m.now = clock.t
+				if b&8 != 0 {
+					midTick = int64(b>>4) % 4
+				}
+				during := midTick
+				reads = 0
+				tick(t, l, true)
 				modelPhase() // phase 2
-				modelPhase() // phase 5 (same clock: nothing new is due but restarts)
+				m.now += during
+				modelPhase() // phase 5: timers due by now, and zero-delay restarts
+				if clock.t != m.now {
+					t.Fatalf("test bug: clock %d, model %d", clock.t, m.now)
+				}
 			case 3: // give timer a a callback action on another timer
 				actions[a] = action{kind: b % 3, target: (b / 3) % nTimers, delay: (b / 24) % 4}
 			case 4: // start at an absolute deadline, possibly in the past
