@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corobench/corobench/impl/stackful/stackpool"
 )
 
 // testStackSize is the usable size of the stacks the tests map: 64 KiB minus
@@ -631,3 +633,36 @@ func TestPreemptMarkerKept(t *testing.T) {
 
 //go:noinline
 func readGuard() uintptr { return gField(getg(), offStackguard0) }
+
+// BenchmarkLifecycle measures one whole fiber life with a pooled stack:
+// stackpool Get, Init, the switch into the fresh fiber, its entry running and
+// returning (the switch back), and Put. It is the stackful counterpart of a
+// goroutine's create+run+exit.
+func BenchmarkLifecycle(b *testing.B) {
+	requireSupported(b)
+	holdGC(b)
+	pool, err := stackpool.New(stackpool.Config{StackSize: 64 << 10, DecayOps: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	root, fib := new(Context), new(Context)
+	ran := 0
+	entry := func() *Context { ran++; return root }
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, err := pool.Get()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := fib.Init(st.Lo(), st.Hi(), entry); err != nil {
+			b.Fatal(err)
+		}
+		Switch(root, fib)
+		pool.Put(st)
+	}
+	b.StopTimer()
+	if ran != b.N {
+		b.Fatalf("%d fibers ran, want %d", ran, b.N)
+	}
+}
