@@ -115,6 +115,7 @@
 // # Concurrency
 //
 // A Scheduler, its tasks and its Events belong to the goroutine that calls
-// Run. Another goroutine can wake the scheduler only through the reactor (a
+// Run. Schedulers share no state: several can run at once on different
+// goroutines. Another goroutine can wake the scheduler only through the reactor (a
 // reactor.Trigger from [Scheduler.Loop]).
 package stackless

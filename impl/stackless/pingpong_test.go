@@ -1,6 +1,7 @@
 package stackless
 
 import (
+	"errors"
 	"runtime"
 	"testing"
 	"time"
@@ -137,4 +138,25 @@ func BenchmarkYield(b *testing.B) {
 	elapsed, cpu := time.Since(start), threadCPU(b)-cpu0
 	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(2*n), "ns/switch")
 	b.ReportMetric(float64(cpu)/float64(2*n), "cpu-ns/switch")
+}
+
+// TestIndependentSchedulers: schedulers share no state, so several can run
+// at once on different goroutines (race detector clean).
+func TestIndependentSchedulers(t *testing.T) {
+	const k, rounds = 4, 2000
+	errs := make(chan error, k)
+	for i := 0; i < k; i++ {
+		go func() {
+			sum, err := RunPingPong(rounds)
+			if err == nil && sum != PingPongChecksum(rounds) {
+				err = errors.New("bad checksum")
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < k; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }
