@@ -1,6 +1,10 @@
 package scenarios
 
-import "github.com/corobench/corobench/impl/stackless"
+import (
+	"errors"
+
+	"github.com/corobench/corobench/impl/stackless"
+)
 
 // mix folds v into a running checksum (FNV-1a style, on whole words). Every
 // body mixes the same values in the same order, so every row that did the
@@ -80,6 +84,10 @@ func pingPongStateMachine(env *Env) (Outcome, error) {
 	return Outcome{Ops: 2 * int64(env.N), Checksum: sum}, err
 }
 
+// errLostHandoff fails a side whose peer's event was still fired: the peer
+// did not consume the previous hand-off, so the protocol is broken.
+var errLostHandoff = errors.New("pingpong: the peer's event was already fired; a hand-off was lost")
+
 // States of a pingpong side.
 const (
 	ppStart uint8 = iota // ping: mix and hand over; pong: wait
@@ -106,8 +114,8 @@ func (t *pingPongSide) Resume(c *stackless.Context) stackless.Step {
 			}
 			if t.ping {
 				*t.sum = mix(*t.sum, uint64(2*t.i))
-				if err := t.peer.Resolve(nil); err != nil {
-					return c.Fail(err)
+				if !t.peer.Resolve(nil) {
+					return c.Fail(errLostHandoff)
 				}
 			}
 			t.state = ppWoken
@@ -116,8 +124,8 @@ func (t *pingPongSide) Resume(c *stackless.Context) stackless.Step {
 			t.mine.Reset()
 			if !t.ping {
 				*t.sum = mix(*t.sum, uint64(2*t.i+1))
-				if err := t.peer.Resolve(nil); err != nil {
-					return c.Fail(err)
+				if !t.peer.Resolve(nil) {
+					return c.Fail(errLostHandoff)
 				}
 			}
 			t.i++
