@@ -85,6 +85,7 @@ type config struct {
 	quick     bool
 	out       string
 	noReport  bool
+	reports   string
 	list      bool
 	args      []string
 }
@@ -122,7 +123,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	benchtime := fs.Duration("benchtime", 200*time.Millisecond, "minimum duration of one timed run inside a cell; --quick defaults to 10ms")
 	quick := fs.Bool("quick", false, "small sweeps, short bench time and 6 repetitions: a smoke run of every cell")
 	out := fs.String("out", "results", "directory for the results file and run log")
-	noReport := fs.Bool("no-report", false, "do not write reports/<runstamp>/index.html at the end")
+	noReport := fs.Bool("no-report", false, "do not write a report at the end of the run")
+	reports := fs.String("reports", "reports", "directory under which the run's report goes, as <runstamp>/index.html")
 	list := fs.Bool("list", false, "list the scenarios, their parameters and units, and the rows, then exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -133,7 +135,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg := &config{overrides: params, count: *count, timeout: *timeout, benchtime: *benchtime,
-		quick: *quick, out: *out, noReport: *noReport, list: *list, args: args}
+		quick: *quick, out: *out, noReport: *noReport, reports: *reports, list: *list, args: args}
 	if *quick && !set["count"] {
 		cfg.count = 6
 	}
@@ -310,8 +312,9 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "benchrun: %d cells ok, %d failed, %d not supported in %v; run log %s\n",
 		sum.Done, sum.Failed, sum.Unsupported, time.Since(start).Round(time.Second), sum.LogPath)
 	if !cfg.noReport {
-		if err := writeReport(sum.ResultsPath, runstamp, stderr); err != nil {
-			fmt.Fprintf(stderr, "benchrun: report: %v\n", err)
+		if err := writeReport(sum.ResultsPath, cfg.reports, runstamp, stderr); err != nil {
+			// The results are complete on disk; say how to retry the report.
+			fmt.Fprintf(stderr, "benchrun: report: %v (rebuild it with: benchrun report %s)\n", err, sum.ResultsPath)
 		}
 	}
 	fmt.Fprintln(stdout, sum.ResultsPath)

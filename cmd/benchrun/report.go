@@ -1,24 +1,67 @@
 package main
 
 import (
-	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/compare"
+	"github.com/corobench/corobench/cmd/benchrun/internal/report"
 )
 
-// errNoReports says the report generator has not landed yet (issue 7).
-var errNoReports = errors.New("not supported yet: the report generator (issue 7) has not landed; the results file is complete and benchstat reads it")
-
-func writeReport(resultsPath, runstamp string, stderr io.Writer) error {
-	return errNoReports
+// writeReport builds reports/<runstamp>/index.html from a run's results.
+func writeReport(resultsPath, reportsDir, runstamp string, stderr io.Writer) error {
+	index, err := report.Build([]string{resultsPath}, filepath.Join(reportsDir, runstamp))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "benchrun: report %s\n", index)
+	return nil
 }
 
+// runReport is `benchrun report [-o DIR] FILE...`.
 func runReport(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "benchrun report: %v\n", errNoReports)
-	return exitUsage
+	fs := flag.NewFlagSet("benchrun report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "output directory (default reports/<name of the first file without .txt>)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: benchrun report [-o DIR] FILE...\nrebuilds an HTML report (with PNG and SVG charts) from results files")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "benchrun report: name at least one results file, e.g. benchrun report results/<runstamp>.txt")
+		return exitUsage
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("reports", strings.TrimSuffix(filepath.Base(fs.Arg(0)), ".txt"))
+	}
+	index, err := report.Build(fs.Args(), dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchrun report: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintln(stdout, index)
+	return exitOK
 }
 
+// runCompare is `benchrun compare OLD NEW`.
 func runCompare(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "benchrun compare: %v\n", errNoReports)
-	return exitUsage
+	if len(args) != 2 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(stderr, "usage: benchrun compare OLD NEW\ncompares two results files benchstat-style (median ± 95% CI, Mann-Whitney p, ~ when not significant)")
+		return exitUsage
+	}
+	if err := compare.Write(stdout, args[0], args[1]); err != nil {
+		fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
 }
