@@ -48,10 +48,10 @@ func (p Priority) String() string {
 type life uint8
 
 const (
-	lifeNew      life = iota // allocated, not spawned (or finished and reusable)
+	lifeNew      life = iota // allocated, never spawned
 	lifeSpawned              // spawned, never resumed yet
 	lifeRunning              // resumed at least once, not finished
-	lifeFinished             // Resume returned Done or Fail, or the task was finalised
+	lifeFinished             // finished, dropped or abandoned; may be spawned again
 )
 
 // Coro is the runtime's per-task header. Embed it (by value) in the task's
@@ -88,8 +88,9 @@ func (co *Coro) ID() uint32 { return co.id }
 // WakerStatus returns the state of the task's waker.
 func (co *Coro) WakerStatus() WakerStatus { return co.waker.status }
 
-// Finished reports whether the task has finished (or was finalised without
-// finishing, during the final phase of a shutdown).
+// Finished reports whether the task has finished: it returned Done or Fail,
+// was dropped without running (cancelled before it started), or was
+// abandoned while unwinding.
 func (co *Coro) Finished() bool { return co.life == lifeFinished }
 
 // Unwinding reports whether the task is being unwound by the final phase of a
