@@ -262,8 +262,20 @@ func FuzzTimers(f *testing.F) {
 	f.Add([]byte{0, 3, 0, 3, 0, 1, 2, 5, 1, 0, 2, 9})
 	f.Add([]byte{3, 2, 0, 0, 1, 4, 0, 2, 2, 1, 1, 2, 7, 4, 1, 2, 2})
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 2, 0, 4, 0, 2, 1})
+	// A full heap with scattered deadlines, then removals from the middle.
+	var big []byte
+	for i := range 40 {
+		big = append(big, 0, byte(i), byte(i*7%24))
+	}
+	for _, i := range []byte{5, 9, 22, 30, 1, 17, 33} {
+		big = append(big, 1, i, 0)
+	}
+	big = append(big, 2, 0, 4, 2, 0, 4, 2, 0, 4, 2, 0, 4, 2, 0, 4, 2, 0, 4)
+	f.Add(big)
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		const nTimers = 8
+		// 40 timers make the 4-ary heap three levels deep, deep enough for a
+		// removal to need a sift up.
+		const nTimers = 40
 		clock := &fakeClock{t: 0}
 		// midTick, when set, is added to the clock at its second reading in a
 		// tick: the refresh after the wait (phase 5), as if the wait took time.
@@ -326,7 +338,7 @@ func FuzzTimers(f *testing.F) {
 			op, a, b := ops[i]%5, int(ops[i+1])%nTimers, int(ops[i+2])
 			switch op {
 			case 0: // start (or restart) timer a with a small delay: ties are common
-				d := int64(b % 6)
+				d := int64(b % 24)
 				timers[a].Start(time.Duration(d))
 				m.start(a, d)
 			case 1: // stop
