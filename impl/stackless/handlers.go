@@ -45,10 +45,9 @@ func (s *Scheduler) AddSwitchHandler(t Task, h SwitchHandler) {
 	*co.handlers = append(*co.handlers, h)
 }
 
-// AddStartHandler registers h to be copied into every task spawned on s from
-// now on and called with Enter before its first resume (the stackless
-// counterpart of the seed's main-coroutine start handlers: there is no main
-// coroutine, every task is started by Spawn).
+// AddStartHandler registers a main-task start handler (seed: main-coroutine
+// start handlers): RunMain copies every registered handler into its main
+// task, which calls them with Enter when it starts. Register before RunMain.
 func (s *Scheduler) AddStartHandler(h SwitchHandler) {
 	s.startHandlers = append(s.startHandlers, h)
 }
