@@ -8,8 +8,11 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -664,5 +667,78 @@ func BenchmarkLifecycle(b *testing.B) {
 	b.StopTimer()
 	if ran != b.N {
 		b.Fatalf("%d fibers ran, want %d", ran, b.N)
+	}
+}
+
+// TestRuntimeServicesInsideFiber blocks the goroutine while it runs on a
+// fiber stack (channel receive, timer sleep, a system call, a mutex handed
+// over by another goroutine), so the scheduler parks it with g.stack
+// describing the fiber and may resume it on another thread; and it spins
+// without calls long enough for sysmon's signal-based preemption to land on
+// the fiber stack. Everything must come back intact.
+func TestRuntimeServicesInsideFiber(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var root, fib Context
+	var log []string
+	newFiber(t, &fib, func() *Context {
+		ch := make(chan int)
+		go func() { ch <- 42 }()
+		log = append(log, fmt.Sprint("recv ", <-ch))
+		Switch(&fib, &root)
+
+		time.Sleep(time.Millisecond)
+		if _, err := os.ReadFile("/proc/self/stat"); err != nil {
+			panic(err)
+		}
+		var mu sync.Mutex
+		mu.Lock()
+		go func() { time.Sleep(time.Millisecond); mu.Unlock() }()
+		mu.Lock() // parks until the other goroutine unlocks
+		log = append(log, "slept, read, locked")
+		Switch(&fib, &root)
+
+		// Spin for 30ms: sysmon asks for preemption after 10ms, which a
+		// function prologue (time.Now's) honours on the fiber stack.
+		deadline := time.Now().Add(30 * time.Millisecond)
+		n := 0
+		for time.Now().Before(deadline) {
+			for i := 0; i < 1000; i++ {
+				n += i
+			}
+		}
+		// Spin without any call until another goroutine has run. With
+		// GOMAXPROCS=1 it can run only if this loop is preempted by signal
+		// (asyncPreempt, which runs on the fiber stack); the loop is bounded
+		// so that a failure cannot hang the test.
+		var other atomic.Bool
+		go other.Store(true)
+		spinUntil(&other, 1_000_000_000)
+		if !other.Load() {
+			panic("the spinning fiber was never preempted asynchronously")
+		}
+		spinSink = n
+		log = append(log, "spun")
+		return &root
+	})
+	Switch(&root, &fib)
+	Switch(&root, &fib)
+	Switch(&root, &fib)
+	if got := strings.Join(log, "; "); got != "recv 42; slept, read, locked; spun" || !fib.Finished() {
+		t.Fatalf("log %q, finished %v", got, fib.Finished())
+	}
+}
+
+// spinSink keeps the spin loop's result alive.
+var spinSink int
+
+// spinUntil loops without calls (atomic loads are intrinsics) until done is
+// set or the iterations run out, so it can only be preempted asynchronously.
+//
+//go:noinline
+func spinUntil(done *atomic.Bool, iterations int) {
+	for i := 0; i < iterations && !done.Load(); i++ {
+		spinSink += i
 	}
 }
