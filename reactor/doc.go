@@ -46,8 +46,9 @@
 // when it does not block at all.
 //
 // Blocking waits honour nanosecond deadlines: epoll_pwait2 takes a timespec
-// (Linux 5.11+). Where it is missing (ENOSYS, detected once in New) a
-// timerfd armed for the nearest deadline wakes epoll_wait instead. WaitMethod
+// (Linux 5.11+). Where it is missing (ENOSYS, probed once per process by the
+// first New), or when Options.UseTimerfd asks for it, a timerfd armed for the
+// nearest deadline wakes epoll_wait instead. WaitMethod
 // names the choice, e.g. "clock=CLOCK_MONOTONIC wait=epoll_pwait2
 // timerslack=50000ns". Go's own timers round a sub-millisecond wait up to
 // 1 ms (the runtime's netpoller waits in whole milliseconds) and libuv's
