@@ -212,17 +212,18 @@ func (s *Scheduler) Run() error {
 	s.running = true
 	defer func() { s.running = false }()
 	for {
-		if s.phase == phaseFinal {
-			s.unwindAll()
-			if s.live == 0 {
-				break
-			}
-		}
-		if s.micro.Len() > 0 {
+		// The final phase can start anywhere (a task, a microtask or a tick
+		// failing during the graceful phase); from then on nothing runs but
+		// the unwinding, and pending microtasks are dropped, not run.
+		if s.phase != phaseFinal && s.micro.Len() > 0 {
 			s.runMicrotasks()
 		}
-		if s.r.loop != nil && s.r.loop.Active() > 0 {
+		if s.phase != phaseFinal && s.r.loop != nil && s.r.loop.Active() > 0 {
 			s.tickThrottled()
+		}
+		if s.phase == phaseFinal {
+			s.unwindAll() // leaves no live task: Spawn is refused in this phase
+			break
 		}
 		if co := s.next(); co != nil {
 			s.resume(co)
