@@ -104,3 +104,12 @@ func (b *asmBackend) close() {
 		panic("stackful-asm: " + err.Error()) // stacks in use after every coroutine finished: a scheduler bug
 	}
 }
+
+// Errors and crash explanations of the fiber and stackpool packages name
+// the settings a user of this package changes. A harness with flags of its
+// own overrides these after init.
+func init() {
+	fiber.StackSizeOption = "the fiber stack size (stackful.Options.Stacks.StackSize)"
+	stackpool.GuardOption = "stackful.Options.Stacks.Guard"
+	stackpool.SlabOption = "stackful.Options.Stacks.SlabStacks"
+}
