@@ -166,8 +166,7 @@ func (c *Context) Now() int64 { return c.s.Now() }
 func (c *Context) SleepUntil(deadline int64) Step {
 	w := c.cur.waker.prepare()
 	w.timer.deadline = max(deadline, 1)
-	w.absolute = true
-	w.sleeping = true
+	w.absolute, w.sleeping, w.extras = true, true, true
 	return Step{stepSuspend}
 }
 

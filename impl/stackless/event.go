@@ -49,7 +49,18 @@ func (e *Event) fire(v any, err error) bool {
 	e.done, e.result, e.err = true, v, err
 	for n := e.head; n != nil; n = e.head {
 		e.unlink(n)
-		n.co.sched.onEventFired(n)
+		co := n.co
+		if w := &co.waker; n == &w.nodes[slotEvent] && w.status == Waiting && !w.extras {
+			// Hot path: the task waits on this event alone (no cancellation
+			// event, timeout or source to stop): queue it here.
+			w.status = Queued
+			w.triggered, w.result, w.err = e, v, err
+			s := co.sched
+			s.waiting--
+			s.enqueue(co)
+			continue
+		}
+		co.sched.onEventFired(n)
 	}
 	return true
 }

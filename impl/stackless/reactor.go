@@ -263,13 +263,13 @@ func (c *Context) AwaitSource(src *Source, d time.Duration) Step {
 	co := c.cur
 	w := co.waker.prepare()
 	if other := src.waiter; other != nil && other != co && other.waker.status == Waiting && other.waker.src == src {
-		w.immediate = true
+		w.immediate, w.extras = true, true
 		w.err = fmt.Errorf("stackless: task %s waits on a source task %s already waits on: one waiter per source (per fd direction)", taskName(co), taskName(other))
 		return Step{stepSuspend}
 	}
 	src.waiter = co
 	w.src = src
-	w.setTimeout(d)
+	w.setTimeout(d) // also marks the wait as having extras
 	return Step{stepSuspend}
 }
 

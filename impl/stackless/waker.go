@@ -77,6 +77,7 @@ type Waker struct {
 	waited    bool // the task's last wake-up ended a started wait (status becomes Result)
 	immediate bool // the wait ends at start with err (a refused wait)
 	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
+	extras    bool // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
 	timer     timerEntry
 	nodes     [numSlots]waitNode
 	src       *Source // reactor event of the wait (fd poll, trigger, ...), nil if none
@@ -87,21 +88,17 @@ type Waker struct {
 
 // prepare resets the waker for a new wait (seed: zend_async_waker_new): the
 // previous wait's events are already stopped, so this only clears fields.
-// Fields that are already zero are not written, which keeps the hot path
-// (one event, no timeout) to a few stores.
+// Only a wait that used more than one event (extras) has more to clear, which
+// keeps a plain Await to a few stores.
 func (w *Waker) prepare() *Waker {
 	w.status = NoStatus
-	w.sleeping = false
-	w.immediate = false
-	w.absolute = false
-	w.timer.deadline = 0
-	w.nodes[slotEvent].ev = nil
-	if w.nodes[slotCancel].ev != nil {
+	if w.extras {
+		w.extras, w.sleeping, w.immediate, w.absolute = false, false, false, false
+		w.timer.deadline = 0
 		w.nodes[slotCancel].ev = nil
-	}
-	if w.src != nil {
 		w.src = nil
 	}
+	w.nodes[slotEvent].ev = nil
 	if w.triggered != nil {
 		w.triggered = nil
 	}
@@ -120,6 +117,9 @@ func (w *Waker) subscribe(slot int, ev *Event) {
 		panic("stackless: Await on a nil *Event: pass the event to wait for")
 	}
 	w.nodes[slot].ev = ev
+	if slot != slotEvent {
+		w.extras = true
+	}
 }
 
 // errNothingToWaitFor is the outcome of a wait with no event, no timeout and
@@ -133,17 +133,25 @@ var errNothingToWaitFor = errors.New("stackless: wait on nothing: pass an event,
 // is started and the waker holds the outcome in Result status.
 func (w *Waker) start(s *Scheduler, co *Coro) bool {
 	// Hot path: one awaited event, nothing else (pingpong, most awaits).
-	if n := &w.nodes[slotEvent]; n.ev != nil && w.nodes[slotCancel].ev == nil && w.timer.deadline == 0 &&
-		w.src == nil && !w.immediate && !co.cancelPending && !co.unwinding {
-		if ev := n.ev; ev.done {
-			w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
-			return true
+	if !w.extras && !co.cancelPending && !co.unwinding {
+		n := &w.nodes[slotEvent]
+		if ev := n.ev; ev != nil {
+			if ev.done {
+				w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
+				return true
+			}
+			w.status, w.waited = Waiting, true
+			ev.link(n)
+			s.waiting++
+			return false
 		}
-		w.status, w.waited = Waiting, true
-		n.ev.link(n)
-		s.waiting++
-		return false
 	}
+	return w.startSlow(s, co)
+}
+
+// startSlow is start for waits with a cancellation event, a timer or a
+// source, a pending cancellation, an unwinding task, or nothing to wait on.
+func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 	if co.cancelPending || co.unwinding {
 		co.cancelPending = false
 		w.status, w.err = Result, ErrCancelled
@@ -252,4 +260,7 @@ func (s *Scheduler) onTimer(co *Coro) {
 // setTimeout records the wait's timeout. Until start it lives in the timer
 // entry's deadline field as a duration (> 0: a timeout), which saves the
 // header a field; start turns it into an absolute deadline.
-func (w *Waker) setTimeout(d time.Duration) { w.timer.deadline = int64(max(d, 0)) }
+func (w *Waker) setTimeout(d time.Duration) {
+	w.timer.deadline = int64(max(d, 0))
+	w.extras = true
+}
