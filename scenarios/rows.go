@@ -72,11 +72,14 @@ func (r Row) GODEBUG() string {
 func (r Row) TimerFloor() string {
 	switch r {
 	case GoroutineSingle, GoroutineMulti:
-		// Go's timers wait in the netpoller's epoll_pwait with a
-		// millisecond timeout (golang/go#79872).
-		return "clock=runtime.nanotime wait=netpoller epoll_pwait (ms timeout)"
+		// Go's timers run on runtime.nanotime, and an idle P waits for
+		// the next one in the netpoller's epoll_pwait, whose timeout is in
+		// whole milliseconds: netpoll rounds a sub-millisecond delay up to
+		// 1 ms (runtime/netpoll_epoll.go, golang/go#79872).
+		return "clock=CLOCK_MONOTONIC (runtime.nanotime, vDSO) wait=netpoller epoll_pwait with a ms timeout (a sub-ms timer may wait up to 1 ms)"
 	default:
-		return "clock=CLOCK_MONOTONIC wait=corobench reactor (not landed yet)"
+		// The stackful and stackless rows sleep on the corobench reactor.
+		return reactorTimerFloor()
 	}
 }
 
