@@ -1,6 +1,7 @@
 package stackful
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -116,4 +117,46 @@ func rssBytes() int64 {
 	}
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
+}
+
+// TestStackExhaustionFailsRun: when the pool cannot map a stack (guard pages
+// forced on under a tiny map budget) the coroutine cannot start: the switch
+// falls back to the scheduler, Run fails naming the coroutine and the
+// pool's error, and the coroutines already running are cancelled.
+func TestStackExhaustionFailsRun(t *testing.T) {
+	needAsm(t)
+	// The pool plans against the limit less the process's current mappings
+	// and a reserve of 256: leave it room for about 20 guarded stacks.
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip(err)
+	}
+	limit := strings.Count(string(maps), "\n") + 256 + 60
+	s := newSched(t, Asm, func(o *Options) {
+		o.Stacks = stackpool.Config{Guard: stackpool.GuardOn, MaxMapCount: limit, SlabStacks: 1}
+	})
+	started, cancelled := 0, 0
+	err = s.Run(func() {
+		ev := NewEvent()
+		for i := 0; i < 200; i++ {
+			Go(func() {
+				started++
+				if _, err := Await(ev); errors.Is(err, ErrCancelled) {
+					cancelled++
+				}
+			})
+		}
+		Await(ev)
+	})
+	var mle *stackpool.MapLimitError
+	if !errors.As(err, &mle) || !strings.Contains(err.Error(), "starting coroutine #") {
+		t.Fatalf("Run = %v, want an error starting a coroutine wrapping *stackpool.MapLimitError", err)
+	}
+	if started == 0 || started >= 200 || cancelled != started {
+		t.Errorf("%d coroutines started, %d of them cancelled; want some but not all started, all of those cancelled", started, cancelled)
+	}
+	if st := s.PoolStats(); st.InUse != 0 {
+		t.Errorf("%d stacks still in use after Run", st.InUse)
+	}
+	t.Logf("%d of 200 coroutines started before the pool ran out; Run: %v", started, err)
 }
