@@ -61,12 +61,20 @@ func Yield() error {
 	s.queue.PushBack(co)
 	// s.suspend(co), inline (see Scheduler.suspend).
 	if next := s.pickNext(); next != co {
-		if s.asm != nil && next != nil && next.ctx != nil && len(co.handlers) == 0 {
+		switch {
+		case len(co.handlers) != 0:
+			s.suspendTo(co, next)
+		case s.asm != nil && next != nil && next.ctx != nil:
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(&co.ctx.fiber.fc, &next.ctx.fiber.fc)
 			s.reap()
-		} else {
+		case s.asm == nil:
+			s.handoff, s.current = next, nil
+			s.stats.Switches++
+			s.stats.SchedulerSwitches++
+			co.ctx.yield(struct{}{})
+		default:
 			s.suspendTo(co, next)
 		}
 	}
@@ -118,12 +126,20 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	w.start(s)
 	// s.suspend(co), inline (see Scheduler.suspend).
 	if next := s.pickNext(); next != co {
-		if s.asm != nil && next != nil && next.ctx != nil && len(co.handlers) == 0 {
+		switch {
+		case len(co.handlers) != 0:
+			s.suspendTo(co, next)
+		case s.asm != nil && next != nil && next.ctx != nil:
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(&co.ctx.fiber.fc, &next.ctx.fiber.fc)
 			s.reap()
-		} else {
+		case s.asm == nil:
+			s.handoff, s.current = next, nil
+			s.stats.Switches++
+			s.stats.SchedulerSwitches++
+			co.ctx.yield(struct{}{})
+		default:
 			s.suspendTo(co, next)
 		}
 	}

@@ -279,7 +279,14 @@ func (s *Scheduler) enter(next *Coroutine) {
 		return
 	}
 	s.current = next
-	s.transfer(s.schedCtx, ctx)
+	if s.asm == nil {
+		// coro: resume directly (see Scheduler.suspend on frames).
+		s.stats.Switches++
+		s.stats.SchedulerSwitches++
+		ctx.resume()
+	} else {
+		s.transfer(s.schedCtx, ctx)
+	}
 	s.current = nil
 }
 
@@ -323,8 +330,9 @@ func (s *Scheduler) tick(noWait bool) {
 // next coroutine is chosen here, in co's context; only the switch itself
 // differs between backends.
 //
-// Yield and AwaitWith spell out the common case, a direct asm switch to a
-// started coroutine, themselves instead of calling suspend: after a stack
+// Yield and AwaitWith spell out the common cases (a direct asm switch to a
+// started coroutine; a coro yield to the scheduler) themselves instead of
+// calling suspend: after a stack
 // switch every return up the call chain misses the CPU's return-address
 // predictor, so each frame between the switch and the user's code costs
 // several nanoseconds per switch.
