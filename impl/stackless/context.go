@@ -147,13 +147,11 @@ func (c *Context) AwaitWith(ev, cancel *Event, timeout time.Duration) Step {
 }
 
 // Sleep suspends the task for d, measured on the reactor's monotonic clock
-// with nanosecond deadlines. Sleep(0) or less behaves as Yield.
+// with nanosecond deadlines. Sleep(0) (or less) still goes through a timer,
+// which fires at the next reactor tick: it suspends, unlike Yield.
 func (c *Context) Sleep(d time.Duration) Step {
-	if d <= 0 {
-		return c.Yield()
-	}
 	w := c.cur.waker.prepare()
-	w.setTimeout(d)
+	w.setTimeout(max(d, 1))
 	w.sleeping = true
 	return Step{stepSuspend}
 }

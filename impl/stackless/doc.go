@@ -79,10 +79,12 @@
 // at once; a task that never started is dropped (its waker becomes Ignored).
 // [Scheduler.Shutdown] (also started by the first task or microtask error)
 // cancels every task in spawn order and lets the cleanups run, waits
-// included. When nothing is runnable any more, the final phase unwinds each
-// task still suspended: it is resumed with [Context.Unwinding] true and
-// ErrCancelled, and every further wait returns at once, so it must run its
-// cleanup and finish.
+// included. When nothing is runnable any more (or an error happens during
+// the shutdown), the final phase drops pending microtasks and tasks that
+// never started, and makes every other task unwind: a waiting one is woken
+// (queued by its priority), and each is resumed in run-queue order with
+// [Context.Unwinding] true and ErrCancelled instead of its wait's outcome;
+// every further wait returns at once, so it must run its cleanup and finish.
 //
 // # The waker
 //

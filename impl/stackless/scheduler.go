@@ -55,7 +55,7 @@ type phase uint8
 const (
 	phaseRunning  phase = iota
 	phaseGraceful       // every task was sent its cancellation; cleanups run
-	phaseFinal          // leftovers are unwound (started) or dropped (unstarted)
+	phaseFinal          // leftovers unwind (started) or are dropped (unstarted)
 )
 
 // Stats counts the scheduler's work since New.
@@ -68,7 +68,7 @@ type Stats struct {
 	Ticks      uint64 // reactor ticks (non-blocking and blocking)
 	Blocks     uint64 // blocking reactor ticks (the queue was empty)
 	Ignored    uint64 // tasks dropped without running (cancelled before they started)
-	Unwound    uint64 // tasks resumed by the final shutdown phase to unwind
+	Unwound    uint64 // tasks marked to unwind by the final shutdown phase
 }
 
 // DefaultTickInterval is the default throttle of the non-blocking reactor
@@ -212,18 +212,11 @@ func (s *Scheduler) Run() error {
 	s.running = true
 	defer func() { s.running = false }()
 	for {
-		// The final phase can start anywhere (a task, a microtask or a tick
-		// failing during the graceful phase); from then on nothing runs but
-		// the unwinding, and pending microtasks are dropped, not run.
-		if s.phase != phaseFinal && s.micro.Len() > 0 {
+		if s.micro.Len() > 0 {
 			s.runMicrotasks()
 		}
-		if s.phase != phaseFinal && s.r.loop != nil && s.r.loop.Active() > 0 {
+		if s.r.loop != nil && s.r.loop.Active() > 0 {
 			s.tickThrottled()
-		}
-		if s.phase == phaseFinal {
-			s.unwindAll() // leaves no live task: Spawn is refused in this phase
-			break
 		}
 		if co := s.next(); co != nil {
 			s.resume(co)
@@ -235,6 +228,9 @@ func (s *Scheduler) Run() error {
 			continue
 		}
 		if s.live == 0 {
+			if s.micro.Len() > 0 {
+				continue // microtasks left behind a failed one still run
+			}
 			break
 		}
 		s.leave()
@@ -242,7 +238,9 @@ func (s *Scheduler) Run() error {
 		case phaseRunning:
 			s.deadlock()
 		case phaseGraceful:
-			s.phase = phaseFinal
+			s.beginFinal()
+		default:
+			panic("stackless: internal error: tasks left waiting in the final shutdown phase")
 		}
 	}
 	s.leave()
@@ -304,6 +302,10 @@ func (s *Scheduler) resume(co *Coro) {
 			callHandlers(co, Enter)
 		}
 	}
+	if co.unwinding {
+		// Final phase: the wait does not deliver its outcome; the task unwinds.
+		w.triggered, w.result, w.err = nil, nil, ErrCancelled
+	}
 	c := &s.ctx
 	c.cur = co
 	spins := 0 // waits that ended at once in this resume (bounded while unwinding)
@@ -325,8 +327,9 @@ func (s *Scheduler) resume(co *Coro) {
 			s.left = co
 		case stepYield:
 			if co.cancelPending || co.unwinding {
+				// Returns at once; the waker status stays as it was.
 				co.cancelPending = false
-				w.status, w.err = Result, ErrCancelled
+				w.err = ErrCancelled
 				s.stats.FastPaths++
 				if co.unwinding {
 					if spins++; spins > maxUnwindSpins {
@@ -405,17 +408,16 @@ func (s *Scheduler) fail(err error) {
 	case phaseRunning:
 		s.Shutdown()
 	case phaseGraceful:
-		s.phase = phaseFinal
+		s.beginFinal()
 	}
 }
 
 // Shutdown starts a graceful shutdown: every unfinished task, in spawn order,
 // is cancelled as by Cancel, so it runs its cleanup states. When nothing is
 // runnable any more and the reactor has nothing active, the final phase
-// unwinds every task still suspended (it is resumed with Unwinding set and
-// ErrCancelled, and every further wait returns ErrCancelled at once), drops
-// tasks that never started and drops pending microtasks. Calling Shutdown
-// again has no effect.
+// starts (see beginFinal): tasks still suspended unwind, tasks that never
+// started and pending microtasks are dropped. Calling Shutdown again has no
+// effect.
 func (s *Scheduler) Shutdown() {
 	if s.phase != phaseRunning {
 		return
@@ -456,12 +458,18 @@ func (s *Scheduler) cancel(co *Coro) {
 	}
 }
 
-// unwindAll is the final phase (seed: finally_shutdown): pending microtasks
-// are dropped, every started task is resumed with Unwinding set, in spawn
-// order, so that it runs its cleanup and finishes (its waits and yields
-// return ErrCancelled at once, so resume returns only when it has finished),
-// and tasks that never started are dropped without running.
-func (s *Scheduler) unwindAll() {
+// beginFinal starts the final phase (seed: finally_shutdown): pending
+// microtasks are dropped, tasks that never started become Ignored (dropped
+// when dequeued), and every started task is marked unwinding: a waiting one is
+// woken (queued by its priority), a queued one keeps its place. When resumed,
+// each sees Unwinding and ErrCancelled instead of its wait's outcome, and
+// every further wait or yield returns ErrCancelled at once, so it runs its
+// cleanup and finishes. Spawn is refused from now on, so the run ends.
+func (s *Scheduler) beginFinal() {
+	if s.phase == phaseFinal {
+		return
+	}
+	s.phase = phaseFinal
 	for {
 		m, ok := s.micro.PopFront()
 		if !ok {
@@ -469,36 +477,17 @@ func (s *Scheduler) unwindAll() {
 		}
 		m.Release()
 	}
-	for co := s.liveHead; co != nil; {
-		// Unwinding co can spawn tasks (appended, never started, dropped
-		// below) but cannot finish another task, so next stays live.
-		next := co.liveNext
-		if co.life == lifeRunning {
-			s.unwind(co)
+	for co := s.liveHead; co != nil; co = co.liveNext {
+		switch co.life {
+		case lifeSpawned:
+			co.waker.status = Ignored
+		case lifeRunning:
+			s.stats.Unwound++
+			co.unwinding, co.cancelPending = true, false
+			if co.waker.status == Waiting {
+				s.wake(co, nil, nil, ErrCancelled)
+			}
 		}
-		co = next
-	}
-	for co := s.liveHead; co != nil; co = s.liveHead {
-		s.stats.Ignored++
-		s.retire(co)
-	}
-	s.queue.Clear()
-}
-
-func (s *Scheduler) unwind(co *Coro) {
-	s.stats.Unwound++
-	w := &co.waker
-	if w.status == Waiting {
-		w.stop(s, co)
-		s.waiting--
-	}
-	co.unwinding = true
-	co.cancelPending = false
-	w.waited = true
-	w.triggered, w.result, w.err = nil, nil, ErrCancelled
-	s.resume(co)
-	if co.life != lifeFinished {
-		panic("stackless: internal error: an unwinding task did not finish")
 	}
 }
 

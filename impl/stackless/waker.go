@@ -91,7 +91,9 @@ type Waker struct {
 // Only a wait that used more than one event (extras) has more to clear, which
 // keeps a plain Await to a few stores.
 func (w *Waker) prepare() *Waker {
-	w.status = NoStatus
+	// The status is left alone: the running task's waker is NoStatus or
+	// Result, and start or the yield path sets the next one (a wait that
+	// returns at once on a pending cancellation keeps it, as in impl/stackful).
 	if w.extras {
 		w.extras, w.sleeping, w.immediate, w.absolute = false, false, false, false
 		w.timer.deadline = 0
@@ -154,7 +156,7 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 	if co.cancelPending || co.unwinding {
 		co.cancelPending = false
-		w.status, w.err = Result, ErrCancelled
+		w.err = ErrCancelled // returns at once; the status stays as it was
 		return true
 	}
 	if w.immediate {
