@@ -38,16 +38,18 @@ func epollPwait2(epfd int, events []unix.EpollEvent, ts *unix.Timespec) (int, er
 	return int(r), nil
 }
 
-// epollWait is epoll_wait(2) with a millisecond timeout (-1 = forever). Like
-// epollPwait2 it avoids the scheduler round trip for a zero timeout.
+// epollWait is epoll_wait(2) with a millisecond timeout (-1 = forever),
+// issued as epoll_pwait with a nil signal mask: the same call, and the only
+// one of the two that arm64 has. Like epollPwait2 it avoids the scheduler
+// round trip for a zero timeout.
 func epollWait(epfd int, events []unix.EpollEvent, msec int) (int, error) {
 	var r uintptr
 	var errno unix.Errno
 	if msec == 0 {
-		r, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(epfd),
+		r, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd),
 			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
 	} else {
-		r, _, errno = unix.Syscall6(unix.SYS_EPOLL_WAIT, uintptr(epfd),
+		r, _, errno = unix.Syscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd),
 			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
 	}
 	if errno != 0 {
