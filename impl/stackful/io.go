@@ -2,6 +2,7 @@ package stackful
 
 import (
 	"errors"
+	"net/netip"
 	"time"
 
 	"github.com/corobench/corobench/reactor"
@@ -30,10 +31,73 @@ func OpenIO(fd int) (*IO, error) {
 	if err != nil {
 		return nil, err
 	}
+	return wrapIO(s, rfd), nil
+}
+
+// Pipe returns a pipe whose ends are registered with the running
+// scheduler's reactor.
+func Pipe() (r, w *IO, err error) {
+	s := scheduler("Pipe")
+	rfd, wfd, err := s.loop.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	return wrapIO(s, rfd), wrapIO(s, wfd), nil
+}
+
+// ListenTCP returns a listening TCP socket bound to addr (port 0: any free
+// port), registered with the running scheduler's reactor.
+func ListenTCP(addr netip.AddrPort) (*IO, error) {
+	s := scheduler("ListenTCP")
+	rfd, err := s.loop.ListenTCP(addr)
+	if err != nil {
+		return nil, err
+	}
+	return wrapIO(s, rfd), nil
+}
+
+// DialTCP connects to addr, suspending the coroutine until the connection
+// is established or fails.
+func DialTCP(addr netip.AddrPort) (*IO, error) {
+	s := scheduler("DialTCP")
+	rfd, err := s.loop.DialTCP(addr)
+	if err != nil {
+		return nil, err
+	}
+	io := wrapIO(s, rfd)
+	if err := io.WaitWritable(-1); err != nil {
+		io.Close()
+		return nil, err
+	}
+	if err := rfd.FinishConnect(); err != nil {
+		io.Close()
+		return nil, err
+	}
+	return io, nil
+}
+
+// Accept waits for a connection on a listening socket and returns it,
+// registered with the reactor.
+func (io *IO) Accept() (*IO, error) {
+	for {
+		rfd, _, err := io.fd.TryAccept()
+		if err == nil {
+			return wrapIO(io.s, rfd), nil
+		}
+		if !errors.Is(err, reactor.ErrWouldBlock) {
+			return nil, err
+		}
+		if err := io.wait(io.rpoll, &io.rready, -1); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func wrapIO(s *Scheduler, rfd *reactor.FD) *IO {
 	io := &IO{s: s, fd: rfd}
 	io.rpoll = rfd.NewPoll(reactor.Readable, func() { io.rready.Resolve(nil) })
 	io.wpoll = rfd.NewPoll(reactor.Writable, func() { io.wready.Resolve(nil) })
-	return io, nil
+	return io
 }
 
 // FD returns the reactor's handle of the descriptor.

@@ -3,6 +3,7 @@ package stackful
 import (
 	"errors"
 	"io"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -92,6 +93,91 @@ func TestIOCloseWakesWaiter(t *testing.T) {
 		})
 		if err != nil || !errors.Is(timeoutErr, ErrTimeout) || !errors.Is(closedErr, reactor.ErrClosed) {
 			t.Fatalf("Run = %v, WaitReadable = %v (want timeout), Read after Close = %v (want ErrClosed)", err, timeoutErr, closedErr)
+		}
+	})
+}
+
+// TestTCPEcho: a server coroutine accepts and echoes; a client dials,
+// writes and reads back, all on one scheduler.
+func TestTCPEcho(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		var got string
+		var failure error
+		err := s.Run(func() {
+			ln, err := ListenTCP(netip.MustParseAddrPort("127.0.0.1:0"))
+			if err != nil {
+				failure = err
+				return
+			}
+			defer ln.Close()
+			Go(func() {
+				conn, err := ln.Accept()
+				if err != nil {
+					failure = err
+					return
+				}
+				defer conn.Close()
+				buf := make([]byte, 64)
+				n, err := conn.Read(buf)
+				if err == nil {
+					_, err = conn.Write(buf[:n])
+				}
+				if err != nil {
+					failure = err
+				}
+			})
+			port, err := localPort(ln)
+			if err != nil {
+				failure = err
+				return
+			}
+			conn, err := DialTCP(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port))
+			if err != nil {
+				failure = err
+				return
+			}
+			defer conn.Close()
+			if _, err := conn.Write([]byte("hello")); err != nil {
+				failure = err
+				return
+			}
+			buf := make([]byte, 64)
+			n, err := conn.Read(buf)
+			if err != nil {
+				failure = err
+			}
+			got = string(buf[:n])
+		})
+		if err != nil || failure != nil || got != "hello" {
+			t.Fatalf("Run = %v, failure %v, echoed %q", err, failure, got)
+		}
+	})
+}
+
+func localPort(io *IO) (uint16, error) {
+	ap, err := io.FD().LocalAddr()
+	return ap.Port(), err
+}
+
+// TestPipeHelper: Pipe gives two registered ends.
+func TestPipeHelper(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		var got []byte
+		var failure error
+		err := s.Run(func() {
+			r, w, err := Pipe()
+			if err != nil {
+				failure = err
+				return
+			}
+			Go(func() { w.Write([]byte("x")); w.Close() })
+			got, failure = io.ReadAll(r)
+			r.Close()
+		})
+		if err != nil || failure != nil || string(got) != "x" {
+			t.Fatalf("Run = %v, failure %v, read %q", err, failure, got)
 		}
 	})
 }
