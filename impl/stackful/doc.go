@@ -27,8 +27,9 @@
 //
 // The API in one place: New, Scheduler.Run, Go and GoWith (spawn), Yield,
 // NewEvent with Event.Resolve, Reject and Reset (a reusable one-shot event),
-// Await, AwaitTimeout and AwaitWith (with a cancellation event), Sleep, OpenIO
-// (blocking Read and Write on an fd through the reactor), QueueMicrotask and
+// Await, AwaitTimeout and AwaitWith (with a cancellation event), Sleep, IO
+// (OpenIO, Pipe, ListenTCP, DialTCP: blocking Read, Write and Accept on fds
+// through the reactor, suspending only the caller), QueueMicrotask and
 // EnqueueMicrotask, Coroutine.Cancel, Shutdown, switch handlers
 // (AddSwitchHandler, Scheduler.AddMainStartHandler), and the counters
 // (Scheduler.Stats, Scheduler.PoolStats). Yield, Await, Resolve and the
