@@ -29,7 +29,8 @@
 // NewEvent with Event.Resolve, Reject and Reset (a reusable one-shot event),
 // Await, AwaitTimeout and AwaitWith (with a cancellation event), Sleep, IO
 // (OpenIO, Pipe, ListenTCP, DialTCP: blocking Read, Write and Accept on fds
-// through the reactor, suspending only the caller), QueueMicrotask and
+// through the reactor, suspending only the caller), Trigger (a wakeup from
+// another goroutine), QueueMicrotask and
 // EnqueueMicrotask, Coroutine.Cancel, Shutdown, switch handlers
 // (AddSwitchHandler, Scheduler.AddMainStartHandler), and the counters
 // (Scheduler.Stats, Scheduler.PoolStats). Yield, Await, Resolve and the

@@ -106,3 +106,27 @@ func TestUnsupportedError(t *testing.T) {
 		t.Errorf("unsupportedError: Is(ErrNotSupported) %v, Is(cause) %v, text %q", errors.Is(err, ErrNotSupported), errors.Is(err, cause), err)
 	}
 }
+
+// TestTriggerFromGoroutine: a goroutine wakes a waiting coroutine through a
+// Trigger; the scheduler blocks in the reactor meanwhile (no deadlock).
+func TestTriggerFromGoroutine(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		var first, second, timeout error
+		err := s.Run(func() {
+			tr := NewTrigger()
+			defer tr.Close()
+			go func() {
+				time.Sleep(time.Millisecond)
+				tr.Fire()
+			}()
+			first = tr.Wait(-1)
+			tr.Fire() // remembered while nobody waits
+			second = tr.Wait(-1)
+			timeout = tr.Wait(time.Millisecond)
+		})
+		if err != nil || first != nil || second != nil || !errors.Is(timeout, ErrTimeout) {
+			t.Fatalf("Run = %v; waits: %v, %v, %v (want nil, nil, ErrTimeout)", err, first, second, timeout)
+		}
+	})
+}
