@@ -108,11 +108,25 @@ func TestSpawnAllocatesExactlyTheState(t *testing.T) {
 	}
 }
 
-// TestSuspendedTasksHoldNoExtraHeap: N tasks suspended on events, timers and
-// the run queue cost their structs and nothing per task beyond the shared
-// queue/heap slots.
+// TestSuspendedTasksHoldNoExtraHeap: N tasks suspended on events and timers
+// cost their structs and nothing per task beyond the shared queue/heap
+// slots. MemStats counts the whole process, so a few attempts are allowed
+// (background runtime allocations only ever add).
 func TestSuspendedTasksHoldNoExtraHeap(t *testing.T) {
 	const n = 1000
+	var d uint64
+	for attempt := 0; attempt < 5; attempt++ {
+		if d = suspendAll(t, n); d == 0 {
+			return
+		}
+	}
+	t.Fatalf("suspending %d tasks allocated %d objects, want 0", n, d)
+}
+
+// suspendAll spawns n tasks, resumes each once so that it suspends (half on
+// an event, half in a timer), and returns the heap objects allocated while
+// they suspended.
+func suspendAll(t *testing.T, n int) uint64 {
 	s := New()
 	defer s.Close()
 	ev := new(Event)
@@ -131,23 +145,19 @@ func TestSuspendedTasksHoldNoExtraHeap(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	// Resume every task once: each suspends (half on the event, half in a
-	// timer), allocating nothing.
 	for co := s.next(); co != nil; co = s.next() {
 		s.resume(co)
 	}
 	runtime.ReadMemStats(&after)
-	if d := after.Mallocs - before.Mallocs; d != 0 {
-		t.Fatalf("suspending %d tasks allocated %d objects, want 0", n, d)
-	}
 	if s.waiting != n || ev.Waiters() != n/2 || len(s.timers.a) != n/2 {
 		t.Fatalf("waiting %d, event waiters %d, timers %d; want %d, %d, %d", s.waiting, ev.Waiters(), len(s.timers.a), n, n/2, n/2)
 	}
-	_ = ev.Resolve(nil)
+	ev.Resolve(nil)
 	s.Shutdown()
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
+	return after.Mallocs - before.Mallocs
 }
 
 type waitTask struct {
