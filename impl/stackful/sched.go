@@ -189,10 +189,14 @@ func (s *Scheduler) AddMainStartHandler(h SwitchHandler) {
 }
 
 // Run runs main as the main coroutine and returns when every coroutine has
-// finished. It returns nil, or the first error of the run: a *DeadlockError,
-// a *PanicError, a *MicrotaskError, a reactor error, or (Asm) the detection
-// of a GC cycle during the run. Run must be called from a goroutine that is
-// not itself inside a Run.
+// finished. It returns nil, or the run's errors joined (errors.Join): a
+// *DeadlockError, a *PanicError, a *MicrotaskError, a failure to get a stack
+// or a reactor error, and (Asm) a GC cycle detected during the run. The
+// first error starts a graceful shutdown; an error during the shutdown goes
+// straight to final cleanup. Only one Run may be in progress in a process.
+// A panic raised in the scheduler's own context (by a reactor or event
+// callback while the scheduler idles) escapes Run; the Scheduler must not be
+// used after that.
 func (s *Scheduler) Run(main func()) (err error) {
 	if main == nil {
 		return errors.New("stackful: Run(nil): pass the main function")
