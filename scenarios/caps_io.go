@@ -157,10 +157,25 @@ func listenLoopbackFD() (fd, port int, err error) {
 }
 
 // acceptLoopback accepts one connection on the reactor-registered listener
-// lfd, calling wait to suspend until the listener is readable whenever
-// accept4 says EAGAIN. The accepted socket is non-blocking, close-on-exec,
-// and has TCP_NODELAY set.
+// lfd, calling wait to suspend until the listener is readable whenever no
+// connection is pending.
 func acceptLoopback(lfd *reactor.FD, wait func() error) (int, error) {
+	for {
+		nfd, err := tryAccept(lfd)
+		if err != reactor.ErrWouldBlock {
+			return nfd, err
+		}
+		if err := wait(); err != nil {
+			return -1, err
+		}
+	}
+}
+
+// tryAccept accepts one pending connection on the reactor-registered
+// listener lfd without blocking; reactor.ErrWouldBlock means none is
+// pending (wait for lfd to be readable, then retry). The accepted socket is
+// non-blocking, close-on-exec, and has TCP_NODELAY set.
+func tryAccept(lfd *reactor.FD) (int, error) {
 	for {
 		nfd, _, err := unix.Accept4(lfd.Fd(), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err == nil {
@@ -177,11 +192,9 @@ func acceptLoopback(lfd *reactor.FD, wait func() error) (int, error) {
 			return -1, fmt.Errorf("accept4: %w", err)
 		}
 		// accept4 bypassed the reactor's Try* helpers, so its EAGAIN must
-		// clear the cached readiness, or the wait would return at once.
+		// clear the cached readiness, or the next wait would return at once.
 		lfd.ClearReady(reactor.Readable | reactor.Error)
-		if err := wait(); err != nil {
-			return -1, err
-		}
+		return -1, reactor.ErrWouldBlock
 	}
 }
 

@@ -71,19 +71,28 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// timerBlocking is the blocking body: each coroutine reads the clock, sleeps
+// timerBlocking is the blocking body: once all n coroutines have started,
+// each reads the clock, sleeps
 // its duration, reads the clock again, and stores the lateness in its own
 // slots of a preallocated sample buffer (no two coroutines share a slot).
 func timerBlocking(rt Blocking, env *Env) (Outcome, error) {
 	n, rounds := env.Int("n"), env.N
 	samples := make([]int64, n*rounds)
 	var tags atomic.Uint64
-	var left atomic.Int64
+	var started, left atomic.Int64
 	left.Store(int64(n))
 	done := rt.NewSignal()
 	env.ResetTimer()
 	for i := 0; i < n; i++ {
 		rt.Go(func() {
+			// The start gate: wait, yielding, until every coroutine has
+			// started, so that no wake-up queues behind the first start
+			// of another coroutine (fresh stacks, page faults): that is
+			// spawn cost, which the spawn scenario measures.
+			started.Add(1)
+			for started.Load() < int64(n) {
+				rt.Yield()
+			}
 			var tag uint64
 			for r := 0; r < rounds; r++ {
 				k := r*n + i
@@ -125,11 +134,12 @@ func timerStateMachine(env *Env) (Outcome, error) {
 	n, rounds := env.Int("n"), env.N
 	samples := make([]int64, n*rounds)
 	var tags uint64 // one goroutine runs every task: no atomics needed
+	var started int // tasks that have passed the start gate's counter
 	tasks := make([]timerTask, n)
 	s := stackless.New()
 	defer s.Close()
 	for i := range tasks {
-		tasks[i] = timerTask{i: i, n: n, rounds: rounds, samples: samples, tags: &tags}
+		tasks[i] = timerTask{i: i, n: n, rounds: rounds, samples: samples, tags: &tags, started: &started}
 		if err := s.Spawn(&tasks[i]); err != nil {
 			return Outcome{}, err
 		}
@@ -146,15 +156,29 @@ func timerStateMachine(env *Env) (Outcome, error) {
 // timerTask is one sleeping coroutine of timerBlocking lowered by hand.
 type timerTask struct {
 	stackless.Coro
-	asleep          bool
-	i, n, r, rounds int
-	deadline        int64
-	tag             uint64
-	samples         []int64
-	tags            *uint64
+	counted, gateOpen bool
+	asleep            bool
+	started           *int
+	i, n, r, rounds   int
+	deadline          int64
+	tag               uint64
+	samples           []int64
+	tags              *uint64
 }
 
 func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
+	if !t.gateOpen {
+		// The start gate of timerBlocking: yield until every task has
+		// started.
+		if !t.counted {
+			t.counted = true
+			*t.started++
+		}
+		if *t.started < t.n {
+			return c.Yield()
+		}
+		t.gateOpen = true
+	}
 	if t.asleep {
 		k := t.r*t.n + t.i
 		t.samples[k] = monoNow() - t.deadline

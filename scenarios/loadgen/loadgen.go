@@ -1,0 +1,394 @@
+// Package loadgen is the open-loop TCP load generator of corobench's echo
+// scenario. It runs in a process of its own (benchrun's hidden `loadgen`
+// subcommand, or a test binary re-executing itself), never in the server's,
+// so the generator's work does not steal the server's CPU or scheduler.
+//
+// It opens c connections to an echo server on a loopback address, then
+// sends fixed-size requests at a fixed total rate: request j is due at
+// t0 + j/rate and goes out on connection j mod c, whether or not earlier
+// replies have arrived (open loop: a slow server builds a queue instead of
+// slowing the generator down, so its latency is not hidden). Each request's
+// latency is measured from its intended send time, not from when it was
+// actually written, so a generator or server stall is charged to every
+// request it delays (no coordinated omission). Every reply is compared byte
+// for byte with what was sent.
+//
+// The generator is one goroutine spinning on non-blocking sockets and a
+// zero-timeout epoll_wait, pinned (when asked) to a core of its own: a timer
+// wait would add the timer's own lateness (Go rounds sub-millisecond waits up
+// to 1 ms) to every send. It is bounded in requests and in time, and writes
+// one JSON Report to stdout.
+package loadgen
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"runtime"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Report is what the generator writes to stdout, as one JSON object.
+type Report struct {
+	// Requests is the number of requests sent and verified.
+	Requests int `json:"requests"`
+	// Bytes is the number of reply bytes that matched what was sent.
+	Bytes int64 `json:"bytes"`
+	// ElapsedNs runs from the first request's intended send time to the
+	// last reply's arrival.
+	ElapsedNs int64 `json:"elapsed_ns"`
+	// LatencyNs[j] is request j's latency: the arrival of its whole reply
+	// minus its intended send time.
+	LatencyNs []int64 `json:"latency_ns"`
+	// MaxSendLagNs is the largest delay between a request's intended send
+	// time and its write: the generator's own lag, already included in the
+	// latencies.
+	MaxSendLagNs int64 `json:"max_send_lag_ns"`
+	// CPU is the core the generator was pinned to, or -1.
+	CPU int `json:"cpu"`
+}
+
+// Config is a generator run.
+type Config struct {
+	Addr     netip.AddrPort // must be a loopback address
+	Conns    int            // connections, opened before the first request
+	Requests int            // total requests, spread round-robin over Conns
+	Rate     float64        // requests per second, over all connections
+	Size     int            // bytes per request (and reply)
+	CPU      int            // core to pin every thread to; -1: no pinning
+	Timeout  time.Duration  // bound on the whole run, connections included
+}
+
+// Limits on a run, so a mistyped flag cannot become an unbounded load.
+const (
+	MaxConns    = 16384
+	MaxRequests = 10_000_000
+	MaxSize     = 1 << 20
+	MaxRate     = 10_000_000
+	MaxTimeout  = 10 * time.Minute
+)
+
+// Main is the generator's command line: it parses args, runs, writes the
+// Report as JSON to stdout and returns the exit status (0 ok, 1 the run
+// failed, 2 bad arguments). Errors go to stderr.
+func Main(args []string, stdout, stderr io.Writer) int {
+	cfg, err := ParseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "loadgen: %v\n", err)
+		return 2
+	}
+	// The process exists only for this run: one P, on one locked thread,
+	// is all the spinning loop needs, and keeps the runtime's other
+	// threads idle.
+	runtime.GOMAXPROCS(1)
+	runtime.LockOSThread()
+	rep, err := Run(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadgen: %v\n", err)
+		return 1
+	}
+	if err := json.NewEncoder(stdout).Encode(rep); err != nil {
+		fmt.Fprintf(stderr, "loadgen: writing the report: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// Args returns the command line that makes Main run cfg.
+func Args(cfg Config) []string {
+	return []string{
+		"-addr", cfg.Addr.String(),
+		"-conns", strconv.Itoa(cfg.Conns),
+		"-requests", strconv.Itoa(cfg.Requests),
+		"-rate", strconv.FormatFloat(cfg.Rate, 'g', -1, 64),
+		"-size", strconv.Itoa(cfg.Size),
+		"-cpu", strconv.Itoa(cfg.CPU),
+		"-timeout", cfg.Timeout.String(),
+	}
+}
+
+// ParseArgs parses and validates a generator command line.
+func ParseArgs(args []string, stderr io.Writer) (Config, error) {
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "", "server address, a loopback ip:port such as 127.0.0.1:8080 (required)")
+	conns := fs.Int("conns", 1, "connections")
+	requests := fs.Int("requests", 1000, "total requests, spread round-robin over the connections")
+	rate := fs.Float64("rate", 10000, "requests per second over all connections (open loop)")
+	size := fs.Int("size", 64, "bytes per request")
+	cpu := fs.Int("cpu", -1, "core to pin the generator to (-1: none)")
+	timeout := fs.Duration("timeout", 30*time.Second, "bound on the whole run")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q: loadgen takes flags only (see -h)", fs.Arg(0))
+	}
+	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout}
+	if *addr == "" {
+		return Config{}, errors.New("-addr is required: the echo server's loopback address, e.g. 127.0.0.1:8080")
+	}
+	ap, err := netip.ParseAddrPort(*addr)
+	if err != nil {
+		return Config{}, fmt.Errorf("-addr %q: %v (want ip:port, e.g. 127.0.0.1:8080)", *addr, err)
+	}
+	cfg.Addr = ap
+	return cfg, cfg.Validate()
+}
+
+// Validate checks cfg's bounds. The generator only ever targets loopback
+// addresses: it is a benchmark of a server in the same machine.
+func (cfg Config) Validate() error {
+	switch {
+	case !cfg.Addr.Addr().IsLoopback() || !cfg.Addr.Addr().Is4():
+		return fmt.Errorf("address %v is not an IPv4 loopback address: the generator only loads a server on this machine (127.0.0.0/8)", cfg.Addr)
+	case cfg.Addr.Port() == 0:
+		return fmt.Errorf("address %v has no port", cfg.Addr)
+	case cfg.Conns < 1 || cfg.Conns > MaxConns:
+		return fmt.Errorf("-conns %d: want 1..%d", cfg.Conns, MaxConns)
+	case cfg.Requests < 1 || cfg.Requests > MaxRequests:
+		return fmt.Errorf("-requests %d: want 1..%d", cfg.Requests, MaxRequests)
+	case !(cfg.Rate > 0 && cfg.Rate <= MaxRate):
+		return fmt.Errorf("-rate %v: want a rate in (0, %d] requests per second", cfg.Rate, MaxRate)
+	case cfg.Size < 1 || cfg.Size > MaxSize:
+		return fmt.Errorf("-size %d: want 1..%d bytes", cfg.Size, MaxSize)
+	case cfg.Timeout <= 0 || cfg.Timeout > MaxTimeout:
+		return fmt.Errorf("-timeout %v: want a duration in (0, %v]", cfg.Timeout, MaxTimeout)
+	case cfg.CPU < -1:
+		return fmt.Errorf("-cpu %d: want a core number, or -1 for no pinning", cfg.CPU)
+	}
+	return nil
+}
+
+// RequestByte is byte i of request j: a function of both, so a reply that
+// belongs to another request, or is shifted by a byte, does not match.
+func RequestByte(j, i int) byte {
+	x := uint64(j)*0x9e3779b97f4a7c15 + uint64(i)*0xbf58476d1ce4e5b9
+	return byte(x>>56) ^ byte(x>>29)
+}
+
+// conn is one connection's state. Requests on a connection are answered in
+// order (TCP is a stream, and an echo server keeps it in order), so the
+// connection keeps a FIFO of the requests in flight.
+type conn struct {
+	fd       int
+	pending  []byte // bytes of due requests the kernel has not taken yet
+	inflight []int  // request numbers sent (or pending) and not yet answered, oldest first
+	head     int    // index of the oldest in inflight
+	got      int    // bytes of the oldest request's reply received so far
+}
+
+// Run runs the generator in the calling goroutine and returns its report.
+func Run(cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	deadline := start.Add(cfg.Timeout)
+	if cfg.CPU >= 0 {
+		// The process is the generator's alone: the pinning is not undone.
+		if _, err := PinProcess(cfg.CPU); err != nil {
+			return nil, err
+		}
+	}
+	conns, epfd, err := dialAll(cfg, deadline)
+	defer func() {
+		for _, c := range conns {
+			unix.Close(c.fd)
+		}
+		if epfd >= 0 {
+			unix.Close(epfd)
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{LatencyNs: make([]int64, cfg.Requests), CPU: cfg.CPU}
+	if err := load(cfg, conns, epfd, deadline, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// dialAll connects every connection (blocking connects, then non-blocking
+// sockets registered level-triggered for input with one epoll instance).
+func dialAll(cfg Config, deadline time.Time) ([]*conn, int, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, -1, fmt.Errorf("epoll_create1: %w", err)
+	}
+	sa := &unix.SockaddrInet4{Addr: cfg.Addr.Addr().As4(), Port: int(cfg.Addr.Port())}
+	perConn := (cfg.Requests + cfg.Conns - 1) / cfg.Conns
+	conns := make([]*conn, 0, cfg.Conns)
+	for k := 0; k < cfg.Conns; k++ {
+		if time.Now().After(deadline) {
+			return conns, epfd, fmt.Errorf("timed out after %v with %d of %d connections open", cfg.Timeout, k, cfg.Conns)
+		}
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return conns, epfd, fmt.Errorf("socket for connection %d: %w", k, err)
+		}
+		c := &conn{fd: fd, inflight: make([]int, 0, perConn)}
+		conns = append(conns, c)
+		if err := unix.Connect(fd, sa); err != nil {
+			return conns, epfd, fmt.Errorf("connect %d of %d to %v: %w", k+1, cfg.Conns, cfg.Addr, err)
+		}
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+			return conns, epfd, fmt.Errorf("setsockopt TCP_NODELAY: %w", err)
+		}
+		if err := unix.SetNonblock(fd, true); err != nil {
+			return conns, epfd, fmt.Errorf("set non-blocking: %w", err)
+		}
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(k)}
+		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			return conns, epfd, fmt.Errorf("epoll_ctl: %w", err)
+		}
+	}
+	return conns, epfd, nil
+}
+
+// load is the open-loop run: send what is due, collect what arrived, spin.
+func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) error {
+	n := cfg.Requests
+	interval := 1e9 / cfg.Rate
+	req := make([]byte, cfg.Size)
+	rbuf := make([]byte, 64<<10)
+	events := make([]unix.EpollEvent, 256)
+	var flushing []*conn // connections with pending bytes
+	t0 := time.Now()
+	next, done := 0, 0
+	var last time.Duration
+	for done < n {
+		now := time.Since(t0)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, n, cfg.Rate)
+		}
+		// Send every request that is due.
+		for next < n && intended(next, interval) <= now {
+			lag := int64(now - intended(next, interval))
+			rep.MaxSendLagNs = max(rep.MaxSendLagNs, lag)
+			c := conns[next%len(conns)]
+			for i := range req {
+				req[i] = RequestByte(next, i)
+			}
+			c.inflight = append(c.inflight, next)
+			if len(c.pending) == 0 {
+				w, err := writeSome(c.fd, req)
+				if err != nil {
+					return fmt.Errorf("request %d: %w", next, err)
+				}
+				if w < len(req) {
+					c.pending = append(c.pending, req[w:]...)
+					flushing = append(flushing, c)
+				}
+			} else {
+				c.pending = append(c.pending, req...)
+			}
+			next++
+		}
+		// Retry writes the kernel could not take (a full socket buffer).
+		kept := flushing[:0]
+		for _, c := range flushing {
+			w, err := writeSome(c.fd, c.pending)
+			if err != nil {
+				return err
+			}
+			c.pending = c.pending[:copy(c.pending, c.pending[w:])]
+			if len(c.pending) > 0 {
+				kept = append(kept, c)
+			}
+		}
+		flushing = kept
+		// Collect replies.
+		ne, err := unix.EpollWait(epfd, events, 0)
+		if err != nil && err != unix.EINTR {
+			return fmt.Errorf("epoll_wait: %w", err)
+		}
+		for _, ev := range events[:max(ne, 0)] {
+			c := conns[ev.Fd]
+			got, err := readReplies(c, rbuf, cfg.Size, interval, t0, rep)
+			if err != nil {
+				return fmt.Errorf("connection %d: %w", ev.Fd, err)
+			}
+			done += got
+			if got > 0 {
+				last = time.Since(t0)
+			}
+		}
+	}
+	rep.Requests = n
+	rep.ElapsedNs = int64(last)
+	return nil
+}
+
+// intended is request j's intended send time, relative to t0.
+func intended(j int, interval float64) time.Duration {
+	return time.Duration(float64(j) * interval)
+}
+
+// writeSome writes what the kernel takes without blocking.
+func writeSome(fd int, p []byte) (int, error) {
+	for {
+		w, err := unix.Write(fd, p)
+		switch {
+		case err == nil:
+			return w, nil
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return 0, nil
+		default:
+			return 0, fmt.Errorf("write: %w", err)
+		}
+	}
+}
+
+// readReplies reads what is available on c, verifies it against the
+// requests in flight, and records the latency of every completed reply.
+func readReplies(c *conn, rbuf []byte, size int, interval float64, t0 time.Time, rep *Report) (completed int, err error) {
+	for {
+		r, err := unix.Read(c.fd, rbuf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return completed, nil
+		}
+		if err != nil {
+			return completed, fmt.Errorf("read: %w", err)
+		}
+		if r == 0 {
+			return completed, fmt.Errorf("the server closed the connection with %d requests unanswered", len(c.inflight)-c.head)
+		}
+		arrived := time.Since(t0)
+		for _, b := range rbuf[:r] {
+			if c.head == len(c.inflight) {
+				return completed, errors.New("the server sent more bytes than were requested")
+			}
+			j := c.inflight[c.head]
+			if want := RequestByte(j, c.got); b != want {
+				return completed, fmt.Errorf("reply to request %d differs at byte %d: got %#x, want %#x", j, c.got, b, want)
+			}
+			rep.Bytes++
+			c.got++
+			if c.got == size {
+				rep.LatencyNs[j] = int64(arrived - intended(j, interval))
+				c.got = 0
+				c.head++
+				completed++
+			}
+		}
+		if r < len(rbuf) {
+			return completed, nil
+		}
+	}
+}
