@@ -2,6 +2,8 @@ package stackful
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -129,4 +131,35 @@ func TestTriggerFromGoroutine(t *testing.T) {
 			t.Fatalf("Run = %v; waits: %v, %v, %v (want nil, nil, ErrTimeout)", err, first, second, timeout)
 		}
 	})
+}
+
+// TestEventSubscribers: subscribers run in order; one that resets the event
+// and subscribes anew during a firing is called at the next firing, not this
+// one; Subscribe on a fired event runs at once.
+func TestEventSubscribers(t *testing.T) {
+	ev := NewEvent()
+	var log []string
+	rec := func(name string) func(any, error) {
+		return func(v any, _ error) { log = append(log, name+"="+fmt.Sprint(v)) }
+	}
+	ev.Subscribe(func(v any, err error) {
+		rec("a")(v, err)
+		ev.Reset()
+		ev.Subscribe(rec("c"))
+	})
+	ev.Subscribe(rec("b"))
+	if !ev.Resolve(1) {
+		t.Fatal("first Resolve ignored")
+	}
+	if ev.Fired() {
+		t.Fatal("event still fired after a subscriber reset it")
+	}
+	ev.Resolve(2)
+	if ev.Resolve(3) {
+		t.Error("Resolve on a fired event was not ignored")
+	}
+	ev.Subscribe(rec("d"))
+	if got, want := strings.Join(log, " "), "a=1 b=1 c=2 d=2"; got != want {
+		t.Errorf("subscribers ran %q, want %q", got, want)
+	}
 }
