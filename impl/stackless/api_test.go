@@ -557,3 +557,38 @@ func TestStubbornUnwinding(t *testing.T) {
 		t.Fatalf("%d tasks live after Run", s.Live())
 	}
 }
+
+// TestTryAwait: inline fast path on a fired event; false (and no change) on
+// a pending one; a pending cancellation is delivered by it, once.
+func TestTryAwait(t *testing.T) {
+	s := New()
+	fired, pending := NewEvent(), NewEvent()
+	fired.Resolve(5)
+	var got []string
+	tk := &funcTask{}
+	tk.f = func(c *Context) Step {
+		if !c.TryAwait(fired) || c.Result() != 5 || c.Err() != nil || c.Triggered() != fired {
+			return c.Fail(errors.New("TryAwait on a fired event"))
+		}
+		got = append(got, "fired")
+		if c.TryAwait(pending) {
+			return c.Fail(errors.New("TryAwait on a pending event returned true"))
+		}
+		_ = s.Cancel(tk)
+		if !c.TryAwait(pending) || !errors.Is(c.Err(), ErrCancelled) {
+			return c.Fail(errors.New("TryAwait did not deliver the pending cancellation"))
+		}
+		got = append(got, "cancelled")
+		if c.TryAwait(pending) {
+			return c.Fail(errors.New("the cancellation was delivered twice"))
+		}
+		return c.Done()
+	}
+	_ = s.Spawn(tk)
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, " ") != "fired cancelled" {
+		t.Fatalf("got %v", got)
+	}
+}

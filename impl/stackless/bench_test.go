@@ -1,6 +1,7 @@
 package stackless
 
 import (
+	"errors"
 	"runtime"
 	"testing"
 	"time"
@@ -198,3 +199,37 @@ type counterTask struct {
 }
 
 func (t *counterTask) Resume(c *Context) Step { *t.count++; return c.Done() }
+
+// tryAwaitLoop is awaitLoop on a fired event with the inline fast path.
+type tryAwaitLoop struct {
+	Coro
+	n, i int
+	ev   *Event
+	sum  int
+}
+
+func (t *tryAwaitLoop) Resume(c *Context) Step {
+	for ; t.i < t.n; t.i++ {
+		if !c.TryAwait(t.ev) {
+			return c.Fail(errors.New("TryAwait on a fired event returned false"))
+		}
+		t.sum += c.Result().(int)
+	}
+	return c.Done()
+}
+
+func BenchmarkAwaitReadyInline(b *testing.B) {
+	s := New()
+	ev := new(Event)
+	ev.Resolve(1)
+	tk := &tryAwaitLoop{n: b.N, ev: ev}
+	_ = s.Spawn(tk)
+	m := startMeter(b)
+	if err := s.Run(); err != nil {
+		b.Fatal(err)
+	}
+	m.stop(b.N, "await")
+	if tk.sum != b.N {
+		b.Fatalf("sum %d, want %d", tk.sum, b.N)
+	}
+}

@@ -122,6 +122,48 @@ func (c *Context) Await(ev *Event) Step {
 	return Step{stepSuspend}
 }
 
+// TryAwait is the fast path of Await taken inline, as a compiler-lowered
+// state machine polls a ready future without returning: if the wait would
+// end at once (ev has fired, or a cancellation is pending, or the task is
+// unwinding) it consumes it exactly as Await would, sets Err, Result and
+// Triggered, and returns true; the task carries on in the same Resume.
+// Otherwise it returns false and changes nothing: return c.Await(ev).
+//
+//	if !c.TryAwait(ev) {
+//		t.state = 3
+//		return c.Await(ev)
+//	}
+//	fallthrough // to state 3, which reads c.Result()
+func (c *Context) TryAwait(ev *Event) bool {
+	co := c.cur
+	if co.cancelPending || co.unwinding {
+		return c.tryAwaitSlow(ev)
+	}
+	if !ev.done {
+		return false
+	}
+	w := &co.waker
+	if w.extras {
+		w.prepare()
+	}
+	w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
+	c.s.stats.FastPaths++
+	return true
+}
+
+// tryAwaitSlow delivers a pending cancellation (or the unwinding) through
+// the regular start path.
+func (c *Context) tryAwaitSlow(ev *Event) bool {
+	co := c.cur
+	w := co.waker.prepare()
+	w.subscribe(slotEvent, ev)
+	if !w.start(c.s, co) {
+		panic("stackless: internal error: TryAwait's wait did not end at once")
+	}
+	c.s.stats.FastPaths++
+	return true
+}
+
 // AwaitTimeout is Await with a timeout: after d without ev firing the task
 // wakes with ErrTimeout. A timeout <= 0 means no timeout.
 func (c *Context) AwaitTimeout(ev *Event, d time.Duration) Step {

@@ -14,6 +14,8 @@
 // the [Context] helpers:
 //
 //	c.Await(ev)                 wait for an Event (resolved or rejected)
+//	c.TryAwait(ev)              the fast path inline: true if the wait ends at
+//	                            once (ev fired, cancellation pending)
 //	c.AwaitTimeout(ev, d)       ... or ErrTimeout after d
 //	c.AwaitWith(ev, cancel, d)  ... or ErrCancelled when the cancel Event fires
 //	c.Sleep(d), c.SleepUntil(t) wait on the reactor's nanosecond timers (c.Now())
@@ -28,7 +30,8 @@
 // nil and the event's value, the event's rejection error, ErrTimeout or
 // ErrCancelled. A wait that can end at once does: awaiting an Event that is
 // already fired resumes the task immediately, without a queue round trip (the
-// seed's fast path).
+// seed's fast path); TryAwait takes that path without even returning from
+// Resume, as compiled state machines poll a ready future inline.
 //
 //	type fetch struct {
 //		stackless.Coro
