@@ -1,0 +1,77 @@
+package scenarios
+
+import "fmt"
+
+// Handoff: the same hand-off as pingpong, labelled by the path control
+// takes: straight from the suspending coroutine to the woken one (direct),
+// or through a scheduler context (scheduler).
+var Handoff = register(&Scenario{
+	Name:  "handoff",
+	Bench: "Handoff",
+	Doc: "Two coroutines hand control back and forth through reusable one-shot events (pingpong's body), in cells " +
+		"labelled by the path each handoff takes: via=direct, one switch from the suspending coroutine to the woken " +
+		"one; via=scheduler, two transfers, into a scheduler context and out of it. ns/switch is one-way: one " +
+		"handoff, however many transfers it takes. A row runs only the path it really takes: stackful-asm is " +
+		"direct, stackful-coro, stackless (return to Run's loop + call) and goroutines (g0's schedule) go through " +
+		"their scheduler; the other cell of each row says why it cannot.",
+	Claim: "Direct switching halves the switches per suspend/resume (seed 000: the scheduler's tick runs in the " +
+		"suspending coroutine's context and switches directly to the next one).",
+	Params: []Param{{
+		Key: "via", Full: []string{"direct", "scheduler"},
+		Doc: "the path a handoff takes",
+	}},
+	Metrics: []Metric{
+		{Unit: "ns/switch", Kind: TimePerOp},
+	},
+	Blocking:     handoffBlocking,
+	StateMachine: handoffStateMachine,
+	Want:         pingPongWant,
+})
+
+func handoffBlocking(rt Blocking, env *Env) (Outcome, error) {
+	if err := checkVia(env); err != nil {
+		return Outcome{}, err
+	}
+	sp, ok := rt.(switchPaths)
+	if !ok {
+		return Outcome{}, NotSupported("the row does not say which path its handoffs take")
+	}
+	if err := handoffPathCheck(sp, env.Params["via"]); err != nil {
+		return Outcome{}, err
+	}
+	return pingPongBlocking(rt, env)
+}
+
+func checkVia(env *Env) error {
+	switch v := env.Params["via"]; v {
+	case "direct", "scheduler":
+		return nil
+	default:
+		return fmt.Errorf("handoff: via=%q is not a path: use via=direct or via=scheduler", v)
+	}
+}
+
+// handoffPathCheck returns nil if the row's handoffs take path via, or a
+// *NotSupportedError with the row's reason.
+func handoffPathCheck(sp switchPaths, via string) error {
+	path, unsupported := sp.HandoffPath()
+	if via == path {
+		return nil
+	}
+	if reason, ok := unsupported[via]; ok {
+		return NotSupported("%s", reason)
+	}
+	return NotSupported("the row's handoffs take the %s path; via=%s is not one it can take", path, via)
+}
+
+func handoffStateMachine(env *Env) (Outcome, error) {
+	if err := checkVia(env); err != nil {
+		return Outcome{}, err
+	}
+	if env.Params["via"] != "scheduler" {
+		return Outcome{}, NotSupported("a state machine has no stack to switch to: a task suspends by returning " +
+			"from Resume to the scheduler's loop, which calls the next task's Resume, so every handoff goes " +
+			"through the scheduler (the seed's direct switch and scheduler coroutine collapse into Run's loop)")
+	}
+	return pingPongStateMachine(env)
+}

@@ -1,0 +1,61 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/corobench/corobench/impl/stackful"
+)
+
+// TestHandoffPathProbe: the probe tells the stackful backends apart, so
+// each handoff cell runs only on the row whose path it names.
+func TestHandoffPathProbe(t *testing.T) {
+	for _, c := range []struct {
+		backend stackful.Backend
+		want    string
+	}{{stackful.Asm, "direct"}, {stackful.Coro, "scheduler"}} {
+		var path string
+		var unsupported map[string]string
+		runOnStackful(t, c.backend, func() error {
+			path, unsupported = fibers{}.HandoffPath()
+			return nil
+		})
+		if path != c.want {
+			t.Errorf("%v backend: HandoffPath = %q, want %q", c.backend, path, c.want)
+		}
+		if len(unsupported) != 1 || unsupported[path] != "" {
+			t.Errorf("%v backend: unsupported paths %v; want one reason, for the other path", c.backend, unsupported)
+		}
+	}
+}
+
+// TestHandoffDirectIsDirect: on the asm backend the handoff body's switches
+// really bypass the scheduler context (Stats counts them).
+func TestHandoffDirectIsDirect(t *testing.T) {
+	const rounds = 1000
+	env := &Env{N: rounds, Params: map[string]string{"via": "direct"}}
+	var out Outcome
+	s := runOnStackful(t, stackful.Asm, func() (err error) {
+		out, err = handoffBlocking(fibers{}, env)
+		return err
+	})
+	if out.Checksum != pingPongWant(env) {
+		t.Fatalf("checksum %#x, want %#x", out.Checksum, pingPongWant(env))
+	}
+	st := s.Stats()
+	if direct := st.Switches - st.SchedulerSwitches; direct < 2*rounds {
+		t.Errorf("%d direct switches of %d (scheduler: %d) for %d handoffs: the direct path was not taken",
+			direct, st.Switches, st.SchedulerSwitches, 2*rounds)
+	}
+	if st.SchedulerSwitches > 10 {
+		t.Errorf("%d switches went through the scheduler context; the timed handoffs should take none", st.SchedulerSwitches)
+	}
+}
+
+func TestHandoffRejectsUnknownPath(t *testing.T) {
+	env := &Env{N: 1, Params: map[string]string{"via": "sideways"}}
+	if _, err := handoffStateMachine(env); err == nil {
+		t.Fatal("via=sideways accepted")
+	} else if _, ok := IsNotSupported(err); ok {
+		t.Fatalf("via=sideways reported as not supported (%v); it is bad input", err)
+	}
+}
