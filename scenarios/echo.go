@@ -43,10 +43,25 @@ func ReexecLoadgen(subcommand string) func(ctx context.Context, args []string) *
 // reference 2-core machine at every c, so that latency compares rows at the
 // same offered load rather than at each row's saturation point.
 const (
-	echoRate          = 20000 // requests per second, over all connections
-	echoSize          = 64    // bytes per request and reply
+	echoRate = 20000 // requests per second, over all connections
+	echoSize = 64    // bytes per request and reply
+	// echoAcceptTimeout bounds the wait for all c connections; every
+	// echoAcceptPoll the acceptor checks that the generator still runs, so
+	// a generator that failed is reported at once.
 	echoAcceptTimeout = 10 * time.Second
+	echoAcceptPoll    = 50 * time.Millisecond
+	// echoMinBatch is the least number of requests in one iteration.
+	echoMinBatch = 256
 )
+
+// echoBatch is the number of requests in one iteration at c connections:
+// the fewest whole rounds over the connections that reach echoMinBatch.
+// Each iteration costs a generator process and c connections, so an
+// iteration of one request per connection would spend a cell's time on
+// processes and handshakes (a loopback connect costs tens of µs here).
+func echoBatch(c int) int {
+	return c * ((echoMinBatch + c - 1) / c)
+}
 
 // Echo: a TCP echo server on loopback in the cell's process, driven at a
 // fixed rate by a load generator process.
@@ -54,10 +69,11 @@ var Echo = register(&Scenario{
 	Name:  "echo",
 	Bench: "Echo",
 	Doc: fmt.Sprintf("A TCP echo server on 127.0.0.1 in the cell's process (one coroutine per connection), driven open-loop at %d req/s "+
-		"of %d-byte requests by a separate load-generator process over c connections, N requests per connection; "+
+		"of %d-byte requests by a separate load-generator process over c connections, "+
+		"N iterations of max(c, %d) requests (rounded up to whole rounds over the connections); "+
 		"with 2 or more cores the server's threads and the generator are pinned to different cores (so goroutine-multi's Ps share one core). "+
 		"Latency is a round trip measured by the generator from each request's intended send time to its whole reply (no coordinated omission); "+
-		"req/s is the requests completed over the load's duration. Every reply is verified byte for byte.", echoRate, echoSize),
+		"req/s is the requests completed over the load's duration. Every reply is verified byte for byte.", echoRate, echoSize, echoMinBatch),
 	Claim: "ANCHORS.md latency method: closed-loop load and averages hide tails, so the load is open-loop from intended send times, with percentiles; " +
 		"reference: TrueAsync HTTP server 43k req/s, p99 2.3 ms on one thread; Go net echo p99 2.12 ms at c=100 (cloudwego/netpoll-benchmark#3).",
 	Params: []Param{{Key: "c", Full: []string{"1", "64", "1024"}, Doc: "client connections"}},
@@ -78,7 +94,7 @@ func echoChecksum(echoed, verified int64) uint64 {
 }
 
 func echoWant(env *Env) uint64 {
-	total := int64(env.N) * int64(env.Int("c")) * echoSize
+	total := int64(env.N) * int64(echoBatch(env.Int("c"))) * echoSize
 	return echoChecksum(total, total)
 }
 
@@ -95,7 +111,7 @@ func echoBlocking(rt Blocking, env *Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	gen, err := startLoadgen(ln.Port(), conns, env.N*conns)
+	gen, err := startLoadgen(ln.Port(), conns, env.N*echoBatch(conns))
 	if err != nil {
 		ln.Close()
 		return Outcome{}, err
@@ -106,8 +122,14 @@ func echoBlocking(rt Blocking, env *Env) (Outcome, error) {
 	allDone := rt.NewSignal()
 	accepted := 0
 	var acceptErr error
+	acceptDeadline := time.Now().Add(echoAcceptTimeout)
 	for accepted < conns {
-		conn, err := ln.Accept(echoAcceptTimeout)
+		conn, err := ln.Accept(echoAcceptPoll)
+		if err == errAcceptTimeout {
+			if err = gen.checkAccepting(acceptDeadline); err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			acceptErr = fmt.Errorf("echo: accepting connection %d of %d: %w", accepted+1, conns, err)
 			break
@@ -139,7 +161,7 @@ func echoBlocking(rt Blocking, env *Env) (Outcome, error) {
 	if err := errors.Join(errors.Join(errs...), genErr); err != nil {
 		return Outcome{}, err
 	}
-	return echoOutcome(rep, echoed.Load(), env.N*conns)
+	return echoOutcome(rep, echoed.Load(), env.N*echoBatch(conns))
 }
 
 // echoConn echoes everything it reads until the peer closes.
@@ -251,6 +273,24 @@ func unlinkedTemp() (*os.File, error) {
 	return f, nil
 }
 
+// checkAccepting is called while connections are still expected: it
+// returns an error if the generator has exited (it can only have failed,
+// since it has not finished its connections) or the deadline has passed.
+func (g *loadgenRun) checkAccepting(deadline time.Time) error {
+	// WNOWAIT leaves the exited process to be reaped by Wait.
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, g.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	// Linux zeroes info when no child is waitable.
+	if err == nil && info.Signo == int32(unix.SIGCHLD) {
+		g.cmd.Wait()
+		return fmt.Errorf("the load generator exited before connecting (%v): %s", g.cmd.ProcessState, g.stderr())
+	}
+	if time.Now().After(deadline) {
+		return fmt.Errorf("%w: the load generator did not connect within %v", errAcceptTimeout, echoAcceptTimeout)
+	}
+	return nil
+}
+
 // finish waits for the generator to exit and returns its report.
 func (g *loadgenRun) finish() (*loadgen.Report, error) {
 	defer g.cleanup()
@@ -272,6 +312,9 @@ func (g *loadgenRun) finish() (*loadgen.Report, error) {
 // said, if anything.
 func (g *loadgenRun) kill() error {
 	defer g.cleanup()
+	if g.cmd.ProcessState != nil {
+		return nil // already reaped, and its message already reported
+	}
 	g.cmd.Process.Kill()
 	g.cmd.Wait()
 	if msg := g.stderr(); msg != "" {
@@ -317,13 +360,13 @@ func echoStateMachine(env *Env) (Outcome, error) {
 		unix.Close(lfd)
 		return Outcome{}, err
 	}
-	gen, err := startLoadgen(port, conns, env.N*conns)
+	gen, err := startLoadgen(port, conns, env.N*echoBatch(conns))
 	if err != nil {
 		lf.Close()
 		return Outcome{}, err
 	}
 	var echoed int64
-	acc := &echoAcceptor{lf: lf, conns: conns, env: env, echoed: &echoed, tasks: make([]echoTask, conns)}
+	acc := &echoAcceptor{lf: lf, gen: gen, deadline: time.Now().Add(echoAcceptTimeout), conns: conns, env: env, echoed: &echoed, tasks: make([]echoTask, conns)}
 	if err := s.Spawn(acc); err != nil {
 		lf.Close()
 		return Outcome{}, errors.Join(err, gen.kill())
@@ -337,7 +380,7 @@ func echoStateMachine(env *Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	return echoOutcome(rep, echoed, env.N*conns)
+	return echoOutcome(rep, echoed, env.N*echoBatch(conns))
 }
 
 // echoAcceptor accepts the generator's connections and spawns an echo task
@@ -345,6 +388,8 @@ func echoStateMachine(env *Env) (Outcome, error) {
 type echoAcceptor struct {
 	stackless.Coro
 	lf       *stackless.FD
+	gen      *loadgenRun
+	deadline time.Time // for all connections to arrive
 	conns    int
 	accepted int
 	env      *Env
@@ -353,17 +398,18 @@ type echoAcceptor struct {
 }
 
 func (a *echoAcceptor) Resume(c *stackless.Context) stackless.Step {
-	if err := c.Err(); err != nil {
+	err := c.Err()
+	if errors.Is(err, stackless.ErrTimeout) {
+		err = a.gen.checkAccepting(a.deadline)
+	}
+	if err != nil {
 		a.lf.Close()
-		if errors.Is(err, stackless.ErrTimeout) {
-			err = errAcceptTimeout
-		}
 		return c.Fail(fmt.Errorf("echo: accepting connection %d of %d: %w", a.accepted+1, a.conns, err))
 	}
 	for a.accepted < a.conns {
 		nfd, err := tryAccept(a.lf.Reactor())
 		if err == reactor.ErrWouldBlock {
-			return c.AwaitReadableTimeout(a.lf, echoAcceptTimeout)
+			return c.AwaitReadableTimeout(a.lf, echoAcceptPoll)
 		}
 		if err != nil {
 			a.lf.Close()

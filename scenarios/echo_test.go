@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/corobench/corobench/scenarios/loadgen"
 )
@@ -26,4 +28,52 @@ func TestMain(m *testing.M) {
 		return cmd
 	}
 	os.Exit(m.Run())
+}
+
+func TestEchoBatchIsWholeRoundsOfAtLeastTheMinimum(t *testing.T) {
+	for c, want := range map[int]int{1: 256, 64: 256, 100: 300, 256: 256, 1024: 1024} {
+		if got := echoBatch(c); got != want {
+			t.Errorf("echoBatch(%d) = %d, want %d", c, got, want)
+		}
+	}
+}
+
+// TestEchoWithoutGeneratorFails checks that a missing generator hook is a
+// clear error, not a hang or a figure.
+func TestEchoWithoutGeneratorFails(t *testing.T) {
+	saved := LoadgenCommand
+	LoadgenCommand = nil
+	t.Cleanup(func() { LoadgenCommand = saved })
+	withRowGOMAXPROCS(t, GoroutineSingle)
+	_, err := Measure(Echo, GoroutineSingle, map[string]string{"c": "1"}, time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "LoadgenCommand") {
+		t.Fatalf("Measure = %v, want an error naming scenarios.LoadgenCommand", err)
+	}
+}
+
+// TestEchoReportsAGeneratorFailure runs a generator that refuses its
+// arguments: the cell must fail with the generator's own message rather
+// than wait for connections that never come.
+func TestEchoReportsAGeneratorFailure(t *testing.T) {
+	saved := LoadgenCommand
+	LoadgenCommand = func(ctx context.Context, args []string) *exec.Cmd {
+		return saved(ctx, append(args, "-size", "0"))
+	}
+	t.Cleanup(func() { LoadgenCommand = saved })
+	for _, row := range []Row{StackfulAsm, Stackless, GoroutineSingle} {
+		t.Run(string(row), func(t *testing.T) {
+			withRowGOMAXPROCS(t, row)
+			start := time.Now()
+			_, err := Measure(Echo, row, map[string]string{"c": "1"}, time.Millisecond)
+			if _, ok := IsNotSupported(err); ok {
+				t.Skip(err)
+			}
+			if err == nil || !strings.Contains(err.Error(), "-size 0") {
+				t.Fatalf("Measure = %v, want the generator's complaint about -size 0", err)
+			}
+			if d := time.Since(start); d > echoAcceptTimeout+5*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
 }
