@@ -74,7 +74,7 @@ type shutdownScope interface {
 // to the woken one: straight to it ("direct"), or through a scheduler
 // context ("scheduler"), and which paths it can be made to take.
 type switchPaths interface {
-	// HandoffPaths returns the path the row's handoffs take, or a reason
+	// HandoffPath returns the path the row's handoffs take, or a reason
 	// for each path the row cannot take.
 	HandoffPath() (path string, unsupported map[string]string)
 }

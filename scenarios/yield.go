@@ -10,11 +10,11 @@ import (
 var Yield = register(&Scenario{
 	Name:  "yield",
 	Bench: "Yield",
-	Doc: "n coroutines each yield N times; the run queue is round-robin, so every yield is one switch to the " +
-		"next coroutine in line. ns/switch is one-way: the timed region (from when all n have started to when " +
-		"the last has finished) divided by n×N; it includes the n coroutines' exits, which are n of the n×(N+1) " +
-		"transfers. The queue's length is n, so large n shows the cost of a cold run queue and of cache misses " +
-		"on n stacks or states.",
+	Doc: "n coroutines each give up the CPU N times: N-1 yields, then a wait on an end gate; the run queue is " +
+		"round-robin, so each is one switch to the next coroutine in line. ns/switch is one-way: the timed " +
+		"region, from releasing the n started coroutines to the last one reaching the end gate, divided by n×N " +
+		"(it includes waking the n coroutines once at the start; their exits come after it). The queue's length " +
+		"is n, so large n shows a long run queue and cache and TLB misses on n stacks or states.",
 	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (seed tables); " +
 		"per-switch cost at 30k coroutines vs 1 (ANCHORS.md: libcopp).",
 	Params: []Param{{
@@ -49,95 +49,121 @@ func yieldSum(j uint64, rounds int) uint64 {
 }
 
 func yieldBlocking(rt Blocking, env *Env) (Outcome, error) {
+	g, ok := rt.(gates)
+	if !ok {
+		return Outcome{}, NotSupported("the row has no broadcast gate")
+	}
 	n, rounds := env.Int("n"), env.N
 	var started, finished atomic.Int64
 	var total atomic.Uint64
-	done := rt.NewSignal()
+	startGate, endGate, done := g.NewGate(), g.NewGate(), rt.NewSignal()
 	for j := 0; j < n; j++ {
 		id := uint64(j)
 		rt.Go(func() {
 			started.Add(1)
-			rt.Yield() // wait here until every coroutine has started
+			startGate.Wait()
 			sum := id
-			for r := 0; r < rounds; r++ {
+			for r := 0; r < rounds-1; r++ {
 				sum = mix(sum, uint64(r))
 				rt.Yield()
 			}
+			sum = mix(sum, uint64(rounds-1))
 			total.Add(sum)
 			if finished.Add(1) == int64(n) {
 				done.Fire()
 			}
+			// The last of this coroutine's switches: it suspends and the
+			// next in line runs, as after a yield. Exits come after the
+			// timed region.
+			endGate.Wait()
 		})
 	}
-	// Every coroutine starts and parks in its first Yield; the timed region
-	// begins when they are all in the queue. (On goroutine-multi "started"
-	// races with that Yield by a few instructions.)
 	for started.Load() < int64(n) {
 		rt.Yield()
 	}
 	env.ResetTimer()
+	startGate.Open()
 	done.Wait()
 	env.StopTimer()
+	endGate.Open()
 	return Outcome{Ops: int64(n) * int64(rounds), Checksum: total.Load()}, nil
 }
 
-// yieldStateMachine is the stackless twin: n tasks, each yielding N times.
-// A starter task, spawned last, runs once every task has started and
-// yielded, and starts the timer.
+// yieldStateMachine is the stackless twin: n tasks, each yielding N-1
+// times and then waiting on the end gate. A starter task, spawned last,
+// runs once every task has started and yielded, and starts the timer; the
+// last task to finish its rounds stops it and opens the gate.
 func yieldStateMachine(env *Env) (Outcome, error) {
 	n, rounds := env.Int("n"), env.N
 	s := stackless.New()
 	defer s.Close()
-	var total uint64
+	shared := &yieldShared{n: n, env: env}
 	tasks := make([]yieldTask, n)
 	for j := range tasks {
-		tasks[j] = yieldTask{rounds: rounds, sum: uint64(j), total: &total}
+		tasks[j] = yieldTask{rounds: rounds, sum: uint64(j), shared: shared}
 		if err := s.Spawn(&tasks[j]); err != nil {
 			return Outcome{}, err
 		}
 	}
-	if err := s.Spawn(&timerStart{env: env}); err != nil {
+	if err := s.Spawn(&startTimerTask{env: env}); err != nil {
 		return Outcome{}, err
 	}
 	err := s.Run()
-	env.StopTimer()
-	return Outcome{Ops: int64(n) * int64(rounds), Checksum: total}, err
+	return Outcome{Ops: int64(n) * int64(rounds), Checksum: shared.total}, err
 }
 
-// yieldTask is the body of yieldBlocking's coroutines as a state machine:
-// state 0 is the start (yield once to wait for the others), then each
-// resume is a round.
+// yieldShared is the state yieldTasks share.
+type yieldShared struct {
+	n, finished int
+	total       uint64
+	endGate     stackless.Event
+	env         *Env
+}
+
+// yieldTask is the body of yieldBlocking's coroutines as a state machine.
 type yieldTask struct {
 	stackless.Coro
-	started bool
-	r       int
-	rounds  int
-	sum     uint64
-	total   *uint64
+	state  uint8 // 0: not started; 1: in its rounds; 2: waiting at the end gate
+	r      int
+	rounds int
+	sum    uint64
+	shared *yieldShared
 }
 
 func (t *yieldTask) Resume(c *stackless.Context) stackless.Step {
-	if !t.started {
-		t.started = true
-		return c.Yield()
-	}
-	if t.r < t.rounds {
+	switch t.state {
+	case 0:
+		t.state = 1
+		return c.Yield() // wait until every task has started
+	case 1:
 		t.sum = mix(t.sum, uint64(t.r))
 		t.r++
-		return c.Yield()
+		if t.r < t.rounds {
+			return c.Yield()
+		}
+		sh := t.shared
+		sh.total += t.sum
+		sh.finished++
+		if sh.finished == sh.n {
+			sh.env.StopTimer()
+			sh.endGate.Resolve(nil)
+			return c.Done()
+		}
+		t.state = 2
+		return c.Await(&sh.endGate)
+	default:
+		return c.Done()
 	}
-	*t.total += t.sum
-	return c.Done()
 }
 
-// timerStart is a task that starts the timer when it first runs, and
+// startTimerTask is a task that starts the timer when it first runs, and
 // finishes.
-type timerStart struct {
+type startTimerTask struct {
 	stackless.Coro
 	env *Env
 }
 
-func (t *timerStart) Resume(c *stackless.Context) stackless.Step {
+func (t *startTimerTask) Resume(c *stackless.Context) stackless.Step {
 	t.env.ResetTimer()
 	return c.Done()
 }
