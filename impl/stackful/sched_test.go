@@ -3,13 +3,13 @@ package stackful
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
+	"github.com/corobench/corobench/internal/selfexec"
 )
 
 // newSched returns a scheduler on d's backend, closed at the end of the test.
@@ -238,10 +238,8 @@ const childEnv = "STACKFUL_TEST_CHILD"
 // childEnv=mode and returns its combined output.
 func runChild(t *testing.T, test, mode string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
-	cmd.Env = append(os.Environ(), childEnv+"="+mode, "GODEBUG="+fiber.GODEBUGShrinkOff)
-	out, _ := cmd.CombinedOutput()
-	return string(out)
+	out, _ := selfexec.CombinedOutput([]string{"-test.run=^" + test + "$", "-test.v"}, childEnv+"="+mode, "GODEBUG="+fiber.GODEBUGShrinkOff)
+	return out
 }
 
 func needAsm(t *testing.T) {

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/corobench/corobench/internal/selfexec"
 
 	"golang.org/x/sys/unix"
 
@@ -493,24 +494,7 @@ func TestChild(t *testing.T) {
 func runChild(t *testing.T, mode string, env ...string) (string, error) {
 	t.Helper()
 	requireSupported(t)
-	args := []string{"-test.run=^TestChild$", "-test.v"}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
-	out, err := cmd.CombinedOutput()
-	if errors.Is(err, syscall.ENOEXEC) {
-		// A foreign-architecture test binary running under qemu-user
-		// (without binfmt_misc) cannot exec itself; run the child under
-		// the same emulator.
-		emulator := "qemu-" + map[string]string{"arm64": "aarch64", "amd64": "x86_64"}[runtime.GOARCH]
-		path, lerr := exec.LookPath(emulator)
-		if lerr != nil {
-			t.Fatalf("cannot start the child: %v, and %s is not installed (apt-get install qemu-user)", err, emulator)
-		}
-		cmd = exec.Command(path, append([]string{os.Args[0]}, args...)...)
-		cmd.Env = append(append(os.Environ(), childEnv+"="+mode), env...)
-		out, err = cmd.CombinedOutput()
-	}
-	return string(out), err
+	return selfexec.CombinedOutput([]string{"-test.run=^TestChild$", "-test.v"}, append([]string{childEnv + "=" + mode}, env...)...)
 }
 
 func TestChildOverflow(t *testing.T) {

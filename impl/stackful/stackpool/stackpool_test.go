@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/corobench/corobench/internal/selfexec"
 
 	"golang.org/x/sys/unix"
 )
@@ -372,21 +372,7 @@ func TestRealMapLimit(t *testing.T) {
 	if readMapLimit() > 1<<20 {
 		t.Skipf("vm.max_map_count is %d: exhausting it would take too long", readMapLimit())
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildExhaust$")
-	cmd.Env = append(os.Environ(), childEnv+"=exhaust")
-	out, err := cmd.CombinedOutput()
-	if errors.Is(err, syscall.ENOEXEC) {
-		// A foreign-architecture test binary under qemu-user (without
-		// binfmt_misc) cannot exec itself: run the child under the emulator.
-		emulator := "qemu-" + map[string]string{"arm64": "aarch64", "amd64": "x86_64"}[runtime.GOARCH]
-		path, lerr := exec.LookPath(emulator)
-		if lerr != nil {
-			t.Fatalf("cannot start the child: %v, and %s is not installed", err, emulator)
-		}
-		cmd = exec.Command(path, os.Args[0], "-test.run=^TestChildExhaust$")
-		cmd.Env = append(os.Environ(), childEnv+"=exhaust")
-		out, err = cmd.CombinedOutput()
-	}
+	out, err := selfexec.CombinedOutput([]string{"-test.run=^TestChildExhaust$"}, childEnv+"=exhaust")
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(string(out), "vm.max_map_count") || !strings.Contains(string(out), GuardOption) {
 		t.Fatalf("child: %v, want exit 3 and an error naming vm.max_map_count and %s; output:\n%s", err, GuardOption, out)
