@@ -26,7 +26,10 @@ var Spawn = register(&Scenario{
 		"gs, stacks included, from the P's and the global free list). Note: the stackful runtime starts an "+
 		"unstarted coroutine on a finished one's context (takeover), so one batch needs one stack and cold "+
 		"differs from warm by one slab mapping and the queue's growth; on goroutine-multi the other Ps steal "+
-		"and finish goroutines while main still spawns, so even cold reuses some gs.", spawnCount),
+		"and finish goroutines while main still spawns, so even cold reuses some gs. The collector is held "+
+		"off in every row, so the warm-up round's garbage is not reclaimed: each spawn's heap allocations "+
+		"(stackful: a coroutine record and a closure) land on fresh pages in both cells, and their page "+
+		"faults are part of both figures.", spawnCount),
 	Claim: "The context pool removes the mmap/mprotect latency from spawning (seed 000); cold and warm spawn " +
 		"differ by ~40× (ANCHORS.md: libcopp).",
 	Params: []Param{{
