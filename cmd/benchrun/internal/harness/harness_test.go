@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
 )
@@ -30,6 +32,12 @@ func TestMain(m *testing.M) {
 		panic("deliberate crash of a cell child")
 	case "hang":
 		time.Sleep(time.Hour)
+	case "overflow":
+		// What the Go runtime prints when code on a fiber overflows its
+		// stack (the bounds are deliberately not a power of two).
+		fmt.Fprintln(os.Stderr, "runtime: newstack sp=0xc000100000 stack=[0xc000100000, 0xc00010fff0]")
+		fmt.Fprintln(os.Stderr, "fatal error: stack size not a power of 2")
+		os.Exit(2)
 	}
 }
 
@@ -123,6 +131,14 @@ func TestCrashingCellFailsAndRunContinues(t *testing.T) {
 	}
 	if !strings.Contains(log, "goroutine ") || !strings.Contains(log, "deliberate crash") {
 		t.Errorf("run log lacks the stderr tail:\n%s", log)
+	}
+}
+
+func TestFiberOverflowNamesTheOption(t *testing.T) {
+	rows := []scenarios.Row{scenarios.StackfulAsm}
+	_, f, _ := runTestCells(t, context.Background(), rows, 1, map[scenarios.Row]string{scenarios.StackfulAsm: "overflow"}, time.Minute)
+	if len(f.Notes) != 1 || !strings.Contains(f.Notes[0].Reason, fiber.StackSizeOption) {
+		t.Fatalf("the failed cell's note does not name %q: %+v", fiber.StackSizeOption, f.Notes)
 	}
 }
 

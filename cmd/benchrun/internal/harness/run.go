@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
 )
@@ -181,6 +182,12 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 		out.err = fmt.Errorf("timed out after %v (raise --timeout, or lower the sweep with --param)", opts.Timeout)
 	case err != nil:
 		out.err = fmt.Errorf("child %v: %s", err, lastLine(stderr.String()))
+		// The runtime's own words for a fiber misuse (an overflow is
+		// "stack size not a power of 2") cannot name our options; this
+		// says what happened and which option to change.
+		if why := fiber.ExplainCrash(stderr.String()); why != "" {
+			out.err = fmt.Errorf("%w; %s", out.err, why)
+		}
 	default:
 		if jerr := json.Unmarshal(stdout.Bytes(), &out.report); jerr != nil {
 			out.err = fmt.Errorf("child wrote no valid report (%v): %q", jerr, tail(stdout.String(), 200))
