@@ -8,9 +8,26 @@ import (
 	"time"
 )
 
-// GCPolicy is the collector policy every row measures under, written to the
-// results file's gc-policy config line.
-const GCPolicy = "forced-gc-then-off"
+// GC policies, as written to the results file's gc-policy config line.
+const (
+	// GCPolicy is the default, under which every row measures: a forced
+	// collection before each timed run, then the collector held off for it
+	// (as golang/benchmarks' sweet does). The asm row cannot run any other
+	// way (DESIGN.md §3), so this is what makes the rows comparable.
+	GCPolicy = "forced-gc-then-off"
+	// GCPolicyOn leaves the collector on during the timed run, for the
+	// GC-safe rows: it shows what collection costs them. The asm row
+	// reports not supported under it.
+	GCPolicyOn = "forced-gc-then-on"
+)
+
+// Options tune Measure.
+type Options struct {
+	// Benchtime is the least duration of the timed run.
+	Benchtime time.Duration
+	// GCOn selects GCPolicyOn instead of GCPolicy.
+	GCOn bool
+}
 
 // Env is a body's view of one run: the iteration count, the parameters, and
 // the timer that delimits the timed region. Bodies call ResetTimer after
@@ -72,11 +89,20 @@ type Sample struct {
 // run's figures. A checksum mismatch is an error; so is a row that does not
 // support the scenario (a *NotSupportedError).
 func Measure(s *Scenario, row Row, params map[string]string, benchtime time.Duration) (*Sample, error) {
+	return MeasureWith(s, row, params, Options{Benchtime: benchtime})
+}
+
+// MeasureWith is Measure with all options.
+func MeasureWith(s *Scenario, row Row, params map[string]string, opts Options) (*Sample, error) {
 	if err := checkParams(s, params); err != nil {
 		return nil, err
 	}
+	if opts.GCOn && row == StackfulAsm {
+		return nil, NotSupported("the asm row cannot run with the collector on: a collection while a fiber is suspended frees what only that fiber's stack holds (DESIGN.md §3)")
+	}
+	benchtime := opts.Benchtime
 	if s.FixedIters > 0 {
-		env, out, err := runOnce(s, row, params, s.FixedIters)
+		env, out, err := runOnce(s, row, params, s.FixedIters, opts.GCOn)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +111,7 @@ func Measure(s *Scenario, row Row, params map[string]string, benchtime time.Dura
 	const maxIters = 1 << 30
 	n := 1
 	for {
-		env, out, err := runOnce(s, row, params, n)
+		env, out, err := runOnce(s, row, params, n, opts.GCOn)
 		if err != nil {
 			return nil, err
 		}
@@ -126,11 +152,13 @@ func checkParams(s *Scenario, params map[string]string) error {
 }
 
 // runOnce runs the row's body once with n iterations under the GC policy.
-func runOnce(s *Scenario, row Row, params map[string]string, n int) (*Env, Outcome, error) {
+func runOnce(s *Scenario, row Row, params map[string]string, n int, gcOn bool) (*Env, Outcome, error) {
 	env := &Env{N: n, Params: params}
 	runtime.GC()
-	old := debug.SetGCPercent(-1)
-	defer debug.SetGCPercent(old)
+	if !gcOn {
+		old := debug.SetGCPercent(-1)
+		defer debug.SetGCPercent(old)
+	}
 
 	var out Outcome
 	var err error

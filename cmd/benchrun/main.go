@@ -85,6 +85,7 @@ type config struct {
 	quick     bool
 	out       string
 	noReport  bool
+	gcOn      bool
 	reports   string
 	list      bool
 	args      []string
@@ -124,6 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	quick := fs.Bool("quick", false, "small sweeps, short bench time and 6 repetitions: a smoke run of every cell")
 	out := fs.String("out", "results", "directory for the results file and run log")
 	noReport := fs.Bool("no-report", false, "do not write a report at the end of the run")
+	gcOn := fs.Bool("gc-on", false, "leave the garbage collector on during timed runs, to show what it costs the GC-safe rows (stackful-asm reports not supported); default: forced GC, then off, for every row")
 	reports := fs.String("reports", "reports", "directory under which the run's report goes, as <runstamp>/index.html")
 	list := fs.Bool("list", false, "list the scenarios, their parameters and units, and the rows, then exit")
 	if err := fs.Parse(args); err != nil {
@@ -135,7 +137,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg := &config{overrides: params, count: *count, timeout: *timeout, benchtime: *benchtime,
-		quick: *quick, out: *out, noReport: *noReport, reports: *reports, list: *list, args: args}
+		quick: *quick, out: *out, noReport: *noReport, gcOn: *gcOn, reports: *reports, list: *list, args: args}
 	if *quick && !set["count"] {
 		cfg.count = 6
 	}
@@ -296,10 +298,11 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 		Cells:     cells,
 		Benchtime: cfg.benchtime,
 		Timeout:   cfg.timeout,
+		GCOn:      cfg.gcOn,
 		OutDir:    cfg.out,
 		Runstamp:  runstamp,
 		Header:    "corobench results\nbenchrun " + strings.Join(cfg.args, " "),
-		Machine:   harness.MachineConfig(runstamp, cfg.benchtime),
+		Machine:   harness.MachineConfig(runstamp, cfg.benchtime, cfg.gcOn),
 		Progress:  harness.NewProgress(stderr, terminal),
 	})
 	if err != nil {

@@ -21,13 +21,17 @@ type childReport struct {
 }
 
 // childArgs are the arguments that make benchrun run cell c as a child.
-func childArgs(c Cell, benchtime time.Duration) []string {
-	return []string{ChildSubcommand,
+func childArgs(c Cell, opts Options) []string {
+	args := []string{ChildSubcommand,
 		"-scenario", c.Scenario.Name,
 		"-impl", string(c.Row),
 		"-params", scenarios.FormatParams(c.Params),
-		"-benchtime", benchtime.String(),
+		"-benchtime", opts.Benchtime.String(),
 	}
+	if opts.GCOn {
+		args = append(args, "-gc-on")
+	}
+	return args
 }
 
 // ChildMain is the body of `benchrun cell`: it measures one cell in this
@@ -41,6 +45,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	impl := fs.String("impl", "", "row")
 	params := fs.String("params", "", "key=value,... parameter values")
 	benchtime := fs.Duration("benchtime", 100*time.Millisecond, "minimum duration of the timed run")
+	gcOn := fs.Bool("gc-on", false, "leave the collector on during the timed run (GC-safe rows only)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -59,7 +64,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchrun %s: %v\n", ChildSubcommand, err)
 		return 2
 	}
-	sm, err := scenarios.Measure(s, row, p, *benchtime)
+	sm, err := scenarios.MeasureWith(s, row, p, scenarios.Options{Benchtime: *benchtime, GCOn: *gcOn})
 	var rep childReport
 	if reason, ok := scenarios.IsNotSupported(err); ok {
 		rep.Unsupported = reason

@@ -69,7 +69,7 @@ func runTestCells(t *testing.T, ctx context.Context, rows []scenarios.Row, count
 		OutDir:    dir,
 		Runstamp:  NewRunstamp(time.Now()),
 		Header:    "test run",
-		Machine:   MachineConfig("test", time.Millisecond),
+		Machine:   MachineConfig("test", time.Millisecond, false),
 		Command:   fakeCommand(modes),
 	})
 	if err != nil {

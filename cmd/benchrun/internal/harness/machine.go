@@ -28,7 +28,11 @@ func NewRunstamp(t time.Time) string {
 
 // MachineConfig returns the run-wide config lines: what a reader needs to
 // know about the machine and the code before trusting a figure.
-func MachineConfig(runstamp string, benchtime time.Duration) []benchfmt.Config {
+func MachineConfig(runstamp string, benchtime time.Duration, gcOn bool) []benchfmt.Config {
+	gcPolicy := scenarios.GCPolicy
+	if gcOn {
+		gcPolicy = scenarios.GCPolicyOn
+	}
 	gomaxprocs := map[string]string{}
 	timerFloor := map[string]string{}
 	for _, r := range scenarios.Rows {
@@ -46,7 +50,7 @@ func MachineConfig(runstamp string, benchtime time.Duration) []benchfmt.Config {
 		{results.KeyRunstamp, runstamp},
 		{results.KeyVersion, Version},
 		{results.KeyBenchtime, benchtime.String()},
-		{results.KeyGCPolicy, scenarios.GCPolicy},
+		{results.KeyGCPolicy, gcPolicy},
 		{results.KeyGOMAXPROCS, results.FormatPerRow(scenarios.RowNames(), gomaxprocs)},
 		{results.KeyTimerFloor, results.FormatPerRow(scenarios.RowNames(), timerFloor)},
 	}

@@ -25,8 +25,10 @@ type Options struct {
 	Cells     []Cell
 	Benchtime time.Duration
 	Timeout   time.Duration // per cell
-	OutDir    string
-	Runstamp  string
+	// GCOn runs the timed regions with the collector on (GC-safe rows).
+	GCOn     bool
+	OutDir   string
+	Runstamp string
 	// Header is written as comment lines at the top of the results file
 	// (the command line, for whoever reruns it).
 	Header string
@@ -167,7 +169,7 @@ type cellOutcome struct {
 func runCell(ctx context.Context, command func(context.Context, []string) *exec.Cmd, c Cell, opts Options) cellOutcome {
 	cctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	cmd := command(cctx, childArgs(c, opts.Benchtime))
+	cmd := command(cctx, childArgs(c, opts))
 	cmd.Env = childEnv(cmd.Env, c.Row)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
