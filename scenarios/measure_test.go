@@ -24,11 +24,11 @@ func TestNextItersGrowsTowardBenchtime(t *testing.T) {
 		elapsed time.Duration
 		want    int
 	}{
-		{1, time.Microsecond, 100},          // capped at 100× growth
-		{100, time.Millisecond, 2400},       // 10µs each: 20ms/10µs = 2000, +20%
-		{1000, time.Second, 1001},           // already slow: grow by one
-		{1 << 29, time.Nanosecond, 1 << 30}, // capped at the maximum
-		{10, 0, 1000},                       // no time measured: treat as 1ns each, capped at 100×
+		{1, time.Microsecond, 100},            // capped at 100× growth
+		{100, time.Millisecond, 2400},         // 10µs each: 20ms/10µs = 2000, +20%
+		{1000, time.Second, 1001},             // already slow: grow by one
+		{1 << 29, time.Nanosecond, 1<<29 + 1}, // under 1ns each rounds to 1ns: already past benchtime, grow by one
+		{10, 0, 1000},                         // no time measured: treat as 1ns each, capped at 100×
 	}
 	for _, c := range cases {
 		if got := nextIters(c.n, c.elapsed, 20*time.Millisecond); got != c.want {
