@@ -4,9 +4,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/corobench/corobench/scenarios/loadgen"
 )
@@ -76,5 +79,50 @@ func TestEchoReportsAGeneratorFailure(t *testing.T) {
 				t.Errorf("took %v", d)
 			}
 		})
+	}
+}
+
+func TestReexecLoadgenRunsThisExecutable(t *testing.T) {
+	cmd := ReexecLoadgen("loadgen")(context.Background(), []string{"-conns", "2"})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.Path != exe || strings.Join(cmd.Args[1:], " ") != "loadgen -conns 2" {
+		t.Fatalf("command %q %q, want %q loadgen -conns 2", cmd.Path, cmd.Args, exe)
+	}
+}
+
+// TestEchoGivesThePinBack checks that a cell leaves the process's CPU
+// affinity as it found it: the body pins every thread of the server's
+// process to one core, and a test process goes on to run other cells.
+func TestEchoGivesThePinBack(t *testing.T) {
+	var before unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &before); err != nil {
+		t.Fatal(err)
+	}
+	if before.Count() < 2 {
+		t.Skip("fewer than two cores allowed: the echo cell pins nothing")
+	}
+	withRowGOMAXPROCS(t, GoroutineMulti)
+	if _, err := Measure(Echo, GoroutineMulti, map[string]string{"c": "1"}, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &set); err != nil {
+			continue // the thread exited
+		}
+		if set != before {
+			t.Errorf("thread %d: affinity %v after the echo cell, was %v", tid, set, before)
+		}
 	}
 }
