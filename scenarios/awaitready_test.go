@@ -14,7 +14,7 @@ func TestAwaitReadyPaths(t *testing.T) {
 		env := &Env{N: n, Params: map[string]string{"state": state}}
 		var out Outcome
 		s := runOnStackful(t, stackful.Asm, func() (err error) {
-			out, err = awaitReadyBlocking(fibers{}, env)
+			out, err = awaitReadyBlocking(fibers{backend: stackful.Asm}, env)
 			return err
 		})
 		if out.Checksum != awaitReadyWant(env) {

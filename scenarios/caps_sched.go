@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/corobench/corobench/impl/stackful"
 )
@@ -150,24 +149,9 @@ func (fiberShutdown) Shutdown() {
 	}
 }
 
-// HandoffPath tells the two stackful rows apart, which the adapter cannot
-// know from its construction (runBlocking builds the same fibers{} for
-// both): a Coro coroutine is an iter.Pull coroutine, i.e. a goroutine of its
-// own, while every asm fiber runs on the one goroutine that called Run. So a
-// coroutine spawned (and started) here raises runtime.NumGoroutine on Coro
-// only. Reading the backend from the running scheduler would be cleaner;
-// impl/stackful exports no accessor for it.
-func (fibers) HandoffPath() (string, map[string]string) {
-	before := runtime.NumGoroutine()
-	during := before
-	ev := stackful.NewEvent()
-	stackful.Go(func() {
-		during = runtime.NumGoroutine()
-		ev.Resolve(nil)
-	})
-	_, err := stackful.Await(ev)
-	must(err)
-	if during > before {
+// HandoffPath says which path the adapter's backend takes.
+func (f fibers) HandoffPath() (string, map[string]string) {
+	if f.backend == stackful.Coro {
 		return "scheduler", map[string]string{
 			"direct": "stackful-coro coroutines are iter.Pull coroutines: asymmetric, each can only yield back to the context that resumed it, so every handoff goes through the scheduler",
 		}

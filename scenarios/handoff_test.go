@@ -6,28 +6,6 @@ import (
 	"github.com/corobench/corobench/impl/stackful"
 )
 
-// TestHandoffPathProbe: the probe tells the stackful backends apart, so
-// each handoff cell runs only on the row whose path it names.
-func TestHandoffPathProbe(t *testing.T) {
-	for _, c := range []struct {
-		backend stackful.Backend
-		want    string
-	}{{stackful.Asm, "direct"}, {stackful.Coro, "scheduler"}} {
-		var path string
-		var unsupported map[string]string
-		runOnStackful(t, c.backend, func() error {
-			path, unsupported = fibers{}.HandoffPath()
-			return nil
-		})
-		if path != c.want {
-			t.Errorf("%v backend: HandoffPath = %q, want %q", c.backend, path, c.want)
-		}
-		if len(unsupported) != 1 || unsupported[path] != "" {
-			t.Errorf("%v backend: unsupported paths %v; want one reason, for the other path", c.backend, unsupported)
-		}
-	}
-}
-
 // TestHandoffDirectIsDirect: on the asm backend the handoff body's switches
 // really bypass the scheduler context (Stats counts them).
 func TestHandoffDirectIsDirect(t *testing.T) {
@@ -35,7 +13,7 @@ func TestHandoffDirectIsDirect(t *testing.T) {
 	env := &Env{N: rounds, Params: map[string]string{"via": "direct"}}
 	var out Outcome
 	s := runOnStackful(t, stackful.Asm, func() (err error) {
-		out, err = handoffBlocking(fibers{}, env)
+		out, err = handoffBlocking(fibers{backend: stackful.Asm}, env)
 		return err
 	})
 	if out.Checksum != pingPongWant(env) {

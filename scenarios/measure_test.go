@@ -36,3 +36,14 @@ func TestNextItersGrowsTowardBenchtime(t *testing.T) {
 		}
 	}
 }
+
+func TestScenariosInDisplayOrder(t *testing.T) {
+	if len(All) != len(order) {
+		t.Errorf("%d scenarios registered, %d in the display order: add the new one to order", len(All), len(order))
+	}
+	for i, s := range All {
+		if i < len(order) && s.Name != order[i] {
+			t.Errorf("scenario %d is %s, want %s", i, s.Name, order[i])
+		}
+	}
+}

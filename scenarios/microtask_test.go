@@ -14,7 +14,7 @@ func TestMicrotasksRunWithoutSwitching(t *testing.T) {
 	env := &Env{N: n, Params: map[string]string{"kind": "microtask"}}
 	var out Outcome
 	s := runOnStackful(t, stackful.Asm, func() (err error) {
-		out, err = microtaskBlocking(fibers{}, env)
+		out, err = microtaskBlocking(fibers{backend: stackful.Asm}, env)
 		return err
 	})
 	if out.Checksum != microtaskWant(env) {

@@ -31,7 +31,7 @@ func TestPriorityChecksumCatchesAQueuedWake(t *testing.T) {
 		name  string
 		rt    Blocking
 		match bool
-	}{{"high", fibers{}, true}, {"normal", normalOnly{}, false}} {
+	}{{"high", fibers{backend: stackful.Asm}, true}, {"normal", normalOnly{}, false}} {
 		var out Outcome
 		runOnStackful(t, stackful.Coro, func() (err error) {
 			out, err = priorityBlocking(c.rt, env)

@@ -129,7 +129,7 @@ func runBlocking(row Row, main func(rt Blocking)) error {
 		if err != nil {
 			return err
 		}
-		runErr := s.Run(func() { main(fibers{}) })
+		runErr := s.Run(func() { main(fibers{backend: backend}) })
 		return errors.Join(runErr, s.Close())
 	default:
 		return NotSupported("row %s has no blocking runtime", row)
@@ -142,10 +142,11 @@ type goroutines struct{ baseline.Runtime }
 func (g *goroutines) NewSignal() Signal { return baseline.NewSignal() }
 
 // fibers adapts impl/stackful's blocking API to Blocking. The scheduler is
-// implicit (the one whose Run is in progress), so the adapter has no state.
-// A cancellation error can only come from a shutdown, which no scenario
-// body starts, so getting one is a broken run and panics.
-type fibers struct{}
+// implicit (the one whose Run is in progress); the adapter only knows which
+// backend it runs on. A cancellation error can only come from a shutdown,
+// which no scenario body starts unless it says so, so getting one is a
+// broken run and panics.
+type fibers struct{ backend stackful.Backend }
 
 func (fibers) Go(fn func())          { stackful.Go(fn) }
 func (fibers) Yield()                { must(stackful.Yield()) }

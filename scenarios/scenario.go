@@ -26,6 +26,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,8 +124,25 @@ func IsNotSupported(err error) (string, bool) {
 	return "", false
 }
 
-// All is the scenario set, in the order runs and reports list them.
+// All is the scenario set, in the order runs and reports list them (order).
 var All []*Scenario
+
+// order is the display order: the harness's floor first, then switch cost,
+// spawn and memory, the waker's paths, timers and IO, shutdown, priority.
+// Scenarios register from their own files (in file-name order); init puts
+// them in this order, and a scenario missing from it goes last.
+var order = []string{"calibrate", "pingpong", "yield", "handoff", "spawn", "burst", "memory",
+	"await-ready", "microtask", "timer", "fdwake", "echo", "shutdown", "priority"}
+
+func init() {
+	rank := func(s *Scenario) int {
+		if i := slices.Index(order, s.Name); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(All, func(a, b *Scenario) int { return rank(a) - rank(b) })
+}
 
 func register(s *Scenario) *Scenario {
 	All = append(All, s)
