@@ -17,7 +17,9 @@
 // zero-timeout epoll_wait, pinned (when asked) to a core of its own: a timer
 // wait would add the timer's own lateness (Go rounds sub-millisecond waits up
 // to 1 ms) to every send. It is bounded in requests and in time, and writes
-// one JSON Report to stdout.
+// one JSON Report to stdout. Against any echo server on this machine:
+//
+//	benchrun loadgen -addr 127.0.0.1:7000 -conns 64 -requests 20000 -rate 20000 -cpu 1
 package loadgen
 
 import (
