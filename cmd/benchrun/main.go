@@ -29,6 +29,7 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/harness"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/loadgen"
 )
 
 func main() {
@@ -45,8 +46,13 @@ const (
 
 // run is main without the process: tests call it directly.
 func run(args []string, stdout, stderr io.Writer) int {
+	// The echo scenario's load generator runs in a process of its own: this
+	// binary again, with the hidden loadgen subcommand.
+	scenarios.LoadgenCommand = scenarios.ReexecLoadgen("loadgen")
 	if len(args) > 0 {
 		switch args[0] {
+		case "loadgen":
+			return loadgen.Main(args[1:], stdout, stderr)
 		case harness.ChildSubcommand:
 			return harness.ChildMain(args[1:], stdout, stderr)
 		case "report":
