@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +32,10 @@ func TestMain(m *testing.M) {
 	case "crash":
 		panic("deliberate crash of a cell child")
 	case "hang":
+		time.Sleep(time.Hour)
+	case "sigkill":
+		// As the OOM killer or an impatient user would end it.
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		time.Sleep(time.Hour)
 	case "overflow":
 		// What the Go runtime prints when code on a fiber overflows its
@@ -131,6 +136,17 @@ func TestCrashingCellFailsAndRunContinues(t *testing.T) {
 	}
 	if !strings.Contains(log, "goroutine ") || !strings.Contains(log, "deliberate crash") {
 		t.Errorf("run log lacks the stderr tail:\n%s", log)
+	}
+}
+
+func TestCellKilledBySignalFails(t *testing.T) {
+	rows := []scenarios.Row{scenarios.GoroutineSingle, scenarios.GoroutineMulti}
+	sum, f, _ := runTestCells(t, context.Background(), rows, 1, map[scenarios.Row]string{scenarios.GoroutineSingle: "sigkill"}, time.Minute)
+	if sum.Failed != 1 || sum.Done != 1 {
+		t.Fatalf("summary %+v, want 1 failed, 1 done", sum)
+	}
+	if !strings.Contains(f.Notes[0].Reason, "signal: killed") {
+		t.Errorf("note %q does not say the child was killed by a signal", f.Notes[0].Reason)
 	}
 }
 
