@@ -58,7 +58,7 @@ func Yield() error {
 	}
 	co.waker.reset()
 	co.waker.status = WakerQueued
-	s.queue.PushBack(co)
+	s.queue.Yield(co)
 	// s.suspend(co), inline (see Scheduler.suspend).
 	if next := s.pickNext(); next != co {
 		switch {
@@ -174,11 +174,14 @@ func QueueMicrotask(fn func() error) {
 	m.Release()
 }
 
-// EnqueueMicrotask queues m, which holds a reference while queued.
+// EnqueueMicrotask queues m, which holds a reference while queued. It
+// panics if m has no reference left (it was released: Retain it while it may
+// be enqueued).
 func EnqueueMicrotask(m *Microtask) {
 	s := scheduler("EnqueueMicrotask")
-	m.Retain()
-	s.micro.PushBack(m)
+	if err := s.micro.Push(m); err != nil {
+		panic("stackful: EnqueueMicrotask: " + err.Error())
+	}
 }
 
 // AddSwitchHandler binds h to the current coroutine.

@@ -3,6 +3,7 @@ package stackful
 import (
 	"strconv"
 
+	"github.com/corobench/corobench/internal/switchhook"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -16,29 +17,20 @@ const (
 	High
 )
 
-// SwitchKind is the moment a switch handler is called at.
-type SwitchKind uint8
+// SwitchKind is the moment a switch handler is called at (the definition
+// impl/stackless shares, as its SwitchEvent).
+type SwitchKind = switchhook.Kind
 
 const (
-	Enter  SwitchKind = iota // the coroutine got control (also at its start)
-	Leave                    // the coroutine gave control away (it suspended)
-	Finish                   // the coroutine finished
+	Enter  = switchhook.Enter  // the coroutine got control (also at its start)
+	Leave  = switchhook.Leave  // the coroutine gave control away (it suspended)
+	Finish = switchhook.Finish // the coroutine finished
 )
 
-func (k SwitchKind) String() string {
-	switch k {
-	case Enter:
-		return "enter"
-	case Leave:
-		return "leave"
-	case Finish:
-		return "finish"
-	}
-	return "SwitchKind(?)"
-}
-
 // SwitchHandler is a hook bound to one coroutine, called in that
-// coroutine's context on Enter, Leave and Finish. Returning false removes it.
+// coroutine's context on Enter, Leave and Finish, in installation order.
+// Returning false removes it. A handler installed by a handler is first
+// called at the next switch.
 type SwitchHandler func(co *Coroutine, kind SwitchKind) bool
 
 type coState uint8
@@ -146,16 +138,7 @@ func (co *Coroutine) fire(kind SwitchKind) {
 	if len(co.handlers) == 0 {
 		return
 	}
-	kept := 0
-	for i := 0; i < len(co.handlers); i++ {
-		h := co.handlers[i]
-		if h(co, kind) {
-			co.handlers[kept] = h
-			kept++
-		}
-	}
-	clear(co.handlers[kept:])
-	co.handlers = co.handlers[:kept]
+	switchhook.Fire(&co.handlers, co, kind)
 }
 
 // onTimer is the timeout timer's callback.

@@ -3,7 +3,8 @@ package stackful
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/corobench/corobench/internal/deadlock"
 )
 
 var (
@@ -30,13 +31,14 @@ var (
 // DeadlockError is Run's error when nothing is runnable, the reactor has no
 // active event, and coroutines are still waiting.
 type DeadlockError struct {
-	Waiting []string // the waiting coroutines, as Coroutine.String
+	// Waiting names the waiting coroutines in spawn order: each by its
+	// Coroutine.Name, or as Coroutine.String ("#id") if it has none.
+	Waiting []string
 }
 
-func (e *DeadlockError) Error() string {
-	return fmt.Sprintf("stackful: deadlock: %d coroutine(s) waiting with nothing runnable and no active reactor event: %s",
-		len(e.Waiting), strings.Join(e.Waiting, ", "))
-}
+// Error names the first deadlock.MaxNamed (20) waiting coroutines and
+// counts the rest; Waiting has them all.
+func (e *DeadlockError) Error() string { return deadlock.Message("stackful", "coroutine", e.Waiting) }
 
 // Unwrap makes errors.Is(err, ErrDeadlock) true.
 func (e *DeadlockError) Unwrap() error { return ErrDeadlock }

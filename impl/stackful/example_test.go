@@ -55,5 +55,5 @@ func ExampleDeadlockError() {
 	})
 	fmt.Println(err)
 	// Output:
-	// stackful: deadlock: 2 coroutine(s) waiting with nothing runnable and no active reactor event: main#1, reader#2
+	// stackful: deadlock: 2 coroutine(s) waiting with nothing runnable and no active reactor event: main, reader
 }

@@ -8,7 +8,8 @@ import (
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/impl/stackful/stackpool"
-	"github.com/corobench/corobench/internal/ring"
+	"github.com/corobench/corobench/internal/microtask"
+	"github.com/corobench/corobench/internal/runqueue"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -55,6 +56,9 @@ type Options struct {
 	// OnMicrotaskError, if set, receives microtask errors and the run goes
 	// on; otherwise a microtask error fails Run and starts a shutdown.
 	OnMicrotaskError func(error)
+	// MainName is the name of the main coroutine Run starts (default
+	// "main"), as Coroutine.Name and in deadlock and panic reports.
+	MainName string
 }
 
 // Stats are a scheduler's counters, cumulative over its Runs.
@@ -82,8 +86,8 @@ type Scheduler struct {
 	direct  bool        // backend.symmetric(), cached
 	loop    *reactor.Loop
 
-	queue ring.Queue[*Coroutine] // the run queue
-	micro ring.Queue[*Microtask] // the microtask queue
+	queue runqueue.Queue[*Coroutine] // the run queue
+	micro microtask.Queue            // the microtask queue
 
 	current  *Coroutine   // the running coroutine; nil in the scheduler context
 	schedCtx *execContext // the scheduler's own context (the goroutine that called Run)
@@ -115,6 +119,9 @@ var running *Scheduler
 func New(opts Options) (*Scheduler, error) {
 	if opts.TickInterval == 0 {
 		opts.TickInterval = DefaultTickInterval
+	}
+	if opts.MainName == "" {
+		opts.MainName = "main"
 	}
 	if opts.TickInterval < 0 || opts.TickInterval > time.Millisecond {
 		return nil, fmt.Errorf("stackful: Options.TickInterval %v out of range: use 0 for the default %v, or a value in (0, 1ms]",
@@ -221,7 +228,7 @@ func (s *Scheduler) Run(main func()) (err error) {
 			s.backend.end()
 		}
 	}()
-	co := s.spawn(main, "main", Normal)
+	co := s.spawn(main, s.opts.MainName, Normal)
 	co.handlers = append(co.handlers, s.mainStart...)
 
 	s.loop.UpdateTime()
@@ -308,7 +315,7 @@ func (s *Scheduler) pickNext() *Coroutine {
 		}
 	}
 	for {
-		co, ok := s.queue.PopFront()
+		co, ok := s.queue.Next()
 		if !ok {
 			return nil
 		}
@@ -542,52 +549,25 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 }
 
 // enqueue puts co in the run queue by its priority.
-func (s *Scheduler) enqueue(co *Coroutine) {
-	if co.priority == High {
-		s.queue.PushFront(co)
-	} else {
-		s.queue.PushBack(co)
-	}
-}
+func (s *Scheduler) enqueue(co *Coroutine) { s.queue.Enqueue(co, co.priority == High) }
 
-// runMicrotasks runs the microtask batch (see Microtask).
+// runMicrotasks runs the microtask batch (see Microtask). A microtask's
+// panic is recovered into an error: it runs in the suspending coroutine's
+// context, and would otherwise be reported as that coroutine's panic.
 func (s *Scheduler) runMicrotasks() {
 	if s.finalCleanup {
-		s.dropMicrotasks()
+		s.micro.Drop()
 		return
 	}
 	s.inMicrotask = true
-	defer func() { s.inMicrotask = false }()
-	for {
-		m, ok := s.micro.PopFront()
-		if !ok {
-			return
+	err := s.micro.RunBatch(&s.stats.MicrotasksRun, true)
+	s.inMicrotask = false
+	if err != nil { // the rest run at the next suspend point
+		if h := s.opts.OnMicrotaskError; h != nil {
+			h(err)
+		} else {
+			s.fail(&MicrotaskError{Err: err}, errShutdownCancel)
 		}
-		if m.cancelled {
-			m.Release()
-			continue
-		}
-		s.stats.MicrotasksRun++
-		err := m.call()
-		m.Release()
-		if err != nil {
-			if h := s.opts.OnMicrotaskError; h != nil {
-				h(err)
-			} else {
-				s.fail(&MicrotaskError{Err: err}, errShutdownCancel)
-			}
-			return // the rest run at the next suspend point
-		}
-	}
-}
-
-func (s *Scheduler) dropMicrotasks() {
-	for {
-		m, ok := s.micro.PopFront()
-		if !ok {
-			return
-		}
-		m.Release()
 	}
 }
 
@@ -624,7 +604,7 @@ func (s *Scheduler) beginFinalCleanup() {
 		return
 	}
 	s.shuttingDown, s.finalCleanup = true, true
-	s.dropMicrotasks()
+	s.micro.Drop()
 	s.killAll()
 }
 
@@ -664,10 +644,17 @@ func (s *Scheduler) unlinkLive(co *Coroutine) {
 	s.live--
 }
 
+// liveNames lists the live coroutines in spawn order, as DeadlockError
+// names them: by name, or by "#id" if unnamed (the same names impl/stackless
+// reports, so both runtimes word a deadlock alike).
 func (s *Scheduler) liveNames() []string {
 	names := make([]string, 0, s.live)
 	for co := s.liveHead; co != nil; co = co.liveNext {
-		names = append(names, co.String())
+		if co.name != "" {
+			names = append(names, co.name)
+		} else {
+			names = append(names, co.String())
+		}
 	}
 	return names
 }

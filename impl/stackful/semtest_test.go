@@ -34,25 +34,27 @@ func (d driver) Kind(err error) semtest.ErrKind {
 	return semtest.Other
 }
 
-var toSemStatus = [...]semtest.WakerStatus{
-	WakerNoStatus: semtest.NoStatus,
-	WakerWaiting:  semtest.Waiting,
-	WakerQueued:   semtest.Queued,
-	WakerIgnored:  semtest.Ignored,
-	WakerResult:   semtest.Result,
+func (driver) DeadlockNames(err error) []string {
+	var de *DeadlockError
+	if !errors.As(err, &de) {
+		return nil
+	}
+	return de.Waiting
 }
 
 func countingHandler(rec *semtest.Recorder, task int, name string, keep int) SwitchHandler {
 	calls := 0
 	return func(_ *Coroutine, kind SwitchKind) bool {
-		rec.Switch(task, name, semtest.SwitchKind(kind))
+		rec.Switch(task, name, kind)
 		calls++
 		return calls <= keep
 	}
 }
 
 func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, error) {
-	opts := Options{Backend: d.backend}
+	// Every coroutine, main included, carries its script task's name: the
+	// deadlock error must name the waiting tasks by it (semtest.Task).
+	opts := Options{Backend: d.backend, MainName: p.Tasks[0].Name}
 	if p.MicrotaskErrors == semtest.HandleErrors {
 		opts.OnMicrotaskError = rec.HandlerError
 	}
@@ -144,7 +146,7 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 			case semtest.OpWakerState:
 				st := semtest.NoStatus
 				if co := cos[op.Task]; co != nil {
-					st = toSemStatus[co.WakerStatus()]
+					st = co.WakerStatus()
 				}
 				rec.Waker(ti, op.Task, st)
 			}

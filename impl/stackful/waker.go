@@ -1,34 +1,31 @@
 package stackful
 
-import "time"
+import (
+	"time"
 
-// WakerStatus is the state of a coroutine's waker (seed 003).
-type WakerStatus uint8
+	"github.com/corobench/corobench/internal/wakerstate"
+)
+
+// WakerStatus is the state of a coroutine's waker (seed 003). It is the one
+// definition impl/stackless and internal/semtest use too; String gives the
+// seed's names ("NO_STATUS", "WAITING", ...).
+type WakerStatus = wakerstate.Status
 
 const (
 	// WakerNoStatus: the waker is inactive; the coroutine runs (or finished).
-	WakerNoStatus WakerStatus = iota
+	WakerNoStatus = wakerstate.NoStatus
 	// WakerWaiting: the coroutine is suspended waiting for its events.
-	WakerWaiting
+	WakerWaiting = wakerstate.Waiting
 	// WakerQueued: the coroutine is in the run queue (woken, yielded, or
 	// spawned and not started); its outcome is fixed.
-	WakerQueued
+	WakerQueued = wakerstate.Queued
 	// WakerIgnored: the coroutine is queued but was cancelled before it
 	// started: the scheduler drops it without running it.
-	WakerIgnored
+	WakerIgnored = wakerstate.Ignored
 	// WakerResult: the coroutine resumed from a wait; the outcome is
 	// available until its next blocking call.
-	WakerResult
+	WakerResult = wakerstate.Result
 )
-
-var wakerStatusNames = [...]string{"NO_STATUS", "WAITING", "QUEUED", "IGNORED", "RESULT"}
-
-func (s WakerStatus) String() string {
-	if int(s) < len(wakerStatusNames) {
-		return wakerStatusNames[s]
-	}
-	return "WakerStatus(?)"
-}
 
 // maxWakerEvents is how many events one wait can subscribe to: the awaited
 // event and a cancellation event. The subscriptions are embedded, so a wait

@@ -105,7 +105,7 @@ func ExampleDeadlockError() {
 	fmt.Println(s.Run())
 	// Output:
 	// forever: cleanup after stackless: task cancelled
-	// stackless: deadlock: 1 task(s) wait and nothing can wake them (no runnable task, no active reactor event): forever
+	// stackless: deadlock: 1 task(s) waiting with nothing runnable and no active reactor event: forever
 }
 
 type forever struct {

@@ -1,42 +1,32 @@
 package stackless
 
-import "fmt"
+import "github.com/corobench/corobench/internal/switchhook"
 
-// SwitchEvent says why a switch handler is called.
-type SwitchEvent uint8
+// SwitchEvent says why a switch handler is called (the definition
+// impl/stackful shares, as its SwitchKind).
+type SwitchEvent = switchhook.Kind
 
 const (
 	// Enter: the task is about to be resumed (it gets control).
-	Enter SwitchEvent = iota
+	Enter = switchhook.Enter
 	// Leave: the task gave control up and waits or has yielded. A fast-path
 	// wait (the awaited event had already fired) is not a leave: the task is
 	// resumed at once.
-	Leave
+	Leave = switchhook.Leave
 	// Finish: the task finished (Done, Fail, or finalised at shutdown). It is
 	// the last call a handler gets.
-	Finish
+	Finish = switchhook.Finish
 )
-
-func (e SwitchEvent) String() string {
-	switch e {
-	case Enter:
-		return "enter"
-	case Leave:
-		return "leave"
-	case Finish:
-		return "finish"
-	}
-	return fmt.Sprintf("SwitchEvent(%d)", uint8(e))
-}
 
 // SwitchHandler is a hook bound to one task (seed: switch handler). Its
 // return value is its lifetime: true keeps it, false removes it.
 type SwitchHandler func(t Task, ev SwitchEvent) bool
 
 // AddSwitchHandler installs h on t (before or after Spawn). Handlers run in
-// installation order; a task's handlers are dropped when it finishes. The
-// first handler of a task allocates its handler list: tasks that use none
-// pay only the nil pointer in their header.
+// installation order; one installed by a handler is first called at the next
+// switch; a task's handlers are dropped when it finishes. The first handler
+// of a task allocates its handler list: tasks that use none pay only the nil
+// pointer in their header.
 func (s *Scheduler) AddSwitchHandler(t Task, h SwitchHandler) {
 	co := t.coro()
 	if co.handlers == nil {
@@ -53,21 +43,4 @@ func (s *Scheduler) AddStartHandler(h SwitchHandler) {
 }
 
 // callHandlers calls co's handlers for ev, removing those that return false.
-func callHandlers(co *Coro, ev SwitchEvent) {
-	hs := *co.handlers
-	keep := hs[:0]
-	for _, h := range hs {
-		if h(co.task, ev) {
-			keep = append(keep, h)
-		}
-	}
-	// A handler may have added handlers while running; they were appended to
-	// *co.handlers beyond len(hs) and must survive.
-	if added := (*co.handlers)[len(hs):]; len(added) > 0 {
-		keep = append(keep, added...)
-	}
-	if len(keep) < len(hs) {
-		clear(hs[len(keep):]) // drop removed handlers for the GC
-	}
-	*co.handlers = keep
-}
+func callHandlers(co *Coro, ev SwitchEvent) { switchhook.Fire(co.handlers, co.task, ev) }

@@ -3,10 +3,11 @@ package stackless
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/corobench/corobench/internal/ring"
+	"github.com/corobench/corobench/internal/deadlock"
+	"github.com/corobench/corobench/internal/microtask"
+	"github.com/corobench/corobench/internal/runqueue"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -25,8 +26,8 @@ import (
 // its tasks await, belongs to the goroutine that calls Run.
 type Scheduler struct {
 	ctx   Context
-	queue ring.Queue[*Coro]      // runnable tasks; high priority at the head
-	micro ring.Queue[*Microtask] // FIFO, run at each suspend point
+	queue runqueue.Queue[*Coro] // runnable tasks; high priority at the head
+	micro microtask.Queue       // FIFO, run at each suspend point
 
 	liveHead, liveTail *Coro // unfinished tasks in spawn order
 	live               int   // len(live list)
@@ -169,13 +170,7 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 }
 
 // enqueue puts a Queued task into the run queue by its priority.
-func (s *Scheduler) enqueue(co *Coro) {
-	if co.prio == High {
-		s.queue.PushFront(co)
-	} else {
-		s.queue.PushBack(co)
-	}
-}
+func (s *Scheduler) enqueue(co *Coro) { s.queue.Enqueue(co, co.prio == High) }
 
 // RunMain spawns main as the main task, copies the start handlers
 // (AddStartHandler) into it, and runs. It is Run with a main task; the run
@@ -271,7 +266,7 @@ func (s *Scheduler) leave() {
 // (dropping one is not a suspend point: no microtasks run in between).
 func (s *Scheduler) next() *Coro {
 	for {
-		co, ok := s.queue.PopFront()
+		co, ok := s.queue.Next()
 		if !ok {
 			return nil
 		}
@@ -340,7 +335,7 @@ func (s *Scheduler) resume(co *Coro) {
 				continue
 			}
 			w.status = Queued
-			s.queue.PushBack(co) // a yield always goes to the tail
+			s.queue.Yield(co) // a yield always goes to the tail
 			s.left = co
 		case stepDone:
 			s.finish(co, nil)
@@ -470,13 +465,7 @@ func (s *Scheduler) beginFinal() {
 		return
 	}
 	s.phase = phaseFinal
-	for {
-		m, ok := s.micro.PopFront()
-		if !ok {
-			break
-		}
-		m.Release()
-	}
+	s.micro.Drop()
 	for co := s.liveHead; co != nil; co = co.liveNext {
 		switch co.life {
 		case lifeSpawned:
@@ -497,15 +486,9 @@ type DeadlockError struct {
 	Waiting []string // names of the waiting tasks, in spawn order
 }
 
-func (e *DeadlockError) Error() string {
-	const show = 20 // the message names this many; Waiting has them all
-	names := strings.Join(e.Waiting[:min(len(e.Waiting), show)], ", ")
-	if len(e.Waiting) > show {
-		names += fmt.Sprintf(", ... and %d more", len(e.Waiting)-show)
-	}
-	return fmt.Sprintf("stackless: deadlock: %d task(s) wait and nothing can wake them (no runnable task, no active reactor event): %s",
-		len(e.Waiting), names)
-}
+// Error names the first deadlock.MaxNamed (20) waiting tasks and counts the
+// rest; Waiting has them all.
+func (e *DeadlockError) Error() string { return deadlock.Message("stackless", "task", e.Waiting) }
 
 // deadlock reports the waiting tasks, then starts a graceful shutdown so
 // their cleanup runs.

@@ -42,6 +42,14 @@ func (driver) Kind(err error) semtest.ErrKind {
 	return semtest.Other
 }
 
+func (driver) DeadlockNames(err error) []string {
+	var de *stackless.DeadlockError
+	if !errors.As(err, &de) {
+		return nil
+	}
+	return de.Waiting
+}
+
 // run is one program's execution: the scheduler, the events and the tasks.
 type run struct {
 	p      *semtest.Program
@@ -80,15 +88,10 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 func (r *run) handler(task int, name string, keep int) stackless.SwitchHandler {
 	calls := 0
 	return func(_ stackless.Task, ev stackless.SwitchEvent) bool {
-		r.rec.Switch(task, name, semtest.SwitchKind(ev))
+		r.rec.Switch(task, name, ev)
 		calls++
 		return calls <= keep
 	}
-}
-
-var wakerStatus = map[stackless.WakerStatus]semtest.WakerStatus{
-	stackless.NoStatus: semtest.NoStatus, stackless.Waiting: semtest.Waiting,
-	stackless.Queued: semtest.Queued, stackless.Ignored: semtest.Ignored, stackless.Result: semtest.Result,
 }
 
 // scriptTask interprets one semtest.Task. pc is the state: the index of the
@@ -194,7 +197,7 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 		case semtest.OpSwitchHandler:
 			c.AddSwitchHandler(r.handler(t.idx, "handler", op.Keep))
 		case semtest.OpWakerState:
-			r.rec.Waker(t.idx, op.Task, wakerStatus[r.tasks[op.Task].WakerStatus()])
+			r.rec.Waker(t.idx, op.Task, r.tasks[op.Task].WakerStatus())
 		default:
 			return c.Fail(fmt.Errorf("stackless semtest driver: op %s not supported", op.Kind))
 		}

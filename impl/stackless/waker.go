@@ -2,46 +2,33 @@ package stackless
 
 import (
 	"errors"
-	"fmt"
 	"time"
+
+	"github.com/corobench/corobench/internal/wakerstate"
 )
 
-// WakerStatus is the state of a task's waker (seed 003, "Waker-Status").
-type WakerStatus uint8
+// WakerStatus is the state of a task's waker (seed 003, "Waker-Status"). It
+// is the one definition impl/stackful and internal/semtest use too; String
+// gives the seed's names ("NO_STATUS", "WAITING", ...).
+type WakerStatus = wakerstate.Status
 
 const (
 	// NoStatus: the waker is inactive: the task is running (after its start
 	// or a Yield), or it has finished.
-	NoStatus WakerStatus = iota
+	NoStatus = wakerstate.NoStatus
 	// Waiting: the task is suspended; its events are started.
-	Waiting
+	Waiting = wakerstate.Waiting
 	// Queued: the task sits in the run queue (spawned and not started yet,
 	// woken by an event, or yielded), its outcome stored in the waker.
-	Queued
+	Queued = wakerstate.Queued
 	// Ignored: the task is in the run queue but must be destroyed (it was
 	// cancelled before it ever ran); the scheduler drops it when dequeued,
 	// without running it.
-	Ignored
+	Ignored = wakerstate.Ignored
 	// Result: the task woke from a wait and is running; Context.Err and
 	// Context.Result hold the outcome, until its next blocking op.
-	Result
+	Result = wakerstate.Result
 )
-
-func (s WakerStatus) String() string {
-	switch s {
-	case NoStatus:
-		return "NO_STATUS"
-	case Waiting:
-		return "WAITING"
-	case Queued:
-		return "QUEUED"
-	case Ignored:
-		return "IGNORED"
-	case Result:
-		return "RESULT"
-	}
-	return fmt.Sprintf("WakerStatus(%d)", uint8(s))
-}
 
 // Subscription slots of a waker. A state-machine task waits on at most one
 // event plus a cancellation event plus a timeout (plus one fd poll), so the

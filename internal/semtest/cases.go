@@ -2,6 +2,7 @@ package semtest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -322,20 +323,25 @@ func shutdownFinalCleanup() Case {
 }
 
 // deadlockNamesWaiters: everyone waits, nothing can fire: the run fails
-// naming the waiters, then shuts down gracefully.
+// naming the waiters, then shuts down gracefully. The main task has a name
+// of its own, which the error must use too.
 func deadlockNamesWaiters() Case {
 	return Case{
 		Program: &Program{Name: "deadlock", Events: 2, Tasks: []Task{
-			{"main", []Op{Spawn(1, Normal), Yield(), Await(0)}},
+			{"root", []Op{Spawn(1, Normal), Yield(), Await(0)}},
 			{"waiter-a", []Op{Defer("da"), Await(1)}},
 		}},
 		Want: []string{
-			"main: await e0 ! cancelled", "main: exit ! cancelled",
+			"root: await e0 ! cancelled", "root: exit ! cancelled",
 			"waiter-a: await e1 ! cancelled", "waiter-a: defer da", "waiter-a: exit ! cancelled",
 		},
 		WantErr: Deadlock,
 		Check: func(t *testing.T, d Driver, _ Stats, err error) {
-			for _, name := range []string{"main", "waiter-a"} {
+			want := []string{"root", "waiter-a"}
+			if got := d.DeadlockNames(err); !slices.Equal(got, want) {
+				t.Errorf("%s: deadlock error lists %q, want %q (Task.Name, spawn order)", d.Name(), got, want)
+			}
+			for _, name := range want {
 				if err == nil || !strings.Contains(err.Error(), name) {
 					t.Errorf("%s: deadlock error %q does not name waiting task %q", d.Name(), err, name)
 				}

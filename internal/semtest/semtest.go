@@ -64,8 +64,10 @@
 //     microtasks at final cleanup are dropped without running. A run that
 //     ends by a requested Shutdown returns no error.
 //   - Deadlock: nothing runnable, nothing active in the reactor, tasks still
-//     waiting. The run's error has kind Deadlock and names every waiting task
-//     (by Task.Name); then a graceful shutdown runs as above.
+//     waiting. The run's error has kind Deadlock and lists every waiting task,
+//     in spawn order, by its Task.Name exactly (main too: a driver gives
+//     every coroutine its task's name); then a graceful shutdown runs as
+//     above.
 //   - The run ends when every task has finished (not when main does).
 //   - Switch handlers are called in the task's own context when control
 //     really leaves it (Leave), enters it again (Enter) and when it finishes
@@ -87,6 +89,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/corobench/corobench/internal/switchhook"
+	"github.com/corobench/corobench/internal/wakerstate"
 )
 
 // OpKind names one script operation.
@@ -268,46 +273,28 @@ type MicrotaskError struct{ Tag string }
 
 func (e *MicrotaskError) Error() string { return "semtest: microtask " + e.Tag + " failed" }
 
-// WakerStatus is the waker state as the tests see it (seed 003).
-type WakerStatus uint8
+// WakerStatus is the waker state (seed 003): the runtimes' own type, so a
+// driver passes a runtime's status to Recorder.Waker as it is. The log words
+// it by its String ("NO_STATUS", "WAITING", ...), which the cases spell out.
+type WakerStatus = wakerstate.Status
 
 const (
-	NoStatus WakerStatus = iota
-	Waiting
-	Queued
-	Ignored
-	Result
+	NoStatus = wakerstate.NoStatus
+	Waiting  = wakerstate.Waiting
+	Queued   = wakerstate.Queued
+	Ignored  = wakerstate.Ignored
+	Result   = wakerstate.Result
 )
 
-var statusNames = [...]string{"NO_STATUS", "WAITING", "QUEUED", "IGNORED", "RESULT"}
-
-func (s WakerStatus) String() string {
-	if int(s) < len(statusNames) {
-		return statusNames[s]
-	}
-	return fmt.Sprintf("WakerStatus(%d)", s)
-}
-
-// SwitchKind is the moment a switch handler is called at.
-type SwitchKind uint8
+// SwitchKind is the moment a switch handler is called at: the runtimes' own
+// type ("enter", "leave", "finish" in the log).
+type SwitchKind = switchhook.Kind
 
 const (
-	Enter SwitchKind = iota
-	Leave
-	Finish
+	Enter  = switchhook.Enter
+	Leave  = switchhook.Leave
+	Finish = switchhook.Finish
 )
-
-func (k SwitchKind) String() string {
-	switch k {
-	case Enter:
-		return "enter"
-	case Leave:
-		return "leave"
-	case Finish:
-		return "finish"
-	}
-	return fmt.Sprintf("SwitchKind(%d)", k)
-}
 
 // Stats are the runtime's switch counters over one run.
 type Stats struct {
@@ -329,6 +316,9 @@ type Driver interface {
 	// to the next one (one switch per handoff) rather than through the
 	// scheduler (two).
 	DirectSwitch() bool
+	// DeadlockNames returns the names a deadlock error from Run lists for
+	// the waiting tasks, in its order (nil if err is not a deadlock error).
+	DeadlockNames(err error) []string
 }
 
 // Recorder builds a run's log. Drivers call it; it alone words the entries.
