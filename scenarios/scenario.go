@@ -81,6 +81,12 @@ type Scenario struct {
 	// iterations instead of growing N to fill the bench time: for scenarios
 	// whose size is a parameter (memory, burst) rather than a repetition.
 	FixedIters int
+	// MaxCount caps the repetitions a run gives particular cells, keyed by
+	// their parameters in FormatParams form ("n=1000000"): for cells whose
+	// single run takes seconds and whose figure barely varies, so that a
+	// full run fits its time budget. The report flags such cells' sample
+	// counts like any other; a lower --count still wins.
+	MaxCount map[string]int
 
 	// Blocking is the body shared by the stackful and goroutine rows. Nil
 	// means no blocking body exists yet: those rows report not supported.

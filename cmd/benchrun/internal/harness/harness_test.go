@@ -212,6 +212,17 @@ func TestPlanInterleavesRowsRoundRobin(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("order:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+
+	// A capped cell stops after its cap; the others run every repetition.
+	s.MaxCount = map[string]int{"n=2": 1}
+	got = got[:0]
+	for _, c := range Plan([]*scenarios.Scenario{s}, rows[:1], false, nil, 3) {
+		got = append(got, c.Name()+"#"+string(rune('0'+c.Rep)))
+	}
+	want = []string{"X/impl=stackful-asm/n=1#0", "X/impl=stackful-asm/n=2#0", "X/impl=stackful-asm/n=1#1", "X/impl=stackful-asm/n=1#2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("capped order:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 func TestChildEnvSetsRowPolicy(t *testing.T) {

@@ -40,6 +40,9 @@ func Plan(ss []*scenarios.Scenario, rows []scenarios.Row, quick bool, overrides 
 	for rep := 0; rep < count; rep++ {
 		for _, s := range ss {
 			for _, params := range s.Combos(quick, overridesFor(s, overrides)) {
+				if max, ok := s.MaxCount[scenarios.FormatParams(params)]; ok && rep >= max {
+					continue
+				}
 				for _, row := range rows {
 					cells = append(cells, Cell{Scenario: s, Row: row, Params: params, Rep: rep})
 				}
