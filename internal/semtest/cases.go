@@ -22,16 +22,20 @@ func Cases() []Case {
 		microtaskOrder(),
 		microtaskErrorHandled(),
 		microtaskErrorFailsRun(),
+		microtaskAfterLastTask(),
 		wakerStates(),
 		timeoutExpires(),
 		sleepOrder(),
+		sleepZeroThroughTimer(),
 		raceResolveBeforeTick(),
 		raceTimeoutFirst(),
 		cancelWaiting(),
 		cancelDeliveredOnce(),
 		cancelQueuedFirstWins(),
+		cancelAtOnceKeepsWakerStatus(),
 		shutdownRunsEveryDefer(),
 		shutdownFinalCleanup(),
+		shutdownFinalRunQueueOrder(),
 		deadlockNamesWaiters(),
 		switchHandlerKeep(),
 		yieldAloneNoSwitch(),
@@ -179,6 +183,20 @@ func microtaskErrorFailsRun() Case {
 	}
 }
 
+// microtaskAfterLastTask: the microtasks behind a failed one stay queued even
+// when no task is left to reach another suspend point: the run ends only
+// once they have run.
+func microtaskAfterLastTask() Case {
+	return Case{
+		Program: &Program{Name: "microtask/after-last-task", MicrotaskErrors: HandleErrors, Tasks: []Task{
+			{"main", []Op{Microtask("x", true), Microtask("y", false), Log("m")}},
+		}},
+		// main's finish is the suspend point: x fails and stops the batch;
+		// no task is left, and y still runs before the run ends.
+		Want: []string{"main: m", "main: exit", "micro x failed", "handler: microtask x", "micro y"},
+	}
+}
+
 // wakerStates walks a waker through every state.
 func wakerStates() Case {
 	return Case{
@@ -226,6 +244,24 @@ func sleepOrder() Case {
 			{"B", []Op{Sleep(short), Log("b")}},
 		}},
 		Want: []string{"main: exit", "B: b", "B: exit", "A: a", "A: exit"},
+	}
+}
+
+// sleepZeroThroughTimer: Sleep(0) is not a Yield and does not return at once:
+// it suspends (the microtask batch runs) on a reactor timer that fires at the
+// next tick, and the timer wakes the task like any event, by its priority.
+// H spins past the tick bound first, so that tick happens at H's own suspend
+// point and wakes it there: High puts it back at the head, before A. (A Yield
+// would have put H behind A; a Sleep that returned at once would have logged
+// "h" before the microtask ran.)
+func sleepZeroThroughTimer() Case {
+	return Case{
+		Program: &Program{Name: "timer/sleep-zero", Tasks: []Task{
+			{"main", []Op{Spawn(1, High), Spawn(2, Normal), Log("m")}},
+			{"H", []Op{Spin(spin), Microtask("mt", false), Sleep(0), Log("h")}},
+			{"A", []Op{Log("a")}},
+		}},
+		Want: []string{"main: m", "main: exit", "micro mt", "H: h", "H: exit", "A: a", "A: exit"},
 	}
 }
 
@@ -290,6 +326,27 @@ func cancelQueuedFirstWins() Case {
 	}
 }
 
+// cancelAtOnceKeepsWakerStatus: a blocking op that returns at once with a
+// pending cancellation does not touch the waker: it stays NO_STATUS after a
+// Yield resumed, RESULT after an Await resumed.
+func cancelAtOnceKeepsWakerStatus() Case {
+	return Case{
+		Program: &Program{Name: "cancel/at-once-keeps-waker", Events: 2, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), Yield(), Cancel(1), Yield(), Resolve(1, 5), Cancel(1), Log("m")}},
+			{"A", []Op{Yield(), Continuing(Await(0)), WakerState(1), Await(1), Continuing(Yield()), WakerState(1)}},
+		}},
+		// A yields [main A]; main cancels the queued A and yields [A main];
+		// A resumes from its Yield (NO_STATUS) and its Await returns at once.
+		// A waits on e1; main resolves it (A queued with its result), cancels
+		// A again and ends; A resumes from the Await (RESULT) and its Yield
+		// returns at once.
+		Want: []string{
+			"A: await e0 ! cancelled", "A: waker A = NO_STATUS", "main: m", "main: exit",
+			"A: await e1 = 5", "A: yield ! cancelled", "A: waker A = RESULT", "A: exit",
+		},
+	}
+}
+
 // shutdownRunsEveryDefer: Shutdown cancels every task, in spawn order.
 func shutdownRunsEveryDefer() Case {
 	return Case{
@@ -319,6 +376,29 @@ func shutdownFinalCleanup() Case {
 			{"A", []Op{Defer("da"), Continuing(Await(0)), Continuing(Await(1)), Log("unreached")}},
 		}},
 		Want: []string{"main: m", "main: exit", "A: await e0 ! cancelled", "A: defer da", "A: exit ! cancelled"},
+	}
+}
+
+// shutdownFinalRunQueueOrder: final cleanup wakes the leftovers in spawn
+// order, each enqueued by its priority, and unwinds them in run-queue order:
+// the High task B, spawned after A, unwinds first.
+func shutdownFinalRunQueueOrder() Case {
+	leftover := func(d string) []Op {
+		return []Op{Defer(d), Continuing(Await(0)), Continuing(Await(1)), Log("unreached")}
+	}
+	return Case{
+		Program: &Program{Name: "shutdown/final-run-queue-order", Events: 2, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), Spawn(2, High), Yield(), Shutdown(), Log("m")}},
+			{"A", leftover("da")},
+			{"B", leftover("db")},
+		}},
+		// [B A main]: B and A wait on e0. Shutdown wakes A (tail), then B
+		// (head): [B A]. Both ignore it and wait on e1; final cleanup wakes A
+		// then B the same way: [B A].
+		Want: []string{
+			"main: m", "main: exit", "B: await e0 ! cancelled", "A: await e0 ! cancelled",
+			"B: defer db", "B: exit ! cancelled", "A: defer da", "A: exit ! cancelled",
+		},
 	}
 }
 
