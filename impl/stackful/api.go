@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
+	"github.com/corobench/corobench/internal/microtask"
 )
 
 // The blocking API. Every function acts on the running Scheduler and, where
@@ -58,7 +59,7 @@ func Yield() error {
 	}
 	co.waker.reset()
 	co.waker.status = WakerQueued
-	s.queue.Yield(co)
+	s.queue.PushBack(co) // a yield always goes to the tail
 	// s.suspend(co), inline (see Scheduler.suspend).
 	if next := s.pickNext(); next != co {
 		switch {
@@ -179,9 +180,13 @@ func QueueMicrotask(fn func() error) {
 // be enqueued).
 func EnqueueMicrotask(m *Microtask) {
 	s := scheduler("EnqueueMicrotask")
-	if err := s.micro.Push(m); err != nil {
+	if m == nil {
+		panic("stackful: EnqueueMicrotask(nil): pass a Microtask made by NewMicrotask")
+	}
+	if err := microtask.Check(m); err != nil {
 		panic("stackful: EnqueueMicrotask: " + err.Error())
 	}
+	s.micro.Push(m)
 }
 
 // AddSwitchHandler binds h to the current coroutine.

@@ -9,7 +9,7 @@ import (
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/impl/stackful/stackpool"
 	"github.com/corobench/corobench/internal/microtask"
-	"github.com/corobench/corobench/internal/runqueue"
+	"github.com/corobench/corobench/internal/ring"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -86,8 +86,8 @@ type Scheduler struct {
 	direct  bool        // backend.symmetric(), cached
 	loop    *reactor.Loop
 
-	queue runqueue.Queue[*Coroutine] // the run queue
-	micro microtask.Queue            // the microtask queue
+	queue ring.Queue[*Coroutine] // the run queue
+	micro microtask.Queue        // the microtask queue
 
 	current  *Coroutine   // the running coroutine; nil in the scheduler context
 	schedCtx *execContext // the scheduler's own context (the goroutine that called Run)
@@ -315,7 +315,7 @@ func (s *Scheduler) pickNext() *Coroutine {
 		}
 	}
 	for {
-		co, ok := s.queue.Next()
+		co, ok := s.queue.PopFront()
 		if !ok {
 			return nil
 		}
@@ -549,7 +549,19 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 }
 
 // enqueue puts co in the run queue by its priority.
-func (s *Scheduler) enqueue(co *Coroutine) { s.queue.Enqueue(co, co.priority == High) }
+//
+// The priority rule (seed 000: High at the head, Normal at the tail; Yield
+// always at the tail; dequeue from the head) is these few lines here and in
+// impl/stackless on purpose: a shared wrapper around internal/ring cannot be
+// inlined (two ring calls exceed the inliner's budget), so it would add a
+// call to every wake-up, the hot path of every handoff.
+func (s *Scheduler) enqueue(co *Coroutine) {
+	if co.priority == High {
+		s.queue.PushFront(co)
+	} else {
+		s.queue.PushBack(co)
+	}
+}
 
 // runMicrotasks runs the microtask batch (see Microtask). A microtask's
 // panic is recovered into an error: it runs in the suspending coroutine's
@@ -560,7 +572,7 @@ func (s *Scheduler) runMicrotasks() {
 		return
 	}
 	s.inMicrotask = true
-	err := s.micro.RunBatch(&s.stats.MicrotasksRun, true)
+	err := s.micro.RunBatchRecover(&s.stats.MicrotasksRun)
 	s.inMicrotask = false
 	if err != nil { // the rest run at the next suspend point
 		if h := s.opts.OnMicrotaskError; h != nil {

@@ -31,9 +31,13 @@ func NewMicrotask(run func() error, dtor func()) *Microtask { return microtask.N
 // EnqueueMicrotask queues m to run before the next resume. It refuses a
 // microtask without a run function or with no reference left.
 func (s *Scheduler) EnqueueMicrotask(m *Microtask) error {
-	if err := s.micro.Push(m); err != nil {
+	if m == nil {
+		return fmt.Errorf("stackless: EnqueueMicrotask(nil): %w", microtask.ErrNoRun)
+	}
+	if err := microtask.Check(m); err != nil {
 		return fmt.Errorf("stackless: EnqueueMicrotask: %w", err)
 	}
+	s.micro.Push(m)
 	return nil
 }
 
@@ -51,7 +55,7 @@ func (s *Scheduler) QueueMicrotask(fn func() error) error {
 // stops the batch, the ones behind it stay queued for the next suspend point,
 // and the error goes to the error handler, or else fails the run.
 func (s *Scheduler) runMicrotasks() {
-	if err := s.micro.RunBatch(&s.stats.Microtasks, false); err != nil {
+	if err := s.micro.RunBatch(&s.stats.Microtasks); err != nil {
 		err = &MicrotaskError{Err: err}
 		if s.microErr != nil {
 			s.microErr(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/corobench/corobench/internal/deadlock"
 	"github.com/corobench/corobench/internal/microtask"
-	"github.com/corobench/corobench/internal/runqueue"
+	"github.com/corobench/corobench/internal/ring"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -26,8 +26,8 @@ import (
 // its tasks await, belongs to the goroutine that calls Run.
 type Scheduler struct {
 	ctx   Context
-	queue runqueue.Queue[*Coro] // runnable tasks; high priority at the head
-	micro microtask.Queue       // FIFO, run at each suspend point
+	queue ring.Queue[*Coro] // runnable tasks; high priority at the head
+	micro microtask.Queue   // FIFO, run at each suspend point
 
 	liveHead, liveTail *Coro // unfinished tasks in spawn order
 	live               int   // len(live list)
@@ -170,7 +170,19 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 }
 
 // enqueue puts a Queued task into the run queue by its priority.
-func (s *Scheduler) enqueue(co *Coro) { s.queue.Enqueue(co, co.prio == High) }
+//
+// The priority rule (seed 000: High at the head, Normal at the tail; Yield
+// always at the tail; dequeue from the head) is these few lines here and in
+// impl/stackful on purpose: a shared wrapper around internal/ring cannot be
+// inlined (two ring calls exceed the inliner's budget), so it would add a
+// call to every wake-up, the hot path of every handoff.
+func (s *Scheduler) enqueue(co *Coro) {
+	if co.prio == High {
+		s.queue.PushFront(co)
+	} else {
+		s.queue.PushBack(co)
+	}
+}
 
 // RunMain spawns main as the main task, copies the start handlers
 // (AddStartHandler) into it, and runs. It is Run with a main task; the run
@@ -266,7 +278,7 @@ func (s *Scheduler) leave() {
 // (dropping one is not a suspend point: no microtasks run in between).
 func (s *Scheduler) next() *Coro {
 	for {
-		co, ok := s.queue.Next()
+		co, ok := s.queue.PopFront()
 		if !ok {
 			return nil
 		}
@@ -335,7 +347,7 @@ func (s *Scheduler) resume(co *Coro) {
 				continue
 			}
 			w.status = Queued
-			s.queue.Yield(co) // a yield always goes to the tail
+			s.queue.PushBack(co) // a yield always goes to the tail
 			s.left = co
 		case stepDone:
 			s.finish(co, nil)

@@ -6,12 +6,13 @@
 // Invariants:
 //   - A Microtask is reference counted. New gives the creator one reference,
 //     and every queued entry holds one, taken by Queue.Push and dropped when
-//     the entry is run, skipped or dropped. The destructor runs exactly once,
+//     the entry is run, skipped or dropped. Check refuses a microtask with
+//     no reference left (or no run function) before it is pushed. The destructor runs exactly once,
 //     when the count reaches zero; releasing below zero panics and leaves the
 //     count at zero.
 //   - A cancelled microtask is skipped when the queue reaches it (its entry's
 //     reference is still released); cancelling is permanent.
-//   - RunBatch runs entries in FIFO order, including entries queued by the
+//   - RunBatch (and RunBatchRecover) run entries in FIFO order, including entries queued by the
 //     batch itself, until the queue is empty or one returns an error; the
 //     failing one is released and the entries behind it stay queued, in
 //     order, for the caller's next batch.
@@ -59,25 +60,37 @@ func (m *Microtask) Refs() int32 { return m.refs }
 func (m *Microtask) Retain() { m.refs++ }
 
 // Release drops a reference; the last one runs the destructor. Releasing a
-// microtask with no reference left panics.
+// microtask with no reference left panics. (Split so that the common case,
+// references left, inlines into the batch loop.)
 func (m *Microtask) Release() {
+	m.refs--
 	if m.refs <= 0 {
+		m.lastReleased()
+	}
+}
+
+// lastReleased runs the destructor after the last Release, or panics (with
+// the count restored to zero) for a Release too many. Not inlined, so that
+// Release is.
+//
+//go:noinline
+func (m *Microtask) lastReleased() {
+	if m.refs < 0 {
+		m.refs = 0
 		panic("microtask: Release without a matching reference (New, Retain or a queued entry)")
 	}
-	m.refs--
-	if m.refs == 0 && m.dtor != nil {
+	if m.dtor != nil {
 		m.dtor()
 	}
 }
 
-// Errors of Queue.Push. The runtimes add their own prefix.
+// Errors of Check. The runtimes add their own prefix.
 var (
 	ErrNoRun    = errors.New("the Microtask has no run function: make it with NewMicrotask and a non-nil run function")
 	ErrReleased = errors.New("the Microtask was released: keep a reference (Retain) while enqueueing it")
 )
 
-// PanicError is RunBatch's error, with recoverPanics, for a microtask that
-// panicked.
+// PanicError is RunBatchRecover's error for a microtask that panicked.
 type PanicError struct{ Value any }
 
 func (e *PanicError) Error() string { return fmt.Sprintf("microtask panicked: %v", e.Value) }
@@ -97,34 +110,31 @@ type Queue struct {
 // Len returns the number of queued entries (cancelled ones included).
 func (q *Queue) Len() int { return q.q.Len() }
 
-// Push queues an entry of m, taking a reference for it. It refuses (and
-// queues nothing) a microtask without a run function or with no reference
-// left.
-func (q *Queue) Push(m *Microtask) error {
-	if m == nil || m.run == nil {
+// Check reports why m (not nil) cannot be queued: ErrNoRun without a run
+// function, ErrReleased with no reference left; nil if it can.
+func Check(m *Microtask) error {
+	if m.run == nil {
 		return ErrNoRun
 	}
 	if m.refs <= 0 {
 		return ErrReleased
 	}
+	return nil
+}
+
+// Push queues an entry of m, taking a reference for it. m must pass Check
+// (the runtimes check first and report a refusal their own way); Push and
+// Check are split so that both inline into the runtimes' enqueue.
+func (q *Queue) Push(m *Microtask) {
 	m.refs++
 	q.q.PushBack(m)
-	return nil
 }
 
 // RunBatch runs entries until the queue is empty or one fails, and returns
 // the failure (nil if none). *ran counts the microtasks run (skipped
-// cancelled ones are not counted). With recoverPanics a panicking microtask
-// is released and reported as a *PanicError, stopping the batch like any
-// failure; without, the panic propagates (the entry is then not released).
-func (q *Queue) RunBatch(ran *uint64, recoverPanics bool) error {
-	if recoverPanics {
-		return q.runRecovering(ran)
-	}
-	return q.run(ran)
-}
-
-func (q *Queue) run(ran *uint64) error {
+// cancelled ones are not counted). A panic in a microtask propagates (its
+// entry is then not released); see RunBatchRecover.
+func (q *Queue) RunBatch(ran *uint64) error {
 	for {
 		m, ok := q.q.PopFront()
 		if !ok {
@@ -145,9 +155,11 @@ func (q *Queue) run(ran *uint64) error {
 	}
 }
 
-// runRecovering is run behind one deferred recover per batch (not per
-// microtask): a microtask that panics ends the batch anyway.
-func (q *Queue) runRecovering(ran *uint64) (err error) {
+// RunBatchRecover is RunBatch, except that a panicking microtask is released
+// and reported as a *PanicError, stopping the batch like any failure. It
+// costs one deferred recover per batch, not per microtask: a panic ends the
+// batch anyway.
+func (q *Queue) RunBatchRecover(ran *uint64) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			// cur is nil if the panic came from a destructor run by a
@@ -159,7 +171,7 @@ func (q *Queue) runRecovering(ran *uint64) (err error) {
 			err = &PanicError{Value: r}
 		}
 	}()
-	return q.run(ran)
+	return q.RunBatch(ran)
 }
 
 // Drop releases every queued entry without running it (final cleanup).

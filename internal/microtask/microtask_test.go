@@ -13,19 +13,20 @@ func TestRefcountAndCancel(t *testing.T) {
 	dtors := 0
 	m := New(func() error { log = append(log, "m"); return nil }, func() { dtors++ })
 	for range 2 {
-		if err := q.Push(m); err != nil {
+		if err := Check(m); err != nil {
 			t.Fatal(err)
 		}
+		q.Push(m)
 	}
 	c := New(func() error { log = append(log, "cancelled ran"); return nil }, func() { dtors++ })
-	_ = q.Push(c)
+	q.Push(c)
 	c.Cancel()
 	c.Release() // the creator's reference: the queued entry keeps it alive
 	if dtors != 0 || m.Refs() != 3 || c.Refs() != 1 {
 		t.Fatalf("before the batch: dtors %d, refs %d/%d, want 0, 3/1", dtors, m.Refs(), c.Refs())
 	}
 	var ran uint64
-	if err := q.RunBatch(&ran, false); err != nil {
+	if err := q.RunBatch(&ran); err != nil {
 		t.Fatal(err)
 	}
 	if ran != 2 || !slices.Equal(log, []string{"m", "m"}) || dtors != 1 || m.Refs() != 1 || q.Len() != 0 {
@@ -35,11 +36,11 @@ func TestRefcountAndCancel(t *testing.T) {
 	if dtors != 2 {
 		t.Fatalf("dtors %d after the last release, want 2", dtors)
 	}
-	if err := q.Push(m); !errors.Is(err, ErrReleased) || q.Len() != 0 {
-		t.Fatalf("Push of a released microtask: %v, len %d; want ErrReleased, 0", err, q.Len())
+	if err := Check(m); !errors.Is(err, ErrReleased) {
+		t.Fatalf("Check of a released microtask: %v, want ErrReleased", err)
 	}
-	if err := q.Push(&Microtask{refs: 1}); !errors.Is(err, ErrNoRun) {
-		t.Fatalf("Push without a run function: %v, want ErrNoRun", err)
+	if err := Check(&Microtask{refs: 1}); !errors.Is(err, ErrNoRun) {
+		t.Fatalf("Check without a run function: %v, want ErrNoRun", err)
 	}
 	defer func() {
 		if r := recover(); r == nil || m.Refs() != 0 {
@@ -56,7 +57,7 @@ func TestErrorStopsBatch(t *testing.T) {
 	var log []string
 	add := func(tag string, err error) *Microtask {
 		m := New(func() error { log = append(log, tag); return err }, nil)
-		_ = q.Push(m)
+		q.Push(m)
 		m.Release()
 		return m
 	}
@@ -66,13 +67,13 @@ func TestErrorStopsBatch(t *testing.T) {
 	f := add("fail", boom)
 	add("c", nil)
 	var ran uint64
-	if err := q.RunBatch(&ran, false); err != boom {
+	if err := q.RunBatch(&ran); err != boom {
 		t.Fatalf("RunBatch = %v, want boom", err)
 	}
 	if f.Refs() != 0 || q.Len() != 2 {
 		t.Fatalf("failed entry refs %d, queue len %d; want 0, 2", f.Refs(), q.Len())
 	}
-	if err := q.RunBatch(&ran, false); err != nil {
+	if err := q.RunBatch(&ran); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"a", "b", "fail", "c", "queued by b"}
@@ -84,11 +85,11 @@ func TestErrorStopsBatch(t *testing.T) {
 func TestPanics(t *testing.T) {
 	var q Queue
 	m := New(func() error { panic("kaboom") }, nil)
-	_ = q.Push(m)
+	q.Push(m)
 	after := New(func() error { return nil }, nil)
-	_ = q.Push(after)
+	q.Push(after)
 	var ran uint64
-	err := q.RunBatch(&ran, true)
+	err := q.RunBatchRecover(&ran)
 	var pe *PanicError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "kaboom") {
 		t.Fatalf("RunBatch(recover) = %v, want a *PanicError naming the value", err)
@@ -100,17 +101,17 @@ func TestPanics(t *testing.T) {
 	// without a second release of that entry.
 	q.Drop()
 	d := New(func() error { return nil }, func() { panic("dtor") })
-	_ = q.Push(d)
+	q.Push(d)
 	d.Release()
-	if err := q.RunBatch(&ran, true); !errors.As(err, &pe) || pe.Value != "dtor" || d.Refs() != 0 {
+	if err := q.RunBatchRecover(&ran); !errors.As(err, &pe) || pe.Value != "dtor" || d.Refs() != 0 {
 		t.Fatalf("RunBatch with a panicking destructor = %v, refs %d; want the dtor's *PanicError, 0", err, d.Refs())
 	}
 	// Without recoverPanics the panic propagates.
-	_ = q.Push(New(func() error { panic("out") }, nil))
+	q.Push(New(func() error { panic("out") }, nil))
 	defer func() {
 		if r := recover(); r != "out" {
 			t.Fatalf("RunBatch(no recover): recovered %v, want the microtask's panic", r)
 		}
 	}()
-	_ = q.RunBatch(&ran, false)
+	_ = q.RunBatch(&ran)
 }
