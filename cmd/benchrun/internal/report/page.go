@@ -44,6 +44,8 @@ caption { text-align: left; font-weight: bold; padding: 4px 0; }
 table.kv th { background: #f6f8fa; font-weight: normal; color: #333; white-space: nowrap; }
 table.fig td { text-align: right; min-width: 110px; }
 table.fig th.row { text-align: left; white-space: nowrap; }
+table.lines td { max-width: 330px; }
+table.lines .detail { text-align: left; }
 .med { font-weight: bold; font-size: 15px; }
 .ci { color: #555; }
 .ratio, .detail { font-size: 12.5px; color: #555; }
@@ -75,6 +77,7 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 <a href="#problems">Cells without a figure ({{len .Notes}})</a>
 <a href="#claims">Claims</a>
 <a href="#anchors">Published anchors</a>
+<a href="#colouring">Function colouring</a>
 {{range .Scenarios}}<a href="#{{.ID}}">{{.Name}}</a>
 {{end}}</nav>
 </header>
@@ -136,6 +139,17 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{end}}</tbody>
 </table>
 {{end}}</section>
+
+<section id="colouring">
+<h2>Function colouring: lines per body</h2>
+<p class="note">Each scenario is written twice: a blocking body of straight-line Go, which the stackful and goroutine rows run unchanged, and a state machine lowered by hand for the stackless row. The table gives the lines of code (non-blank, non-comment) of each, counted from the Go source this benchrun was built from, not from the results file, by package <code>scenarios/bodylines</code>, whose doc states the rule: a body is its function and every package-level declaration it reaches (a state machine's task types with their <code>Resume</code> methods), less what the scenario's two bodies share (checksums, parameter checks, outcome building) and less the harness (<code>scenario.go</code>, <code>rows.go</code>, <code>measure.go</code>, the rows' adapters in <code>caps_*.go</code>). Code one scenario borrows from another is counted in both: handoff runs pingpong's bodies. The counted declarations are listed under each figure. {{.Colouring.Summary}}</p>
+<table class="fig lines">
+<thead><tr><th>scenario</th><th>blocking body (lines)</th><th>state-machine body (lines)</th><th>state machine / blocking</th></tr></thead>
+<tbody>
+{{range .Colouring.Rows}}<tr><th class="row">{{if .Href}}<a href="{{.Href}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</th><td><span class="med">{{.Blocking.Lines}}</span><div class="detail">{{.Blocking.Decls}}</div></td><td><span class="med">{{.StateMachine.Lines}}</span><div class="detail">{{.StateMachine.Decls}}</div></td><td><span class="med">{{.Ratio}}</span></td></tr>
+{{end}}</tbody>
+</table>
+</section>
 
 {{range .Scenarios}}<section id="{{.ID}}">
 <h2>{{.Name}}</h2>

@@ -1,7 +1,8 @@
 // Package report turns corobench results files into a self-contained HTML
 // report: run metadata and measurement policy at the top, every failed or
 // unsupported cell, the seed's claims with measured figures and verdicts,
-// quoted published anchors, then per scenario a table of rows × parameters
+// quoted published anchors, the lines each scenario's blocking and
+// state-machine bodies take (function colouring), then per scenario a table of rows × parameters
 // (median ± 95% CI, ratios to goroutine-single and stackful-asm, CV and
 // sample-count flags) with its charts as PNG and SVG beside the page.
 //
@@ -137,6 +138,7 @@ type page struct {
 	Notes     []cells.Note
 	Claims    []claims.Result
 	Anchors   []anchorTopic
+	Colouring colouringView
 	Scenarios []scenarioView
 	Stats     statsView
 }
@@ -254,6 +256,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 		}
 		p.Anchors[len(p.Anchors)-1].Anchors = append(p.Anchors[len(p.Anchors)-1].Anchors, a)
 	}
+	p.Colouring = colouring(set)
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
 		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: scenarioAbout[sc.Name]}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corobench/corobench/scenarios"
 )
 
 // The fixture testdata/run.txt holds synthetic figures (see its header):
@@ -411,4 +413,60 @@ func TestBuildSeveralFiles(t *testing.T) {
 	if !strings.Contains(html, "n=12 · CV") {
 		t.Error("samples of the same cell in two files were not pooled")
 	}
+}
+
+// TestColouringSection checks the function-colouring table: every
+// scenario has a row, and pingpong's row carries its two counts from
+// scenarios.BodyLines (which scenarios' tests check against the source) in
+// the right columns, with their ratio and the declarations counted.
+func TestColouringSection(t *testing.T) {
+	_, _, html := buildFixture(t)
+	start := strings.Index(html, `<section id="colouring">`)
+	if start < 0 {
+		t.Fatal("no colouring section")
+	}
+	section := html[start:]
+	section = section[:strings.Index(section, "</section>")]
+	if !strings.Contains(section, "<h2>Function colouring: lines per body</h2>") ||
+		!strings.Contains(section, "<code>scenarios/bodylines</code>") {
+		t.Error("the section lacks its heading or the name of the counting rule's package")
+	}
+	if !strings.Contains(html, `<a href="#colouring">Function colouring</a>`) {
+		t.Error("the navigation does not link the section")
+	}
+	pp := scenarios.BodyLines["pingpong"]
+	if pp.Blocking.Lines == 0 || pp.StateMachine.Lines == 0 {
+		t.Fatalf("pingpong has no line counts: %+v", pp)
+	}
+	ratio := float64(pp.StateMachine.Lines) / float64(pp.Blocking.Lines)
+	row := fmt.Sprintf(`<tr><th class="row"><a href="#s-pingpong">PingPong</a></th>`+
+		`<td><span class="med">%d</span><div class="detail">pingPongBlocking (%d)</div></td>`+
+		`<td><span class="med">%d</span><div class="detail">pingPongStateMachine `,
+		pp.Blocking.Lines, pp.Blocking.Decls[0].Lines, pp.StateMachine.Lines)
+	if !strings.Contains(section, row) {
+		t.Errorf("the section lacks pingpong's row starting\n%s\nsection:\n%s", row, section)
+	}
+	if want := fmt.Sprintf(`(*pingPongSide).Resume (%d)`, resumeLines(t, pp)); !strings.Contains(section, want) {
+		t.Errorf("pingpong's state-machine declarations do not list %q", want)
+	}
+	if want := fmt.Sprintf(`<td><span class="med">×%.2f</span></td></tr>`, ratio); !strings.Contains(section[strings.Index(section, "#s-pingpong"):], want) {
+		t.Errorf("pingpong's ratio is not %q", want)
+	}
+	if n := strings.Count(section, `<th class="row">`); n != len(scenarios.All) {
+		t.Errorf("%d rows, want one per scenario (%d)", n, len(scenarios.All))
+	}
+	if !strings.Contains(section, "the state machine takes ×") {
+		t.Error("the section lacks its summary of the ratios")
+	}
+}
+
+func resumeLines(t *testing.T, c scenarios.LineCount) int {
+	t.Helper()
+	for _, d := range c.StateMachine.Decls {
+		if d.Name == "(*pingPongSide).Resume" {
+			return d.Lines
+		}
+	}
+	t.Fatal("pingpong's state machine does not count (*pingPongSide).Resume")
+	return 0
 }
