@@ -36,8 +36,9 @@
 //     every line it spans. A function or method counts from its func
 //     keyword to its closing brace; an ungrouped const, var or type from
 //     its keyword to its end; a spec in a grouped declaration counts its own
-//     lines plus the group's "const (" and ")" lines. A line is counted
-//     once per body, however many counted declarations share it.
+//     lines, and the group's "const (" and ")" lines count once, listed as
+//     their own entry, when a body counts any of its specs. A line is
+//     counted once per body, however many counted declarations share it.
 //
 // Code reused across scenarios is counted in every scenario whose body
 // reaches it, colour by colour: handoff's bodies call pingpong's, so its
@@ -138,7 +139,8 @@ func parseDir(fset *token.FileSet, dir string) ([]*ast.File, map[string][]byte, 
 			return nil, nil, fmt.Errorf("bodylines: %w", err)
 		}
 		if !buildable(f) {
-			continue
+			return nil, nil, fmt.Errorf("bodylines: %s has a //go:build constraint, which bodylines does not evaluate: "+
+				"move the constrained code out of the scenario package or teach bodylines to evaluate constraints", name)
 		}
 		files = append(files, f)
 		srcs[name] = src
@@ -151,7 +153,7 @@ func parseDir(fset *token.FileSet, dir string) ([]*ast.File, map[string][]byte, 
 
 // buildable reports whether f has no build constraint. The scenarios
 // package has none; a constrained file would need the constraint
-// evaluated, so it is refused rather than guessed.
+// evaluated, so the caller refuses it rather than guess.
 func buildable(f *ast.File) bool {
 	for _, cg := range f.Comments {
 		if cg.Pos() >= f.Package {

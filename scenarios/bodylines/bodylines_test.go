@@ -120,6 +120,14 @@ func TestErrors(t *testing.T) {
 			t.Errorf("Count: %v", err)
 		}
 	})
+	t.Run("build constraint", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "contract.go"), contract)
+		write(t, filepath.Join(dir, "linux.go"), "//go:build linux\n\npackage p\n")
+		if _, err := Count(dir); err == nil || !strings.Contains(err.Error(), "linux.go has a //go:build constraint") {
+			t.Errorf("Count: %v", err)
+		}
+	})
 	t.Run("no scenarios", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, filepath.Join(dir, "contract.go"), contract)
