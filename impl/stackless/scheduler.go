@@ -356,7 +356,7 @@ func (s *Scheduler) resume(co *Coro) {
 			c.failErr = nil
 			s.finish(co, err)
 		default:
-			s.finish(co, errors.New("Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
+			s.finish(co, errors.New("its Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
 		}
 		break
 	}
