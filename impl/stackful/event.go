@@ -102,6 +102,13 @@ func (e *Event) fire(value any, err error) bool {
 	return true
 }
 
+// link and unlink are an intrusive doubly linked list, as are impl/stackless's
+// Event waiters and both runtimes' live lists. They are not shared: the
+// events differ (here any subscriber, with a callback kind and a firing
+// generation; there only waiting tasks, woken inline when they wait on one
+// event), and a generic list would reach each node's links through a
+// dictionary method call (Go compiles all pointer type arguments to one
+// shape): an indirect call on the await/resolve path of every handoff.
 func (e *Event) link(sub *subscription) {
 	sub.ev, sub.gen = e, e.gen
 	sub.prev, sub.next = e.tail, nil

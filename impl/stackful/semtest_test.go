@@ -144,7 +144,7 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 			case semtest.OpSwitchHandler:
 				AddSwitchHandler(countingHandler(rec, ti, "handler", op.Keep))
 			case semtest.OpWakerState:
-				st := semtest.NoStatus
+				st := WakerNoStatus // never spawned
 				if co := cos[op.Task]; co != nil {
 					st = co.WakerStatus()
 				}

@@ -79,7 +79,9 @@ func (e *Event) Waiters() int {
 	return k
 }
 
-// link appends n to the waiter list (FIFO wake order).
+// link appends n to the waiter list (FIFO wake order). The list is spelled
+// out here, not shared with impl/stackful's subscriber list or the live
+// lists: see the comment on link in impl/stackful/event.go.
 func (e *Event) link(n *waitNode) {
 	n.prev, n.next = e.tail, nil
 	if e.tail != nil {

@@ -273,29 +273,6 @@ type MicrotaskError struct{ Tag string }
 
 func (e *MicrotaskError) Error() string { return "semtest: microtask " + e.Tag + " failed" }
 
-// WakerStatus is the waker state (seed 003): the runtimes' own type, so a
-// driver passes a runtime's status to Recorder.Waker as it is. The log words
-// it by its String ("NO_STATUS", "WAITING", ...), which the cases spell out.
-type WakerStatus = wakerstate.Status
-
-const (
-	NoStatus = wakerstate.NoStatus
-	Waiting  = wakerstate.Waiting
-	Queued   = wakerstate.Queued
-	Ignored  = wakerstate.Ignored
-	Result   = wakerstate.Result
-)
-
-// SwitchKind is the moment a switch handler is called at: the runtimes' own
-// type ("enter", "leave", "finish" in the log).
-type SwitchKind = switchhook.Kind
-
-const (
-	Enter  = switchhook.Enter
-	Leave  = switchhook.Leave
-	Finish = switchhook.Finish
-)
-
 // Stats are the runtime's switch counters over one run.
 type Stats struct {
 	Switches          uint64 // every transfer of control between execution contexts
@@ -398,7 +375,8 @@ func (r *Recorder) HandlerError(err error) {
 
 // Switch records a switch handler call. handler is "handler" for one added
 // by OpSwitchHandler and "start handler N" for Program.MainStartHandlers[N].
-func (r *Recorder) Switch(task int, handler string, kind SwitchKind) {
+// kind is the runtimes' shared type, worded "enter", "leave" or "finish".
+func (r *Recorder) Switch(task int, handler string, kind switchhook.Kind) {
 	r.add(task, handler+" "+kind.String())
 }
 
@@ -407,6 +385,8 @@ func (r *Recorder) Switch(task int, handler string, kind SwitchKind) {
 func StartHandlerName(i int) string { return fmt.Sprintf("start handler %d", i) }
 
 // Waker records OpWakerState: task observed the waker of task of.
-func (r *Recorder) Waker(task, of int, s WakerStatus) {
+// s is the runtimes' shared waker status (seed 003), worded by its String
+// ("NO_STATUS", "WAITING", ...), which the cases spell out.
+func (r *Recorder) Waker(task, of int, s wakerstate.Status) {
 	r.add(task, fmt.Sprintf("waker %s = %s", r.p.Tasks[of].Name, s))
 }

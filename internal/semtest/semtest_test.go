@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/corobench/corobench/internal/switchhook"
+	"github.com/corobench/corobench/internal/wakerstate"
 )
 
 func TestCasesAreWellFormed(t *testing.T) {
@@ -53,8 +56,8 @@ func TestRecorderWording(t *testing.T) {
 	r.MicrotaskRan("m", true)
 	r.HandlerError(&MicrotaskError{Tag: "m"})
 	r.HandlerError(errors.New("boom"))
-	r.Switch(0, StartHandlerName(1), Enter)
-	r.Waker(0, 1, Ignored)
+	r.Switch(0, StartHandlerName(1), switchhook.Enter)
+	r.Waker(0, 1, wakerstate.Ignored)
 	want := []string{
 		"main: x", "A: await e2 = 7", "A: await e2 ! timeout", "main: sleep ! cancelled",
 		"main: resolve e1 ignored: already fired", "A: defer d", "A: exit ! cancelled",
