@@ -154,8 +154,10 @@ func localCases() []Case {
 		},
 		{
 			Program: &Program{Name: "resolve before the tick beats an expired timeout", Events: 1, Tasks: []Task{
-				task("main", Spawn(1, Normal), Yield(), Spin(3*time.Millisecond), Resolve(0, 9), Yield()),
-				task("A", AwaitTimeout(0, time.Millisecond)),
+				// A 20ms timeout: it must not expire before the tick at A's
+				// own suspend point, even with the thread descheduled there.
+				task("main", Spawn(1, Normal), Yield(), Spin(30*time.Millisecond), Resolve(0, 9), Yield()),
+				task("A", AwaitTimeout(0, 20*time.Millisecond)),
 			}},
 			Want: []string{"A: await e0 = 9", "A: exit", "main: exit"},
 		},

@@ -48,6 +48,12 @@ const (
 	short = time.Millisecond
 	long  = 20 * time.Millisecond
 	spin  = 5 * time.Millisecond // > the 1ms tick throttle bound, > short
+	// The race cases need a timer that must not expire between its start and
+	// the tick at its own task's suspend point, even when the thread is
+	// descheduled there (a loaded 2-core machine, qemu): raceTimeout is that
+	// margin, and raceSpin lets it expire unnoticed.
+	raceTimeout = long
+	raceSpin    = raceTimeout + 10*time.Millisecond
 )
 
 // fifoOrder: spawned tasks run in spawn order; Yield sends the task to the tail.
@@ -270,8 +276,8 @@ func sleepZeroThroughTimer() Case {
 func raceResolveBeforeTick() Case {
 	return Case{
 		Program: &Program{Name: "race/resolve-wins", Events: 1, Tasks: []Task{
-			{"main", []Op{Spawn(1, Normal), Yield(), Spin(spin), Resolve(0, 1), WakerState(1), Yield(), Sleep(spin), Log("m")}},
-			{"A", []Op{AwaitTimeout(0, short), Log("a")}},
+			{"main", []Op{Spawn(1, Normal), Yield(), Spin(raceSpin), Resolve(0, 1), WakerState(1), Yield(), Sleep(spin), Log("m")}},
+			{"A", []Op{AwaitTimeout(0, raceTimeout), Log("a")}},
 		}},
 		Want: []string{"main: waker A = QUEUED", "A: await e0 = 1", "A: a", "A: exit", "main: m", "main: exit"},
 	}
@@ -282,8 +288,8 @@ func raceResolveBeforeTick() Case {
 func raceTimeoutFirst() Case {
 	return Case{
 		Program: &Program{Name: "race/timeout-wins", Events: 1, Tasks: []Task{
-			{"main", []Op{Spawn(1, Normal), Yield(), Spin(spin), WakerState(1), Yield(), WakerState(1), Resolve(0, 2), Yield()}},
-			{"A", []Op{Continuing(AwaitTimeout(0, short)), Await(0)}},
+			{"main", []Op{Spawn(1, Normal), Yield(), Spin(raceSpin), WakerState(1), Yield(), WakerState(1), Resolve(0, 2), Yield()}},
+			{"A", []Op{Continuing(AwaitTimeout(0, raceTimeout)), Await(0)}},
 		}},
 		// main's second Yield queues main, then ticks the reactor (the
 		// throttle has passed): A's timer fires, A is queued behind main.
