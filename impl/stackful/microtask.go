@@ -7,7 +7,8 @@ import "github.com/corobench/corobench/internal/microtask"
 // microtask is refcounted: the creator holds one reference and every queued
 // entry holds one; the destructor runs when the last is released. A cancelled
 // microtask is skipped (and released) when the queue reaches it. The type is
-// internal/microtask's, which impl/stackless uses too.
+// internal/microtask's, which impl/stackless uses too; its methods are
+// Cancel, Cancelled, Retain, Release and Refs.
 //
 // A microtask must not block (no Await, Yield, Sleep). If it returns an error
 // or panics the batch stops; the microtasks behind it stay queued and run at

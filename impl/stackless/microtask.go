@@ -8,7 +8,8 @@ import (
 
 // Microtask is a small handler run by the scheduler before the next resume,
 // in FIFO order, without a task of its own (seed: zend_async_microtask_s).
-// The type is internal/microtask's, which impl/stackful uses too.
+// The type is internal/microtask's, which impl/stackful uses too; its
+// methods are Cancel, Cancelled, Retain, Release and Refs.
 //
 // It is reference counted: the creator holds one reference (NewMicrotask)
 // and every queued entry holds one, dropped when the entry runs or, if the
