@@ -43,4 +43,9 @@ func (s *Scheduler) AddStartHandler(h SwitchHandler) {
 }
 
 // callHandlers calls co's handlers for ev, removing those that return false.
+// It stays out of line: the call sites are on the resume path, taken only
+// by tasks with handlers, and inlining the generic call there costs the
+// handler-less resume (register pressure in the run loop).
+//
+//go:noinline
 func callHandlers(co *Coro, ev SwitchEvent) { switchhook.Fire(co.handlers, co.task, ev) }

@@ -103,8 +103,7 @@ func (e *PanicError) Unwrap() error {
 
 // Queue is a FIFO of microtask entries. The zero value is an empty queue.
 type Queue struct {
-	q   ring.Queue[*Microtask]
-	cur *Microtask // the entry RunBatch is running: released if it panics
+	q ring.Queue[*Microtask]
 }
 
 // Len returns the number of queued entries (cancelled ones included).
@@ -135,6 +134,33 @@ func (q *Queue) Push(m *Microtask) {
 // cancelled ones are not counted). A panic in a microtask propagates (its
 // entry is then not released); see RunBatchRecover.
 func (q *Queue) RunBatch(ran *uint64) error {
+	var cur *Microtask
+	return q.run(ran, &cur)
+}
+
+// RunBatchRecover is RunBatch, except that a panicking microtask is released
+// and reported as a *PanicError, stopping the batch like any failure. It
+// costs one deferred recover per batch, not per microtask: a panic ends the
+// batch anyway.
+func (q *Queue) RunBatchRecover(ran *uint64) (err error) {
+	var cur *Microtask // the entry running: released if it panics
+	defer func() {
+		if r := recover(); r != nil {
+			// cur is nil if the panic came from a destructor run by a
+			// Release: that entry's reference is already gone.
+			if cur != nil {
+				cur.Release()
+			}
+			err = &PanicError{Value: r}
+		}
+	}()
+	return q.run(ran, &cur)
+}
+
+// run is the batch loop; *cur is the entry running, nil between entries.
+// (cur lives in the caller's frame, not in the Queue, so that the Queue is
+// exactly the ring it wraps: the schedulers embed it next to hot fields.)
+func (q *Queue) run(ran *uint64, cur **Microtask) error {
 	for {
 		m, ok := q.q.PopFront()
 		if !ok {
@@ -145,33 +171,14 @@ func (q *Queue) RunBatch(ran *uint64) error {
 			continue
 		}
 		*ran++
-		q.cur = m
+		*cur = m
 		err := m.run()
-		q.cur = nil
+		*cur = nil
 		m.Release()
 		if err != nil {
 			return err
 		}
 	}
-}
-
-// RunBatchRecover is RunBatch, except that a panicking microtask is released
-// and reported as a *PanicError, stopping the batch like any failure. It
-// costs one deferred recover per batch, not per microtask: a panic ends the
-// batch anyway.
-func (q *Queue) RunBatchRecover(ran *uint64) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			// cur is nil if the panic came from a destructor run by a
-			// Release: that entry's reference is already gone.
-			if m := q.cur; m != nil {
-				q.cur = nil
-				m.Release()
-			}
-			err = &PanicError{Value: r}
-		}
-	}()
-	return q.RunBatch(ran)
 }
 
 // Drop releases every queued entry without running it (final cleanup).
