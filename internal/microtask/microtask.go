@@ -6,16 +6,16 @@
 // Invariants:
 //   - A Microtask is reference counted. New gives the creator one reference,
 //     and every queued entry holds one, taken by Queue.Push and dropped when
-//     the entry is run, skipped or dropped. Check refuses a microtask with
-//     no reference left (or no run function) before it is pushed. The destructor runs exactly once,
-//     when the count reaches zero; releasing below zero panics and leaves the
-//     count at zero.
+//     the entry is run, skipped or dropped. Check refuses a microtask with no
+//     reference left (or no run function) before it is pushed. The
+//     destructor runs exactly once, when the count reaches zero; releasing
+//     below zero panics and leaves the count at zero.
 //   - A cancelled microtask is skipped when the queue reaches it (its entry's
 //     reference is still released); cancelling is permanent.
-//   - RunBatch (and RunBatchRecover) run entries in FIFO order, including entries queued by the
-//     batch itself, until the queue is empty or one returns an error; the
-//     failing one is released and the entries behind it stay queued, in
-//     order, for the caller's next batch.
+//   - RunBatch and RunBatchRecover run entries in FIFO order, including
+//     entries queued by the batch itself, until the queue is empty or one
+//     returns an error; the failing one is released and the entries behind
+//     it stay queued, in order, for the caller's next batch.
 //
 // What an error or a panic means for the run (an error handler, a failed run,
 // a shutdown) is the runtime's decision: this package only reports it. Like
