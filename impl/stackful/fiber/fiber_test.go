@@ -473,6 +473,16 @@ func TestChild(t *testing.T) {
 		entry = func() *Context { runtime.GC(); return &root }
 	case "gc-while-suspended":
 		entry = func() *Context { Switch(&fib, &root); return &root }
+	case "shrink-request":
+		// The state a collection before the fence can leave behind: a
+		// pending shrink request on the goroutine. Then force a synchronous
+		// preemption on the fiber, where newstack acts on such a request.
+		*(*bool)(unsafe.Add(getg(), offPreemptShrink)) = true
+		entry = func() *Context {
+			*(*uintptr)(unsafe.Add(getg(), offStackguard0)) = stackPreemptMarker
+			recurse(1) // its prologue sees the marker: morestack, newstack, preempt
+			return &root
+		}
 	default:
 		t.Fatalf("unknown child mode %q", mode)
 	}
@@ -495,6 +505,25 @@ func runChild(t *testing.T, mode string, env ...string) (string, error) {
 	t.Helper()
 	requireSupported(t)
 	return selfexec.CombinedOutput([]string{"-test.run=^TestChild$", "-test.v"}, append([]string{childEnv + "=" + mode}, env...)...)
+}
+
+// stackPreemptMarker is the runtime's stackPreempt (-1314 as a uintptr): a
+// stackguard0 value that sends the next prologue to newstack as a
+// preemption request.
+const stackPreemptMarker = ^uintptr(1314 - 1)
+
+// TestChildShrinkRequest: a stack-shrink request pending on the goroutine
+// when a fiber starts (left by a collection before the GC fence) must not
+// make the runtime shrink the fiber's stack at the fiber's next synchronous
+// preemption. Without Switch clearing g.preemptShrink this child dies with
+// "fatal error: stack size not a power of 2"; it runs without
+// GODEBUG=gcshrinkstackoff=1, which would hide the request.
+func TestChildShrinkRequest(t *testing.T) {
+	out, err := runChild(t, "shrink-request", "GODEBUG=gcshrinkstackoff=0")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(out, "child result: <nil>") {
+		t.Fatalf("child with a pending shrink request: %v; output:\n%s", err, tail(out))
+	}
 }
 
 func TestChildOverflow(t *testing.T) {

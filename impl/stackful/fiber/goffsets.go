@@ -25,6 +25,18 @@ const (
 	offDefer       = 40  // g._defer: innermost pending defer record
 	offStktopsp    = 128 // g.stktopsp: SP a full unwind must end at
 
+	// offPreemptShrink is g.preemptShrink (a bool), which the collector
+	// sets when it scans a goroutine it cannot shrink at that moment; the
+	// runtime's newstack then shrinks the current stack at the goroutine's
+	// next synchronous preemption. A scan before the GC fence went up can
+	// leave it set, and if that preemption lands while a fiber runs, the
+	// runtime tries to shrink the fiber's stack: "fatal error: stack size
+	// not a power of 2" (seen about once in a hundred semantic-suite runs
+	// without GODEBUG=gcshrinkstackoff=1). Switch clears it whenever it
+	// installs a stack. Read from go_asm.h as g_preemptShrink = 179 on both
+	// arches, after preempt (177) and preemptStop (178).
+	offPreemptShrink = 179
+
 	// stackguardMarkerMin is the smallest value the runtime stores in
 	// stackguard0 as a request rather than a bound (stackPreempt = -1314,
 	// stackFork = -1234, stackForceMove = -275, as uintptrs). The switch

@@ -14,6 +14,7 @@
 #define g__panic	const_offPanic	// g._panic: innermost active panic (its records live on the stack)
 #define g__defer	const_offDefer	// g._defer: innermost pending defer record (often on the stack)
 #define g_stktopsp	const_offStktopsp	// g.stktopsp: SP the traceback must end at, checked by full unwinds
+#define g_preemptShrink	const_offPreemptShrink	// g.preemptShrink: "shrink the stack at the next synchronous safe point"
 
 // Every value of g.stackguard0 at or above this (as unsigned) is a marker the
 // runtime stores to force the next prologue into morestack (stackPreempt =
@@ -106,6 +107,12 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	SI, g__defer(CX)		// g._defer = to's defers
 	MOVQ	Context_stktopsp(BX), SI
 	MOVQ	SI, g_stktopsp(CX)		// g.stktopsp = to's top-of-stack SP
+	// Drop a stack-shrink request left by a collection that scanned this
+	// goroutine before the GC fence went up: newstack would act on it at
+	// the next synchronous preemption, on whatever stack is current, and a
+	// fiber stack must never be shrunk (see goffsets.go). Skipping a
+	// shrink is always safe; the collector asks again at its next scan.
+	MOVB	$0, g_preemptShrink(CX)		// g.preemptShrink = false
 
 	// g.stackguard0 = to.lo + StackGuard, unless it holds a preemption
 	// marker. (A marker stored by another thread between this load and the

@@ -13,6 +13,7 @@
 #define g__panic	const_offPanic	// g._panic
 #define g__defer	const_offDefer	// g._defer (adjacent to _panic: moved as a pair)
 #define g_stktopsp	const_offStktopsp	// g.stktopsp
+#define g_preemptShrink	const_offPreemptShrink	// g.preemptShrink (a bool)
 
 // Registers (Go arm64 ABI, ABI0 and ABIInternal alike):
 //   RSP - switched;
@@ -80,6 +81,7 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	STP	(R5, R6), g__panic(g)		// g._panic, g._defer
 	MOVD	Context_stktopsp(R1), R5	// R5 = to.stktopsp
 	MOVD	R5, g_stktopsp(g)		// g.stktopsp
+	MOVB	ZR, g_preemptShrink(g)		// g.preemptShrink = false: drop a shrink request (see switch_amd64.s)
 
 	// g.stackguard0 = to.lo + StackGuard unless it holds a preemption marker
 	// (unsigned >= 2^64-4096; see switch_amd64.s, including the benign race).
