@@ -156,9 +156,10 @@ func (f fibers) HandoffPath() (string, map[string]string) {
 			"direct": "stackful-coro coroutines are iter.Pull coroutines: asymmetric, each can only yield back to the context that resumed it, so every handoff goes through the scheduler",
 		}
 	}
-	return "direct", map[string]string{
-		"scheduler": "impl/stackful has no option to route the asm row's handoffs through the scheduler context: Options has no such switch, and the scheduler takes the direct path whenever the next coroutine has a context (Stats.SchedulerSwitches counts the exceptions)",
+	if f.viaScheduler {
+		return "scheduler", nil
 	}
+	return "direct", nil
 }
 
 // ---- goroutine rows ----

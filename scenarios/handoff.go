@@ -1,6 +1,10 @@
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/corobench/corobench/impl/stackful"
+)
 
 // Handoff: the same hand-off as pingpong, labelled by the path control
 // takes: straight from the suspending coroutine to the woken one (direct),
@@ -11,9 +15,11 @@ var Handoff = register(&Scenario{
 	Doc: "Two coroutines hand control back and forth through reusable one-shot events (pingpong's body), in cells " +
 		"labelled by the path each handoff takes: via=direct, one switch from the suspending coroutine to the woken " +
 		"one; via=scheduler, two transfers, into a scheduler context and out of it. ns/switch is one-way: one " +
-		"handoff, however many transfers it takes. A row runs only the path it really takes: stackful-asm is " +
-		"direct, stackful-coro, stackless (return to Run's loop + call) and goroutines (g0's schedule) go through " +
-		"their scheduler; the other cell of each row says why it cannot.",
+		"handoff, however many transfers it takes. stackful-asm runs both: via=scheduler sets " +
+		"stackful.Options.ViaScheduler, which turns its direct switch off and changes nothing else, so the two " +
+		"cells price the direct switch. The other rows run only the path they really take: stackful-coro, " +
+		"stackless (return to Run's loop + call) and goroutines (g0's schedule) go through their scheduler; " +
+		"their via=direct cell says why it cannot.",
 	Claim: "Direct switching halves the switches per suspend/resume (seed 000: the scheduler's tick runs in the " +
 		"suspending coroutine's context and switches directly to the next one).",
 	Params: []Param{{
@@ -22,6 +28,11 @@ var Handoff = register(&Scenario{
 	}},
 	Metrics: []Metric{
 		{Unit: "ns/switch", Kind: TimePerOp},
+	},
+	// The asm row takes either path: via=scheduler turns its direct
+	// switch off, so the two cells differ in nothing else.
+	StackfulOptions: func(params map[string]string, o *stackful.Options) {
+		o.ViaScheduler = params["via"] == "scheduler"
 	},
 	Blocking:     handoffBlocking,
 	StateMachine: handoffStateMachine,

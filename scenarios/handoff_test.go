@@ -29,6 +29,34 @@ func TestHandoffDirectIsDirect(t *testing.T) {
 	}
 }
 
+// TestHandoffViaSchedulerIsViaScheduler: with the scenario's options for
+// via=scheduler the asm row's handoffs all pass through the scheduler
+// context, two switches each, and the body still does the same work.
+func TestHandoffViaSchedulerIsViaScheduler(t *testing.T) {
+	const rounds = 1000
+	params := map[string]string{"via": "scheduler"}
+	env := &Env{N: rounds, Params: params}
+	opts := stackful.Options{Backend: stackful.Asm}
+	Handoff.StackfulOptions(params, &opts)
+	var out Outcome
+	s := runOnStackfulWith(t, opts, func() (err error) {
+		out, err = handoffBlocking(fibers{backend: stackful.Asm, viaScheduler: opts.ViaScheduler}, env)
+		return err
+	})
+	if out.Checksum != pingPongWant(env) {
+		t.Fatalf("checksum %#x, want %#x", out.Checksum, pingPongWant(env))
+	}
+	st := s.Stats()
+	if st.SchedulerSwitches < 4*rounds {
+		t.Errorf("%d of %d switches through the scheduler for %d handoffs; want 2 per handoff", st.SchedulerSwitches, st.Switches, 2*rounds)
+	}
+	// A finishing coroutine's exit may still go straight to the next one
+	// (outside the timed handoffs), as in the direct test's scheduler count.
+	if direct := st.Switches - st.SchedulerSwitches; direct > 10 {
+		t.Errorf("%d direct switches with ViaScheduler set; the timed handoffs should take none", direct)
+	}
+}
+
 func TestHandoffRejectsUnknownPath(t *testing.T) {
 	env := &Env{N: 1, Params: map[string]string{"via": "sideways"}}
 	if _, err := handoffStateMachine(env); err == nil {

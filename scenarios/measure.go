@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"time"
+
+	"github.com/corobench/corobench/impl/stackful"
 )
 
 // GC policies, as written to the results file's gc-policy config line.
@@ -174,7 +176,11 @@ func runOnce(s *Scenario, row Row, params map[string]string, n int, gcOn bool) (
 			return nil, out, NotSupported("scenario %s has no blocking body yet", s.Name)
 		}
 		var bodyErr error
-		err = runBlocking(row, func(rt Blocking) {
+		var tune func(*stackful.Options)
+		if s.StackfulOptions != nil {
+			tune = func(o *stackful.Options) { s.StackfulOptions(params, o) }
+		}
+		err = runBlocking(row, tune, func(rt Blocking) {
 			env.ResetTimer()
 			out, bodyErr = s.Blocking(rt, env)
 			env.StopTimer()

@@ -107,8 +107,9 @@ type Signal interface {
 }
 
 // runBlocking runs main as the first coroutine of a fresh runtime of the
-// given row and returns when every coroutine has finished.
-func runBlocking(row Row, main func(rt Blocking)) error {
+// given row and returns when every coroutine has finished. tune, if not nil,
+// adjusts the stackful runtime's options.
+func runBlocking(row Row, tune func(*stackful.Options), main func(rt Blocking)) error {
 	switch row {
 	case GoroutineSingle, GoroutineMulti:
 		if got, want := runtime.GOMAXPROCS(0), row.GOMAXPROCS(); got != want {
@@ -122,14 +123,18 @@ func runBlocking(row Row, main func(rt Blocking)) error {
 		if row == StackfulCoro {
 			backend = stackful.Coro
 		}
-		s, err := stackful.New(stackful.Options{Backend: backend})
+		opts := stackful.Options{Backend: backend}
+		if tune != nil {
+			tune(&opts)
+		}
+		s, err := stackful.New(opts)
 		if errors.Is(err, stackful.ErrNotSupported) {
 			return NotSupported("%v", strings.TrimPrefix(err.Error(), "not supported: "))
 		}
 		if err != nil {
 			return err
 		}
-		runErr := s.Run(func() { main(fibers{backend: backend}) })
+		runErr := s.Run(func() { main(fibers{backend: backend, viaScheduler: opts.ViaScheduler}) })
 		return errors.Join(runErr, s.Close())
 	default:
 		return NotSupported("row %s has no blocking runtime", row)
@@ -146,7 +151,10 @@ func (g *goroutines) NewSignal() Signal { return baseline.NewSignal() }
 // backend it runs on. A cancellation error can only come from a shutdown,
 // which no scenario body starts unless it says so, so getting one is a
 // broken run and panics.
-type fibers struct{ backend stackful.Backend }
+type fibers struct {
+	backend      stackful.Backend
+	viaScheduler bool // stackful.Options.ViaScheduler: no direct switches
+}
 
 func (fibers) Go(fn func())          { stackful.Go(fn) }
 func (fibers) Yield()                { must(stackful.Yield()) }

@@ -13,7 +13,13 @@ import (
 // body's error. It skips the test if the backend cannot run here.
 func runOnStackful(t *testing.T, backend stackful.Backend, body func() error) *stackful.Scheduler {
 	t.Helper()
-	s, err := stackful.New(stackful.Options{Backend: backend})
+	return runOnStackfulWith(t, stackful.Options{Backend: backend}, body)
+}
+
+// runOnStackfulWith is runOnStackful with all options.
+func runOnStackfulWith(t *testing.T, opts stackful.Options, body func() error) *stackful.Scheduler {
+	t.Helper()
+	s, err := stackful.New(opts)
 	if errors.Is(err, stackful.ErrNotSupported) {
 		t.Skip(err)
 	}

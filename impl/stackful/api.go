@@ -65,7 +65,7 @@ func Yield() error {
 		switch {
 		case len(co.handlers) != 0:
 			s.suspendTo(co, next)
-		case s.asm != nil && next != nil && next.ctx != nil:
+		case s.direct && next != nil && next.ctx != nil:
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(&co.ctx.fiber.fc, &next.ctx.fiber.fc)
@@ -130,7 +130,7 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		switch {
 		case len(co.handlers) != 0:
 			s.suspendTo(co, next)
-		case s.asm != nil && next != nil && next.ctx != nil:
+		case s.direct && next != nil && next.ctx != nil:
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(&co.ctx.fiber.fc, &next.ctx.fiber.fc)

@@ -59,6 +59,13 @@ type Options struct {
 	// MainName is the name of the main coroutine Run starts (default
 	// "main"), as Coroutine.Name and in deadlock and panic reports.
 	MainName string
+	// ViaScheduler (Asm) routes every hand-off through the scheduler's own
+	// context, two switches per suspend/resume instead of one, as schedulers
+	// without TrueAsync's direct switch do. It exists to measure what the
+	// direct switch saves (the handoff scenario); leave it off otherwise.
+	// Coro always goes through the scheduler, so it changes nothing there.
+	// The finished-context takeover stays on either way.
+	ViaScheduler bool
 }
 
 // Stats are a scheduler's counters, cumulative over its Runs.
@@ -83,7 +90,7 @@ type Scheduler struct {
 	opts    Options
 	backend backend
 	asm     *asmBackend // == backend when it is the asm one: called directly on the hot path
-	direct  bool        // backend.symmetric(), cached
+	direct  bool        // switch straight to the next coroutine: backend.symmetric() && !opts.ViaScheduler
 	loop    *reactor.Loop
 
 	queue ring.Queue[*Coroutine] // the run queue
@@ -141,7 +148,7 @@ func New(opts Options) (*Scheduler, error) {
 		return nil, err
 	}
 	s.asm, _ = s.backend.(*asmBackend)
-	s.direct = s.backend.symmetric()
+	s.direct = s.backend.symmetric() && !opts.ViaScheduler
 	if s.loop, err = reactor.New(); err != nil {
 		s.backend.close()
 		return nil, fmt.Errorf("stackful: creating the reactor: %w", err)

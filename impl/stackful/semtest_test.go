@@ -10,10 +10,21 @@ import (
 
 // driver runs internal/semtest scripts as straight-line blocking Go code: one
 // coroutine per task, a loop over its ops, a real defer for each Defer op.
-type driver struct{ backend Backend }
+// viaScheduler runs the asm backend with Options.ViaScheduler: the same
+// semantics, every hand-off through the scheduler's context.
+type driver struct {
+	backend      Backend
+	viaScheduler bool
+}
 
-func (d driver) Name() string       { return "stackful-" + d.backend.String() }
-func (d driver) DirectSwitch() bool { return d.backend == Asm }
+func (d driver) Name() string {
+	if d.viaScheduler {
+		return "stackful-" + d.backend.String() + "-via-scheduler"
+	}
+	return "stackful-" + d.backend.String()
+}
+
+func (d driver) DirectSwitch() bool { return d.backend == Asm && !d.viaScheduler }
 
 func (d driver) Kind(err error) semtest.ErrKind {
 	var me *semtest.MicrotaskError
@@ -54,7 +65,7 @@ func countingHandler(rec *semtest.Recorder, task int, name string, keep int) Swi
 func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, error) {
 	// Every coroutine, main included, carries its script task's name: the
 	// deadlock error must name the waiting tasks by it (semtest.Task).
-	opts := Options{Backend: d.backend, MainName: p.Tasks[0].Name}
+	opts := Options{Backend: d.backend, MainName: p.Tasks[0].Name, ViaScheduler: d.viaScheduler}
 	if p.MicrotaskErrors == semtest.HandleErrors {
 		opts.OnMicrotaskError = rec.HandlerError
 	}
@@ -165,12 +176,12 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 }
 
 func backends(t *testing.T) []driver {
-	ds := []driver{{Coro}}
+	ds := []driver{{backend: Coro}}
 	if s, err := New(Options{Backend: Asm}); err != nil {
 		t.Logf("stackful-asm skipped: %v", err)
 	} else {
 		s.Close()
-		ds = append([]driver{{Asm}}, ds...)
+		ds = append([]driver{{backend: Asm}, {backend: Asm, viaScheduler: true}}, ds...)
 	}
 	return ds
 }
