@@ -102,16 +102,19 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"microtask": {
-		Blocking: BodySize{Lines: 55, Decls: []DeclLines{
+		Blocking: BodySize{Lines: 58, Decls: []DeclLines{
 			{"microtaskBlocking", 39},
-			{"spawnRound", 16},
+			{"spawnRound", 19},
 		}},
-		StateMachine: BodySize{Lines: 67, Decls: []DeclLines{
+		StateMachine: BodySize{Lines: 77, Decls: []DeclLines{
 			{"microtaskStateMachine", 31},
 			{"microtaskQueuer", 7},
 			{"(*microtaskQueuer).Resume", 20},
-			{"spawnTask", 5},
-			{"(*spawnTask).Resume", 4},
+			{"const ( ) around spawnStart, spawnYielded", 2},
+			{"spawnStart", 1},
+			{"spawnYielded", 1},
+			{"spawnTask", 7},
+			{"(*spawnTask).Resume", 8},
 		}},
 	},
 	"pingpong": {
@@ -155,14 +158,30 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"spawn": {
-		Blocking: BodySize{Lines: 29, Decls: []DeclLines{
+		Blocking: BodySize{Lines: 32, Decls: []DeclLines{
 			{"spawnBlocking", 13},
-			{"spawnRound", 16},
+			{"spawnRound", 19},
 		}},
-		StateMachine: BodySize{Lines: 47, Decls: []DeclLines{
-			{"spawnStateMachine", 38},
-			{"spawnTask", 5},
-			{"(*spawnTask).Resume", 4},
+		StateMachine: BodySize{Lines: 58, Decls: []DeclLines{
+			{"spawnStateMachine", 39},
+			{"const ( ) around spawnStart, spawnYielded", 2},
+			{"spawnStart", 1},
+			{"spawnYielded", 1},
+			{"spawnTask", 7},
+			{"(*spawnTask).Resume", 8},
+		}},
+	},
+	"switch": {
+		Blocking: BodySize{Lines: 13, Decls: []DeclLines{
+			{"bareSwitches", 3},
+			{"switchBlocking", 10},
+		}},
+		StateMachine: BodySize{Lines: 23, Decls: []DeclLines{
+			{"mix", 3},
+			{"resumer", 1},
+			{"switchMachine", 4},
+			{"(*switchMachine).resume", 4},
+			{"switchStateMachine", 11},
 		}},
 	},
 	"timer": {

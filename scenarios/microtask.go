@@ -63,7 +63,7 @@ func microtaskBlocking(rt Blocking, env *Env) (Outcome, error) {
 		env.ResetTimer()
 		var sum uint64
 		for base := 0; base < n; base += microtaskBatch {
-			sum += spawnRound(rt, base, min(microtaskBatch, n-base))
+			sum += spawnRound(rt, base, min(microtaskBatch, n-base), false)
 		}
 		env.StopTimer()
 		return Outcome{Ops: int64(n), Checksum: sum}, nil

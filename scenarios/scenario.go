@@ -139,11 +139,12 @@ func IsNotSupported(err error) (string, bool) {
 // All is the scenario set, in the order runs and reports list them (order).
 var All []*Scenario
 
-// order is the display order: the harness's floor first, then switch cost,
-// spawn and memory, the waker's paths, timers and IO, shutdown, priority.
+// order is the display order: the harness's floor first, then the bare
+// switch, switch cost through the scheduler, spawn and memory, the waker's
+// paths, timers and IO, shutdown, priority.
 // Scenarios register from their own files (in file-name order); init puts
 // them in this order, and a scenario missing from it goes last.
-var order = []string{"calibrate", "pingpong", "yield", "handoff", "spawn", "burst", "memory",
+var order = []string{"calibrate", "switch", "pingpong", "yield", "handoff", "spawn", "burst", "memory",
 	"await-ready", "microtask", "timer", "fdwake", "echo", "shutdown", "priority"}
 
 func init() {

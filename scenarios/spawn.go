@@ -16,20 +16,22 @@ const spawnCount = 10000
 var Spawn = register(&Scenario{
 	Name:  "spawn",
 	Bench: "Spawn",
-	Doc: fmt.Sprintf("The main coroutine spawns %d coroutines at once, each doing a few ns of work (a checksum "+
-		"add), then waits until all have finished: create, run to completion, destroy. ns/spawn and "+
-		"allocs/spawn divide the whole by the count. Each cell runs once in a fresh process. pool=cold times "+
-		"the first spawns of a fresh runtime: empty stack pool, run queue not grown (stackless: a new state "+
-		"struct per task; goroutines: no dead g on Go's free list, so every go statement allocates a g and its "+
-		"2 KiB stack). pool=warm first runs an identical untimed round in the same runtime (stackful: stacks "+
-		"pooled, queue grown; stackless: the finished structs are re-spawned; goroutines: gfget reuses the dead "+
-		"gs, stacks included, from the P's and the global free list). Note: the stackful runtime starts an "+
-		"unstarted coroutine on a finished one's context (takeover), so one batch needs one stack and cold "+
-		"differs from warm by one slab mapping and the queue's growth; on goroutine-multi the other Ps steal "+
-		"and finish goroutines while main still spawns, so even cold reuses some gs. The collector is held "+
-		"off in every row, so the warm-up round's garbage is not reclaimed: each spawn's heap allocations "+
-		"(stackful: a coroutine record and a closure) land on fresh pages in both cells, and their page "+
-		"faults are part of both figures.", spawnCount),
+	Doc: fmt.Sprintf("The main coroutine spawns %d coroutines at once, each of which yields once and then does "+
+		"a few ns of work (a checksum add), and waits until all have finished: create, run to completion, "+
+		"destroy. The yield makes every coroutine start before the first one finishes, so all %d are alive "+
+		"together and each needs a context of its own (without it the stackful runtime would start each "+
+		"unstarted coroutine on the finished one's context, and one stack would serve the whole batch). "+
+		"ns/spawn and allocs/spawn divide the whole by the count, the yield included. Each cell runs once in a "+
+		"fresh process. pool=cold times the first spawns of a fresh runtime: empty stack pool, so every "+
+		"stackful-asm fiber takes a fresh stack (a slab mmap per 16–1024 stacks and a first-touch page fault "+
+		"each), run queue not grown; stackless: a new state struct per task; goroutines: no dead g on Go's free "+
+		"list, so every go statement allocates a g and its 2 KiB stack. pool=warm first runs an identical "+
+		"untimed round in the same runtime (stackful: stacks pooled, queue grown; stackless: the finished "+
+		"structs are re-spawned; goroutines: gfget reuses the dead gs, stacks included). On goroutine-multi the "+
+		"other Ps steal and finish goroutines while main still spawns, so even cold reuses some gs. The "+
+		"collector is held off in every row, so the warm-up round's garbage is not reclaimed: each spawn's heap "+
+		"allocations (stackful: a coroutine record and a closure) land on fresh pages in both cells.",
+		spawnCount, spawnCount),
 	Claim: "The context pool removes the mmap/mprotect latency from spawning (seed 000); cold and warm spawn " +
 		"differ by ~40× (ANCHORS.md: libcopp).",
 	Params: []Param{{
@@ -69,24 +71,28 @@ func spawnBlocking(rt Blocking, env *Env) (Outcome, error) {
 		return Outcome{}, err
 	}
 	if warm {
-		spawnRound(rt, 0, env.N)
+		spawnRound(rt, 0, env.N, true)
 	}
 	env.ResetTimer()
-	sum := spawnRound(rt, 0, env.N)
+	sum := spawnRound(rt, 0, env.N, true)
 	env.StopTimer()
 	return Outcome{Ops: int64(env.N), Checksum: sum}, nil
 }
 
 // spawnRound spawns n coroutines with ids base..base+n-1 and returns when
 // all have finished, with the sum of their values (added, since on
-// goroutine-multi they finish in any order).
-func spawnRound(rt Blocking, base, n int) uint64 {
+// goroutine-multi they finish in any order). With together, each coroutine
+// yields once first, so that all n are alive at once.
+func spawnRound(rt Blocking, base, n int, together bool) uint64 {
 	var total atomic.Uint64
 	var finished atomic.Int64
 	done := rt.NewSignal()
 	for i := 0; i < n; i++ {
 		id := uint64(base + i)
 		rt.Go(func() {
+			if together {
+				rt.Yield()
+			}
 			total.Add(spawnValue(id))
 			if finished.Add(1) == int64(n) {
 				done.Fire()
@@ -109,7 +115,7 @@ func spawnStateMachine(env *Env) (Outcome, error) {
 	if warm {
 		tasks = make([]spawnTask, env.N)
 		for i := range tasks {
-			tasks[i] = spawnTask{id: uint64(i), sum: &sum}
+			tasks[i] = spawnTask{id: uint64(i), sum: &sum, together: true}
 			if err := s.Spawn(&tasks[i]); err != nil {
 				return Outcome{}, err
 			}
@@ -123,9 +129,10 @@ func spawnStateMachine(env *Env) (Outcome, error) {
 	for i := 0; i < env.N; i++ {
 		var t *spawnTask
 		if warm {
-			t = &tasks[i] // finished: its fields are as spawnTask.Resume left them
+			t = &tasks[i] // finished: only its state needs resetting
+			t.state = spawnStart
 		} else {
-			t = &spawnTask{id: uint64(i), sum: &sum}
+			t = &spawnTask{id: uint64(i), sum: &sum, together: true}
 		}
 		if err := s.Spawn(t); err != nil {
 			return Outcome{}, err
@@ -136,16 +143,27 @@ func spawnStateMachine(env *Env) (Outcome, error) {
 	return Outcome{Ops: int64(env.N), Checksum: sum}, err
 }
 
-// spawnTask is the spawned coroutine's body: one resume, then done. Its
-// fields are not changed by running, so a finished task can be re-spawned
-// as it is.
+// States of a spawned task.
+const (
+	spawnStart   uint8 = iota // with together: yield once, so every task of the batch starts
+	spawnYielded              // add to the checksum and finish
+)
+
+// spawnTask is the spawned coroutine's body: a yield if together, then its
+// work.
 type spawnTask struct {
 	stackless.Coro
-	id  uint64
-	sum *uint64
+	state    uint8
+	together bool
+	id       uint64
+	sum      *uint64
 }
 
 func (t *spawnTask) Resume(c *stackless.Context) stackless.Step {
+	if t.together && t.state == spawnStart {
+		t.state = spawnYielded
+		return c.Yield()
+	}
 	*t.sum += spawnValue(t.id)
 	return c.Done()
 }

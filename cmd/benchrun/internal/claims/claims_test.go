@@ -44,9 +44,9 @@ func want(t *testing.T, r Result, v Verdict, whyContains string) {
 
 func TestClaimsHold(t *testing.T) {
 	rs := evaluate(t,
-		cell("PingPong/impl=stackful-asm", "ns/switch", 16)+
-			cell("PingPong/impl=stackful-coro", "ns/switch", 40)+
-			cell("PingPong/impl=stackless", "ns/switch", 12)+
+		cell("Switch/impl=stackful-asm", "ns/switch", 16)+
+			cell("Switch/impl=stackful-coro", "ns/switch", 40)+
+			cell("Switch/impl=stackless", "ns/switch", 12)+
 			cell("Handoff/impl=stackful-asm/via=direct", "ns/switch", 10)+
 			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 19)+
 			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 24000)+
@@ -62,6 +62,17 @@ func TestClaimsHold(t *testing.T) {
 		t.Errorf("memory claim not checked at the largest n: %q", rs["per"].Figure)
 	}
 	want(t, rs["direct"], Holds, "via=scheduler / via=direct = 1.90×")
+
+	// A larger n with too few samples for a CI is passed over.
+	rs2 := evaluate(t,
+		cell("Memory/impl=stackful-asm/n=100000", "B/coroutine", 4300)+
+			cell("Memory/impl=stackless/n=100000", "B/coroutine", 1050)+
+			"BenchmarkMemory/impl=stackful-asm/n=1000000 1 4200 B/coroutine\n"+
+			"BenchmarkMemory/impl=stackless/n=1000000 1 1000 B/coroutine\n")
+	want(t, rs2["per"], Holds, "stackless/stackful-asm")
+	if !strings.HasPrefix(rs2["per"].Figure, "n=100000:") {
+		t.Errorf("memory claim judged at a column without a CI: %q", rs2["per"].Figure)
+	}
 	want(t, rs["context"], Holds, "pool=cold / pool=warm = 685.71×")
 	// n=8: the 95% CI of the median is [x(1), x(8)] = [15.68, 16.24].
 	if f := rs["full-context"].Figure; f != "16.0 ns (95% CI 15.7–16.2 ns, n=8)" {
@@ -71,8 +82,8 @@ func TestClaimsHold(t *testing.T) {
 
 func TestClaimsDoNotHold(t *testing.T) {
 	rs := evaluate(t,
-		cell("PingPong/impl=stackful-asm", "ns/switch", 5)+
-			cell("PingPong/impl=stackless", "ns/switch", 80)+
+		cell("Switch/impl=stackful-asm", "ns/switch", 5)+
+			cell("Switch/impl=stackless", "ns/switch", 80)+
 			cell("Handoff/impl=stackful-asm/via=direct", "ns/switch", 10)+
 			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 12)+
 			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 35)+
@@ -88,12 +99,12 @@ func TestClaimsDoNotHold(t *testing.T) {
 
 func TestClaimsNotMeasured(t *testing.T) {
 	rs := evaluate(t,
-		"# corobench:unsupported BenchmarkPingPong/impl=stackful-asm: not supported: toolchain not gated\n"+
-			cell("PingPong/impl=stackless", "ns/switch", 3)+
+		"# corobench:unsupported BenchmarkSwitch/impl=stackful-asm: not supported: toolchain not gated\n"+
+			cell("Switch/impl=stackless", "ns/switch", 3)+
 			"# corobench:failed BenchmarkHandoff/impl=stackful-asm/via=direct: timed out after 1m0s\n"+
 			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 19)+
 			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 24000))
-	want(t, rs["full-context"], NotMeasured, "PingPong stackful-asm: unsupported: not supported: toolchain not gated")
+	want(t, rs["full-context"], NotMeasured, "Switch stackful-asm: unsupported: not supported: toolchain not gated")
 	want(t, rs["stackful"], NotMeasured, "unsupported")
 	want(t, rs["per"], NotMeasured, "Memory not in this run")
 	if rs["per"].Why != "Memory not in this run" {
@@ -105,7 +116,7 @@ func TestClaimsNotMeasured(t *testing.T) {
 		t.Errorf("the measured half is not shown: %q", rs["direct"].Figure)
 	}
 
-	arm := evaluate(t, "goarch: arm64\n"+cell("PingPong/impl=stackful-asm", "ns/switch", 15))
+	arm := evaluate(t, "goarch: arm64\n"+cell("Switch/impl=stackful-asm", "ns/switch", 15))
 	want(t, arm["full-context"], NotMeasured, "this run is arm64")
 }
 

@@ -76,8 +76,8 @@ func TestBuildFixture(t *testing.T) {
 		"<div>stackful-asm: <code>clock_gettime(MONOTONIC)&#43;epoll_pwait2(1us)</code></div>",
 		"<div>goroutine-multi: <code>go-runtime-timers(netpoll)</code></div>",
 		// Every note, with its reason and where it was recorded.
-		"timed out after 1m0s", "<code>testdata/run.txt:173</code>",
-		"not supported: reactor pipes not wired to the state machine yet", "<code>testdata/run.txt:391</code>",
+		"timed out after 1m0s", "<code>testdata/run.txt:197</code>",
+		"not supported: reactor pipes not wired to the state machine yet", "<code>testdata/run.txt:415</code>",
 		// Figures with CI, ratios and flags.
 		"vs goroutine-single", "vs stackful-asm", "CV 12.4% &gt; 5%", "n=5 &lt; 6: no 95% CI",
 		"<span class=\"med\">24.6 µs</span>",
@@ -300,7 +300,7 @@ func TestBuildCorruptInput(t *testing.T) {
 	}
 	for _, c := range []struct{ file, want string }{
 		{truncated, fmt.Sprintf("%s:%d", truncated, truncLine)},
-		{corrupt, corrupt + ":173"},
+		{corrupt, corrupt + ":197"},
 	} {
 		out := filepath.Join(dir, "out-"+filepath.Base(c.file))
 		_, err := Build([]string{fixture, c.file}, out)
