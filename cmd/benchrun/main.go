@@ -174,31 +174,26 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 }
 
 func selectScenarios(list string) ([]*scenarios.Scenario, error) {
-	if list == "all" {
-		return scenarios.All, nil
-	}
-	var out []*scenarios.Scenario
-	for _, name := range strings.Split(list, ",") {
-		s, ok := scenarios.Lookup(strings.TrimSpace(name))
-		if !ok {
-			return nil, fmt.Errorf("unknown scenario %q; valid: all, %s", name, strings.Join(scenarios.Names(), ", "))
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return selectNamed(list, "scenario", "--scenario", scenarios.All, scenarios.Lookup, scenarios.Names())
 }
 
 func selectRows(list string) ([]scenarios.Row, error) {
+	return selectNamed(list, "row", "--impl", scenarios.Rows, scenarios.ParseRow, scenarios.RowNames())
+}
+
+// selectNamed resolves a flag's "all" or comma-separated list of names;
+// an unknown name is an error that lists the valid ones.
+func selectNamed[T any](list, kind, flagName string, all []T, lookup func(string) (T, bool), names []string) ([]T, error) {
 	if list == "all" {
-		return scenarios.Rows, nil
+		return all, nil
 	}
-	var out []scenarios.Row
+	var out []T
 	for _, name := range strings.Split(list, ",") {
-		r, ok := scenarios.ParseRow(strings.TrimSpace(name))
+		v, ok := lookup(strings.TrimSpace(name))
 		if !ok {
-			return nil, fmt.Errorf("unknown row %q for --impl; valid: all, %s", name, strings.Join(scenarios.RowNames(), ", "))
+			return nil, fmt.Errorf("unknown %s %q for %s; valid: all, %s", kind, name, flagName, strings.Join(names, ", "))
 		}
-		out = append(out, r)
+		out = append(out, v)
 	}
 	return out, nil
 }

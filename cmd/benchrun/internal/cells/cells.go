@@ -331,20 +331,20 @@ func Group(files []*results.File) (*Set, error) {
 				}
 			}
 		}
-		sc.Rows = displayOrder(sc.Rows, Rows)
+		sc.Rows = DisplayOrder(sc.Rows, Rows)
 		for _, c := range sc.cells {
 			c.Summary = stats.Summarize(c.Values)
 		}
 	}
-	for _, name := range displayOrder(order, Scenarios) {
+	for _, name := range DisplayOrder(order, Scenarios) {
 		set.Scenarios = append(set.Scenarios, byName[name])
 	}
 	return set, nil
 }
 
-// displayOrder returns seen sorted with the members of known first, in
+// DisplayOrder returns seen sorted with the members of known first, in
 // known's order, then the others in seen order.
-func displayOrder(seen, known []string) []string {
+func DisplayOrder(seen, known []string) []string {
 	var out []string
 	for _, k := range known {
 		if slices.Contains(seen, k) {

@@ -191,16 +191,5 @@ func union(a, b, known []string) []string {
 			seen = append(seen, s)
 		}
 	}
-	var out []string
-	for _, k := range known {
-		if slices.Contains(seen, k) {
-			out = append(out, k)
-		}
-	}
-	for _, s := range seen {
-		if !slices.Contains(known, s) {
-			out = append(out, s)
-		}
-	}
-	return out
+	return cells.DisplayOrder(seen, known)
 }
