@@ -47,8 +47,12 @@
 //     size is not a power of two make every attempt (growth on overflow, GC
 //     shrinking) a clean "fatal error: stack size not a power of 2" instead
 //     of memory corruption; [Context.Init] rejects power-of-two sizes.
-//     GODEBUG=gcshrinkstackoff=1 ([GODEBUGShrinkOff]) in the child process's
-//     environment is defence in depth; [Warnings] notes its absence.
+//     A collection before the fence went up can leave a shrink request on
+//     the goroutine (g.preemptShrink), which the runtime acts on at the next
+//     synchronous preemption, whatever stack is current: Switch clears it
+//     whenever it installs a stack. GODEBUG=gcshrinkstackoff=1
+//     ([GODEBUGShrinkOff]) in the child process's environment is defence in
+//     depth; [Warnings] notes its absence.
 //   - A fiber has a fixed stack: deeper recursion than it allows is fatal
 //     (the runtime cannot grow it). The runtime's message cannot be changed
 //     from outside; [ExplainCrash] recognises it (and the other fiber-misuse
