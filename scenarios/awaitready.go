@@ -9,8 +9,9 @@ import (
 // AwaitReady: the fast path of awaiting a completed future against a wait
 // that must suspend.
 var AwaitReady = register(&Scenario{
-	Name:  "await-ready",
-	Bench: "AwaitReady",
+	Name:    "await-ready",
+	Bench:   "AwaitReady",
+	Summary: "Awaiting an already-completed future (the fast path: no suspend) against a pending one.",
 	Doc: "state=ready: one coroutine awaits a future that has already completed, N times: the fast path, " +
 		"no suspend and no switch (goroutines: a receive from a closed channel). state=pending: two " +
 		"coroutines take turns, each resolving the other's future and then awaiting its own, which is " +

@@ -15,8 +15,9 @@ const burstIdle = 10 * time.Millisecond
 // Burst: the memory a runtime keeps after a burst, and what the next burst
 // costs (the adaptive pool).
 var Burst = register(&Scenario{
-	Name:  "burst",
-	Bench: "Burst",
+	Name:    "burst",
+	Bench:   "Burst",
+	Summary: "RSS kept after a burst of n coroutines and an idle spell, and the next burst's spawn cost.",
 	Doc: fmt.Sprintf("A burst of n coroutines, each touching 1 KiB of stack (stackless: of state) and "+
 		"suspending until all n are up, then released to finish; an idle spell of %v; a second identical "+
 		"burst. B/coroutine is the resident set kept after the first burst and the idle spell, above the level "+

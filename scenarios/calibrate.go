@@ -5,10 +5,11 @@ package scenarios
 // no coroutine operation at all. Subtracting it from another scenario's
 // ns/op is the reader's call; corobench never does it silently.
 var Calibrate = register(&Scenario{
-	Name:  "calibrate",
-	Bench: "Calibrate",
-	Doc:   "One iteration of a body's bookkeeping (loop counter and checksum mix) with no coroutine operation: the harness's floor.",
-	Claim: "Measurement pitfall (ANCHORS.md): know what the harness itself costs before quoting a few-ns figure.",
+	Name:    "calibrate",
+	Bench:   "Calibrate",
+	Summary: "The harness's own cost per iteration: subtract it mentally from the cheapest figures.",
+	Doc:     "One iteration of a body's bookkeeping (loop counter and checksum mix) with no coroutine operation: the harness's floor.",
+	Claim:   "Measurement pitfall (ANCHORS.md): know what the harness itself costs before quoting a few-ns figure.",
 	Metrics: []Metric{
 		{Unit: "ns/op", Kind: TimePerOp},
 	},

@@ -66,8 +66,10 @@ func echoBatch(c int) int {
 // Echo: a TCP echo server on loopback in the cell's process, driven at a
 // fixed rate by a load generator process.
 var Echo = register(&Scenario{
-	Name:  "echo",
-	Bench: "Echo",
+	Name:    "echo",
+	Bench:   "Echo",
+	Summary: "A TCP echo server on loopback driven open-loop at a fixed rate by a separate load-generator process over c connections.",
+	Latency: true,
 	Doc: fmt.Sprintf("A TCP echo server on 127.0.0.1 in the cell's process (one coroutine per connection), driven open-loop at %d req/s "+
 		"of %d-byte requests by a separate load-generator process over c connections, "+
 		"N iterations of max(c, %d) requests (rounded up to whole rounds over the connections); "+

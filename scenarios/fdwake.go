@@ -16,8 +16,10 @@ import (
 // readiness: through the corobench reactor (epoll, edge-triggered) on the
 // stackful and stackless rows, through Go's netpoller on the goroutine rows.
 var FDWake = register(&Scenario{
-	Name:  "fdwake",
-	Bench: "FDWake",
+	Name:    "fdwake",
+	Bench:   "FDWake",
+	Summary: "Two coroutines ping-ponging over pipes through the reactor or netpoller; cost per round trip.",
+	Latency: true,
 	Doc: "Two coroutines ping-pong one byte over two pipes, N round trips: each side's read suspends until the other side's write " +
 		"makes its pipe readable, through the reactor (stackful: OpenIO; stackless: NewFD + AwaitReadable) or Go's netpoller (goroutines: os.Pipe). " +
 		"ns/roundtrip is a round trip (two fd wake-ups); p99-ns/roundtrip is the 99th percentile of the individual round trips of the run.",

@@ -10,8 +10,9 @@ import (
 // takes: straight from the suspending coroutine to the woken one (direct),
 // or through a scheduler context (scheduler).
 var Handoff = register(&Scenario{
-	Name:  "handoff",
-	Bench: "Handoff",
+	Name:    "handoff",
+	Bench:   "Handoff",
+	Summary: "A direct switch against one through the scheduler coroutine (the reference design's direct-switch claim).",
 	Doc: "Two coroutines hand control back and forth through reusable one-shot events (pingpong's body), in cells " +
 		"labelled by the path each handoff takes: via=direct, one switch from the suspending coroutine to the woken " +
 		"one; via=scheduler, two transfers, into a scheduler context and out of it. ns/switch is one-way: one " +

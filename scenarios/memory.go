@@ -13,8 +13,9 @@ import (
 // Memory: n idle suspended coroutines, each having touched 1 KiB of stack
 // (stackful, goroutines) or of state (stackless).
 var Memory = register(&Scenario{
-	Name:  "memory",
-	Bench: "Memory",
+	Name:    "memory",
+	Bench:   "Memory",
+	Summary: "n idle suspended coroutines, each having touched 1 KiB of stack or state: RSS and heap per coroutine.",
 	Doc: "n coroutines each write a 1 KiB local array (stackless: a 1 KiB array in the task's state struct), " +
 		"then suspend on one gate with the array live. B/coroutine is the growth of the process's resident set " +
 		"(/proc/self/statm) from before the spawns to when all n are suspended, divided by n: stacks, coroutine " +

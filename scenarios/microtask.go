@@ -12,8 +12,9 @@ const microtaskBatch = 64
 
 // Microtask: a microtask against a coroutine doing the same tiny work.
 var Microtask = register(&Scenario{
-	Name:  "microtask",
-	Bench: "Microtask",
+	Name:    "microtask",
+	Bench:   "Microtask",
+	Summary: "A microtask against a coroutine doing the same tiny work.",
 	Doc: fmt.Sprintf("N tiny pieces of work (a checksum step), queued %d at a time by one coroutine, which "+
 		"then reaches a suspend point. kind=microtask: each piece is one reusable microtask enqueued again; the "+
 		"batch runs FIFO at the suspend point, in the current context, with no switch (the queuing coroutine "+

@@ -15,8 +15,9 @@ func mix(sum, v uint64) uint64 {
 
 // PingPong: two coroutines hand control back and forth N round trips.
 var PingPong = register(&Scenario{
-	Name:  "pingpong",
-	Bench: "PingPong",
+	Name:    "pingpong",
+	Bench:   "PingPong",
+	Summary: "Two coroutines handing off to each other through an event; cost per one-way switch.",
 	Doc: "Two coroutines hand control back and forth through a reusable one-shot event, N round trips. " +
 		"ns/switch is one-way: a round trip counts as 2 switches.",
 	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (seed tables).",

@@ -12,8 +12,9 @@ import (
 // Priority: how soon a high-priority coroutine runs when woken behind n
 // runnable normal ones.
 var Priority = register(&Scenario{
-	Name:  "priority",
-	Bench: "Priority",
+	Name:    "priority",
+	Bench:   "Priority",
+	Summary: "Wake-up latency of a high-priority coroutine queued behind n normal ones.",
 	Doc: "n normal coroutines keep the run queue full (each yields in a loop); a high-priority coroutine " +
 		"waits on an event. N times, the main coroutine reads the clock, fires the event and yields; the " +
 		"high-priority coroutine, enqueued at the head, reads the clock when it runs. ns/wake is the median " +

@@ -14,7 +14,7 @@ import (
 // Row names one implementation: a column of every comparison.
 type Row string
 
-// The rows, in display order (DESIGN.md §2).
+// The rows, in display order (docs/design.md §2, "Rows").
 const (
 	StackfulAsm     Row = "stackful-asm"
 	StackfulCoro    Row = "stackful-coro"
@@ -23,8 +23,28 @@ const (
 	GoroutineMulti  Row = "goroutine-multi"
 )
 
-// Rows lists every row in display order.
+// Rows lists every row in display order. Every other list of rows (the
+// --impl flag, the harness plan, cells.Rows, the report's tables and chart
+// colours) derives from it and from RowFacts.
 var Rows = []Row{StackfulAsm, StackfulCoro, Stackless, GoroutineSingle, GoroutineMulti}
+
+// RowFact is what the report and the README say about a row besides its
+// figures.
+type RowFact struct {
+	// Doc says what the row is, in one sentence.
+	Doc string
+	// Colour is the row's colour in every chart (RGB).
+	Colour [3]uint8
+}
+
+// RowFacts holds the facts of every row in Rows.
+var RowFacts = map[Row]RowFact{
+	StackfulAsm:     {Doc: "our runtime: our own Go-assembly switch between fiber stacks from our pool, GOMAXPROCS=1", Colour: [3]uint8{31, 119, 180}},
+	StackfulCoro:    {Doc: "the same scheduler, waker and reactor, each coroutine a Go runtime coroutine (iter.Pull)", Colour: [3]uint8{255, 127, 14}},
+	Stackless:       {Doc: "the same semantics as explicit state machines (Resume + state field)", Colour: [3]uint8{44, 160, 44}},
+	GoroutineSingle: {Doc: "goroutines, channels, time timers and Go's netpoller, GOMAXPROCS=1", Colour: [3]uint8{214, 39, 40}},
+	GoroutineMulti:  {Doc: "the same with all cores", Colour: [3]uint8{148, 103, 189}},
+}
 
 // RowNames returns the rows as strings, for flag help and errors.
 func RowNames() []string {
@@ -57,7 +77,7 @@ func (r Row) GOMAXPROCS() int {
 
 // GODEBUG returns the GODEBUG setting a row's child process starts with.
 // The asm row turns stack shrinking off: the runtime must never try to copy
-// or free a fiber stack (DESIGN.md §3). It is defence in depth; the fiber
+// or free a fiber stack (docs/design.md §3). It is defence in depth; the fiber
 // stacks' non-power-of-two bounds already turn any attempt into a clean
 // fatal error.
 func (r Row) GODEBUG() string {

@@ -72,8 +72,15 @@ type Param struct {
 type Scenario struct {
 	Name  string // CLI name, e.g. "pingpong"
 	Bench string // benchmark name, e.g. "PingPong"
-	// Doc says what the scenario measures, in one or two sentences.
+	// Doc says what the scenario measures, in one or two sentences: the
+	// --list text.
 	Doc string
+	// Summary is the one-line description the report shows under the
+	// scenario's heading, so a reader knows what a number is a cost of.
+	Summary string
+	// Latency marks scenarios whose figures are latency distributions: the
+	// report draws a percentile chart besides their bar charts.
+	Latency bool
 	// Claim names the seed claim (or ANCHORS.md pitfall) it checks.
 	Claim  string
 	Params []Param
@@ -143,18 +150,58 @@ var All []*Scenario
 // switch, switch cost through the scheduler, spawn and memory, the waker's
 // paths, timers and IO, shutdown, priority.
 // Scenarios register from their own files (in file-name order); init puts
-// them in this order, and a scenario missing from it goes last.
+// them in this order. Every other list of scenarios (the CLI listing, the
+// harness plan, the report's sections, cells.Scenarios) derives from All,
+// so this is the only place the order is written; init panics if it and
+// the registered scenarios disagree.
 var order = []string{"calibrate", "switch", "pingpong", "yield", "handoff", "spawn", "burst", "memory",
 	"await-ready", "microtask", "timer", "fdwake", "echo", "shutdown", "priority"}
 
 func init() {
-	rank := func(s *Scenario) int {
-		if i := slices.Index(order, s.Name); i >= 0 {
-			return i
-		}
-		return len(order)
+	if err := sortRegistry(); err != nil {
+		panic("scenarios: " + err.Error())
 	}
-	slices.SortStableFunc(All, func(a, b *Scenario) int { return rank(a) - rank(b) })
+}
+
+// sortRegistry puts All in order's order, and fails when a registered
+// scenario is missing from order or order names one nobody registered.
+func sortRegistry() error {
+	for _, s := range All {
+		if !slices.Contains(order, s.Name) {
+			return fmt.Errorf("scenario %q is registered but not in the display order", s.Name)
+		}
+		if s.Summary == "" {
+			return fmt.Errorf("scenario %q has no Summary", s.Name)
+		}
+	}
+	for _, name := range order {
+		if !slices.ContainsFunc(All, func(s *Scenario) bool { return s.Name == name }) {
+			return fmt.Errorf("the display order names scenario %q, which is not registered", name)
+		}
+	}
+	slices.SortStableFunc(All, func(a, b *Scenario) int {
+		return slices.Index(order, a.Name) - slices.Index(order, b.Name)
+	})
+	return nil
+}
+
+// Benches returns the benchmark names of all scenarios, in display order.
+func Benches() []string {
+	names := make([]string, len(All))
+	for i, s := range All {
+		names[i] = s.Bench
+	}
+	return names
+}
+
+// LookupBench returns the scenario with the given benchmark name.
+func LookupBench(bench string) (*Scenario, bool) {
+	for _, s := range All {
+		if s.Bench == bench {
+			return s, true
+		}
+	}
+	return nil, false
 }
 
 func register(s *Scenario) *Scenario {

@@ -10,8 +10,9 @@ import (
 // Shutdown: n blocked coroutines; graceful shutdown until every cleanup has
 // run.
 var Shutdown = register(&Scenario{
-	Name:  "shutdown",
-	Bench: "Shutdown",
+	Name:    "shutdown",
+	Bench:   "Shutdown",
+	Summary: "n blocked coroutines; graceful shutdown until every cleanup has run.",
 	Doc: "n coroutines block on something that never happens, each with a deferred cleanup (stackless: a " +
 		"cleanup state). The timed region runs from the start of a graceful shutdown until the last cleanup " +
 		"has run: stackful, stackless: the scheduler's Shutdown cancels every coroutine, each wakes with the " +

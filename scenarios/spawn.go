@@ -14,8 +14,9 @@ const spawnCount = 10000
 
 // Spawn: create, run to completion, destroy.
 var Spawn = register(&Scenario{
-	Name:  "spawn",
-	Bench: "Spawn",
+	Name:    "spawn",
+	Bench:   "Spawn",
+	Summary: "Create, run to completion and destroy one coroutine, with the context pool cold or warm.",
 	Doc: fmt.Sprintf("The main coroutine spawns %d coroutines at once, each of which yields once and then does "+
 		"a few ns of work (a checksum add), and waits until all have finished: create, run to completion, "+
 		"destroy. The yield makes every coroutine start before the first one finishes, so all %d are alive "+

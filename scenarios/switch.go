@@ -2,8 +2,9 @@ package scenarios
 
 // Switch: the bare context switch, with no scheduler, waker or queue.
 var Switch = register(&Scenario{
-	Name:  "switch",
-	Bench: "Switch",
+	Name:    "switch",
+	Bench:   "Switch",
+	Summary: "The bare context switch of each row, with no scheduler, waker or event: cost per one-way switch (goroutines have none).",
 	Doc: "Two contexts hand control back and forth N round trips with nothing but the switch between them: " +
 		"stackful-asm, fiber.Switch between the running coroutine and a fiber on a pooled stack; " +
 		"stackful-coro, an iter.Pull next/yield pair (the Go runtime's coroswitch); stackless, a call of a " +

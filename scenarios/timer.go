@@ -17,8 +17,10 @@ import (
 // durations drawn from a seeded sequence; every wake-up's lateness is
 // sampled.
 var Timer = register(&Scenario{
-	Name:  "timer",
-	Bench: "Timer",
+	Name:    "timer",
+	Bench:   "Timer",
+	Summary: "n coroutines sleeping random 50 µs–5 ms; lateness = wake time − deadline.",
+	Latency: true,
 	Doc: "n coroutines sleep concurrently, each N times in a row, for durations uniform in 50 µs–5 ms from a seeded sequence " +
 		"(the same on every row). lateness = wake − deadline, where the deadline is the clock reading just before the sleep plus the duration: " +
 		"it includes the timer's resolution and the wait for the woken coroutine to run (a one-way figure: one wake-up). " +

@@ -8,8 +8,9 @@ import (
 
 // Yield: n coroutines yielding round-robin.
 var Yield = register(&Scenario{
-	Name:  "yield",
-	Bench: "Yield",
+	Name:    "yield",
+	Bench:   "Yield",
+	Summary: "n coroutines yielding round-robin; cost per switch as n grows (cache and TLB pressure).",
 	Doc: "n coroutines each give up the CPU N times: N-1 yields, then a wait on an end gate; the run queue is " +
 		"round-robin, so each is one switch to the next coroutine in line. ns/switch is one-way: the timed " +
 		"region, from releasing the n started coroutines to the last one reaching the end gate, divided by n×N " +

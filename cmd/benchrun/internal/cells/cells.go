@@ -21,19 +21,21 @@ import (
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
 	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/scenarios"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
 	"golang.org/x/perf/benchunit"
 )
 
-// Rows lists the implementations in display order (DESIGN §2). Rows not in
-// this list are shown after these, in the order first seen.
-var Rows = []string{"stackful-asm", "stackful-coro", "stackless", "goroutine-single", "goroutine-multi"}
+// Rows lists the implementations in display order, from the scenarios
+// registry (scenarios.Rows). Rows not in this list (a file from another
+// build) are shown after these, in the order first seen.
+var Rows = scenarios.RowNames()
 
-// Scenarios lists the benchmark names of the scenarios in display order
-// (issue 6's table). Others follow in the order first seen.
-var Scenarios = []string{"Calibrate", "PingPong", "Yield", "Handoff", "Spawn", "Burst", "Memory",
-	"AwaitReady", "Microtask", "Timer", "FDWake", "Echo", "Shutdown", "Priority"}
+// Scenarios lists the benchmark names of the scenarios in display order,
+// from the scenarios registry (scenarios.All). Others follow in the order
+// first seen.
+var Scenarios = scenarios.Benches()
 
 // Per-cell configuration keys: they change between result lines, so they
 // are kept per cell rather than as run metadata.

@@ -27,13 +27,11 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/claims"
 	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
 	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+	"github.com/corobench/corobench/scenarios"
 )
 
 // Baselines are the rows every other row is compared with in the tables.
 var Baselines = []string{"goroutine-single", "stackful-asm"}
-
-// LatencyScenarios get a percentile plot besides their bar charts.
-var LatencyScenarios = []string{"Timer", "FDWake", "Echo"}
 
 // Build reads the results files, writes outDir/index.html with its charts
 // (<scenario>-<unit>-<kind>.png and .svg) beside it, copies each results
@@ -204,34 +202,30 @@ type chartView struct {
 	Alt      string
 }
 
-// Descriptions of the scenarios (issue 6's table), shown under each
-// heading so a reader knows what a number is a cost of.
-var scenarioAbout = map[string]string{
-	"Calibrate":  "The harness's own cost per iteration: subtract it mentally from the cheapest figures.",
-	"PingPong":   "Two coroutines handing off to each other through an event; cost per one-way switch.",
-	"Yield":      "n coroutines yielding round-robin; cost per switch as n grows (cache and TLB pressure).",
-	"Handoff":    "A direct switch against one through the scheduler coroutine (the seed's direct-switch claim).",
-	"Spawn":      "Create, run to completion and destroy one coroutine, with the context pool cold or warm.",
-	"Burst":      "RSS kept after a burst of n coroutines and an idle spell, and the next burst's spawn cost.",
-	"Memory":     "n idle suspended coroutines, each having touched 1 KiB of stack or state: RSS and heap per coroutine.",
-	"AwaitReady": "Awaiting an already-completed future (the fast path: no suspend) against a pending one.",
-	"Microtask":  "A microtask against a coroutine doing the same tiny work.",
-	"Timer":      "n coroutines sleeping random 50 µs–5 ms; lateness = wake time − deadline.",
-	"FDWake":     "Two coroutines ping-ponging over pipes through the reactor or netpoller; cost per round trip.",
-	"Echo":       "A TCP echo server on loopback driven open-loop at a fixed rate by a separate load-generator process over c connections.",
-	"Shutdown":   "n blocked coroutines; graceful shutdown until every cleanup has run.",
-	"Priority":   "Wake-up latency of a high-priority coroutine queued behind n normal ones.",
+// about is the description shown under a scenario's heading, from the
+// scenarios registry; "" for a scenario this build does not define.
+func about(bench string) string {
+	if s, ok := scenarios.LookupBench(bench); ok {
+		return s.Summary
+	}
+	return ""
 }
 
-// rowColors gives each row the same color in every chart.
-var rowColors = map[string][3]uint8{
-	"stackful-asm":     {31, 119, 180},
-	"stackful-coro":    {255, 127, 14},
-	"stackless":        {44, 160, 44},
-	"goroutine-single": {214, 39, 40},
-	"goroutine-multi":  {148, 103, 189},
+// latency reports whether a scenario's figures are latency distributions,
+// which get a percentile chart besides their bar charts.
+func latency(bench string) bool {
+	s, ok := scenarios.LookupBench(bench)
+	return ok && s.Latency
 }
 
+// rowColour gives each row of the registry the same colour in every chart.
+func rowColour(row string) ([3]uint8, bool) {
+	f, ok := scenarios.RowFacts[scenarios.Row(row)]
+	return f.Colour, ok
+}
+
+// extraColors colour rows the registry does not know (a file from another
+// build), in the order first seen.
 var extraColors = [][3]uint8{{140, 86, 75}, {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}}
 
 func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
@@ -259,7 +253,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	p.Colouring = colouring(set)
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
-		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: scenarioAbout[sc.Name]}
+		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: about(sc.Name)}
 		if len(sc.Units) == 0 { // every cell failed or is unsupported
 			sv.Tables = append(sv.Tables, table(set, sc, ""))
 		}
@@ -271,7 +265,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 			}
 			sv.Charts = append(sv.Charts, charts...)
 		}
-		if slices.Contains(LatencyScenarios, sc.Name) {
+		if latency(sc.Name) {
 			charts, err := percentileCharts(sc, colors, outDir)
 			if err != nil {
 				return nil, fmt.Errorf("%s percentiles: %w", sc.Name, err)
