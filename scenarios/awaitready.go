@@ -64,9 +64,9 @@ func awaitReadyBlocking(rt Blocking, env *Env) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	fs, ok := rt.(futures)
+	fs, ok := rt.(Futures)
 	if !ok {
-		return Outcome{}, NotSupported("the row has no futures")
+		return Outcome{}, lacking(rt, "Futures", "the row has no futures")
 	}
 	n := env.N
 	var sum uint64

@@ -45,9 +45,9 @@ var Burst = register(&Scenario{
 })
 
 func burstBlocking(rt Blocking, env *Env) (Outcome, error) {
-	g, ok := rt.(gates)
+	g, ok := rt.(Gates)
 	if !ok {
-		return Outcome{}, NotSupported("the row has no broadcast gate")
+		return Outcome{}, lacking(rt, "Gates", "the row has no broadcast gate")
 	}
 	n := env.Int("n")
 	var sum atomic.Uint64

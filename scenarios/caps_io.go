@@ -15,42 +15,14 @@ import (
 	"github.com/corobench/corobench/reactor"
 )
 
-// This file holds the IO capabilities of the blocking rows: optional
-// interfaces beyond Blocking that the fdwake and echo bodies type-assert.
+// This file holds the built-in rows' IO capabilities (Pipes, TCP: see
+// capabilities.go), which the fdwake and echo bodies type-assert.
 // The stackful rows implement them on the fibers adapter with
 // stackful.OpenIO (the fd is registered with the scheduler's reactor, and a
 // read or write that would block suspends only the calling coroutine); the
 // goroutine rows implement them with os and net, whose files and sockets
 // park the goroutine on Go's netpoller. The bodies cannot tell the
 // difference, which is the point.
-
-// Pipes is the capability to create a pipe whose ends block only the calling
-// coroutine.
-type Pipes interface {
-	Pipe() (r io.ReadCloser, w io.WriteCloser, err error)
-}
-
-// TCP is the capability to serve TCP on the loopback interface.
-type TCP interface {
-	// ListenLoopback opens a listener on 127.0.0.1 with a free port.
-	ListenLoopback() (Listener, error)
-}
-
-// Listener accepts TCP connections for a blocking body.
-type Listener interface {
-	// Port is the port the listener is bound to.
-	Port() int
-	// Accept waits at most timeout for the next connection, which it
-	// returns with TCP_NODELAY set (Go's net package sets it by default;
-	// the reactor rows set it too, so small replies are never held back by
-	// Nagle's algorithm on any row). Waiting longer is errAcceptTimeout.
-	Accept(timeout time.Duration) (io.ReadWriteCloser, error)
-	Close() error
-}
-
-// errAcceptTimeout is what Listener.Accept returns when no connection came
-// within its timeout.
-var errAcceptTimeout = errors.New("no connection arrived in time")
 
 var (
 	_ Pipes = fibers{}
@@ -108,7 +80,7 @@ func (l *fiberListener) Accept(timeout time.Duration) (io.ReadWriteCloser, error
 	nfd, err := acceptLoopback(l.io.FD(), func() error {
 		err := l.io.WaitReadable(timeout)
 		if errors.Is(err, stackful.ErrTimeout) {
-			return errAcceptTimeout
+			return ErrAcceptTimeout
 		}
 		return err
 	})
@@ -228,7 +200,7 @@ func (l goListener) Accept(timeout time.Duration) (io.ReadWriteCloser, error) {
 	}
 	conn, err := l.ln.AcceptTCP()
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil, errAcceptTimeout
+		return nil, ErrAcceptTimeout
 	}
 	if err != nil {
 		return nil, err

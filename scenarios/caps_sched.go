@@ -8,79 +8,9 @@ import (
 	"github.com/corobench/corobench/impl/stackful"
 )
 
-// Optional capabilities the scheduler-side scenarios (yield, handoff, spawn,
-// burst, memory, await-ready, microtask, shutdown, priority) need beyond
-// Blocking. A body type-asserts its Blocking to one of them and returns a
-// *NotSupportedError naming the missing capability when the row lacks it.
-// The stackful rows (fibers) implement all of them; the goroutine rows
-// (*goroutines) implement those Go has an idiom for, and nothing more: the
-// baseline must not grow machinery Go does not have.
-
-// gates is a broadcast gate: many coroutines wait, one Open releases all.
-type gates interface{ NewGate() gate }
-
-type gate interface {
-	Open()
-	Wait()
-}
-
-// futures is a one-shot future carrying a value, with the fast path the
-// seed describes: awaiting a completed future returns without suspending.
-type futures interface{ NewFuture() future }
-
-type future interface {
-	// Resolve completes the future with v; at most once per Reset.
-	Resolve(v uint64)
-	// Await returns the value, waiting until the future is resolved.
-	Await() uint64
-	// Reset makes a completed future pending again. Only the side that
-	// awaited it may call Reset, after Await returned and before it lets
-	// the resolving side run again.
-	Reset()
-}
-
-// priorities spawns a coroutine that is enqueued at the head of the run
-// queue whenever it is spawned or woken (seed 000: two priorities).
-type priorities interface{ GoHigh(fn func()) }
-
-// microtasks queues small handlers that the scheduler runs FIFO at the next
-// suspend point, in the current context, without switching (seed 000).
-type microtasks interface {
-	// NewMicrotask returns a reusable microtask running fn.
-	NewMicrotask(fn func()) microtask
-}
-
-type microtask interface {
-	// Enqueue queues the microtask once more; it does not allocate.
-	Enqueue()
-}
-
-// shutdowns is graceful shutdown: every blocked coroutine is cancelled and
-// runs its cleanup (its defers).
-type shutdowns interface{ NewShutdownScope() shutdownScope }
-
-type shutdownScope interface {
-	// Block suspends the calling coroutine until Shutdown cancels it.
-	// It reports whether it ended by a cancellation (always, unless the
-	// row is broken).
-	Block() (cancelled bool)
-	// Shutdown starts the graceful shutdown and returns; the caller is not
-	// cancelled by it and may wait for the cleanups to finish.
-	Shutdown()
-}
-
-// switchPaths says how the row hands control from a suspending coroutine
-// to the woken one: straight to it ("direct"), or through a scheduler
-// context ("scheduler"), and which paths it can be made to take.
-type switchPaths interface {
-	// HandoffPath returns the path the row's handoffs take, or a reason
-	// for each path the row cannot take.
-	HandoffPath() (path string, unsupported map[string]string)
-}
-
 // ---- stackful rows ----
 
-func (fibers) NewGate() gate { return fiberGate{stackful.NewEvent()} }
+func (fibers) NewGate() Gate { return fiberGate{stackful.NewEvent()} }
 
 // fiberGate is a stackful Event: every awaiting coroutine is woken, in the
 // order it started waiting, when the event fires.
@@ -92,7 +22,7 @@ func (g fiberGate) Wait() {
 	must(err)
 }
 
-func (fibers) NewFuture() future { return &fiberFuture{ev: stackful.NewEvent()} }
+func (fibers) NewFuture() Future { return &fiberFuture{ev: stackful.NewEvent()} }
 
 // fiberFuture keeps the value beside the event, so that resolving does not
 // box a uint64 into an interface (an allocation per value above 255).
@@ -116,7 +46,7 @@ func (f *fiberFuture) Reset() { f.ev.Reset() }
 
 func (fibers) GoHigh(fn func()) { stackful.GoWith("", stackful.High, fn) }
 
-func (fibers) NewMicrotask(fn func()) microtask {
+func (fibers) NewMicrotask(fn func()) QueuedMicrotask {
 	return fiberMicrotask{stackful.NewMicrotask(func() error { fn(); return nil }, nil)}
 }
 
@@ -124,7 +54,7 @@ type fiberMicrotask struct{ m *stackful.Microtask }
 
 func (m fiberMicrotask) Enqueue() { stackful.EnqueueMicrotask(m.m) }
 
-func (fibers) NewShutdownScope() shutdownScope {
+func (fibers) NewShutdownScope() ShutdownScope {
 	return fiberShutdown{never: stackful.NewEvent()}
 }
 
@@ -164,7 +94,7 @@ func (f fibers) HandoffPath() (string, map[string]string) {
 
 // ---- goroutine rows ----
 
-func (g *goroutines) NewGate() gate { return goroutineGate(make(chan struct{})) }
+func (g *goroutines) NewGate() Gate { return goroutineGate(make(chan struct{})) }
 
 // goroutineGate is a channel closed to open it: Go's broadcast idiom.
 type goroutineGate chan struct{}
@@ -172,7 +102,7 @@ type goroutineGate chan struct{}
 func (g goroutineGate) Open() { close(g) }
 func (g goroutineGate) Wait() { <-g }
 
-func (g *goroutines) NewFuture() future { return &goroutineFuture{done: make(chan struct{})} }
+func (g *goroutines) NewFuture() Future { return &goroutineFuture{done: make(chan struct{})} }
 
 // goroutineFuture is Go's future: a value published by closing a channel.
 // Receiving from a closed channel returns at once (the fast path). A closed
@@ -195,7 +125,7 @@ func (f *goroutineFuture) Await() uint64 {
 
 func (f *goroutineFuture) Reset() { f.done = make(chan struct{}) }
 
-func (g *goroutines) NewShutdownScope() shutdownScope {
+func (g *goroutines) NewShutdownScope() ShutdownScope {
 	ctx, cancel := context.WithCancel(context.Background())
 	return goroutineShutdown{ctx: ctx, cancel: cancel}
 }
@@ -214,6 +144,25 @@ func (s goroutineShutdown) Block() bool {
 }
 
 func (s goroutineShutdown) Shutdown() { s.cancel() }
+
+// Lacks gives Go's own reason for each capability the goroutine rows lack:
+// what Go has instead, so a reader sees why the cell is empty.
+func (g *goroutines) Lacks(capability string) (string, bool) {
+	switch capability {
+	case "Microtasks":
+		return "Go has no microtask queue: the runtime runs nothing between a goroutine's " +
+			"park and the next goroutine, and no hook lets a program queue work there", true
+	case "Priorities":
+		return "goroutines have no priorities: Go's scheduler has no priority levels " +
+			"(a woken goroutine goes to its P's runnext slot, a hand-off heuristic that any later wake-up " +
+			"displaces, not a priority), so there is no high-priority wake to measure", true
+	case "BareSwitches":
+		return "Go has no switch to a chosen goroutine that bypasses its scheduler: " +
+			"a blocked goroutine always enters schedule() on g0, which picks the next one (pingpong and " +
+			"handoff measure that cheapest hand-off)", true
+	}
+	return "", false
+}
 
 // HandoffPath: a goroutine that blocks always enters the Go scheduler on
 // g0 (mcall → schedule), which then runs the woken goroutine (from runnext):

@@ -22,14 +22,14 @@ import (
 )
 
 // LoadgenCommand returns the command that runs the echo scenario's load
-// generator (loadgen.Main) in a process of its own, with args. benchrun sets
-// it to re-execute itself with its hidden loadgen subcommand; tests set it
-// to re-execute the test binary. Nil: the echo scenario fails, saying so.
-var LoadgenCommand func(ctx context.Context, args []string) *exec.Cmd
+// generator (loadgen.Main) in a process of its own, with args. benchrun
+// passes one (Options.Loadgen) that re-executes itself with its hidden
+// loadgen subcommand; tests pass one that re-executes the test binary.
+type LoadgenCommand func(ctx context.Context, args []string) *exec.Cmd
 
 // ReexecLoadgen returns a LoadgenCommand that runs this program's own
 // executable with subcommand followed by the generator's args.
-func ReexecLoadgen(subcommand string) func(ctx context.Context, args []string) *exec.Cmd {
+func ReexecLoadgen(subcommand string) LoadgenCommand {
 	return func(ctx context.Context, args []string) *exec.Cmd {
 		exe, err := os.Executable()
 		if err != nil {
@@ -106,14 +106,14 @@ func echoWant(env *Env) uint64 {
 func echoBlocking(rt Blocking, env *Env) (Outcome, error) {
 	tcp, ok := rt.(TCP)
 	if !ok {
-		return Outcome{}, NotSupported("the row has no TCP sockets whose reads suspend only the calling coroutine")
+		return Outcome{}, lacking(rt, "TCP", "the row has no TCP sockets whose reads suspend only the calling coroutine")
 	}
 	conns := env.Int("c")
 	ln, err := tcp.ListenLoopback()
 	if err != nil {
 		return Outcome{}, err
 	}
-	gen, err := startLoadgen(ln.Port(), conns, env.N*echoBatch(conns))
+	gen, err := startLoadgen(env.Loadgen, ln.Port(), conns, env.N*echoBatch(conns))
 	if err != nil {
 		ln.Close()
 		return Outcome{}, err
@@ -127,7 +127,7 @@ func echoBlocking(rt Blocking, env *Env) (Outcome, error) {
 	acceptDeadline := time.Now().Add(echoAcceptTimeout)
 	for accepted < conns {
 		conn, err := ln.Accept(echoAcceptPoll)
-		if err == errAcceptTimeout {
+		if err == ErrAcceptTimeout {
 			if err = gen.checkAccepting(acceptDeadline); err == nil {
 				continue
 			}
@@ -220,10 +220,10 @@ type loadgenRun struct {
 
 // startLoadgen pins this process to one core and starts the generator,
 // pinned to another, against 127.0.0.1:port.
-func startLoadgen(port, conns, requests int) (*loadgenRun, error) {
-	if LoadgenCommand == nil {
-		return nil, errors.New("echo: no load generator command is set (scenarios.LoadgenCommand): " +
-			"benchrun sets it to re-run itself with its loadgen subcommand; a test must set it in TestMain")
+func startLoadgen(command LoadgenCommand, port, conns, requests int) (*loadgenRun, error) {
+	if command == nil {
+		return nil, errors.New("echo: no load generator command is set (scenarios.Options.Loadgen): " +
+			"benchrun passes one that re-runs itself with its loadgen subcommand; a test must pass one")
 	}
 	cfg := loadgen.Config{
 		Addr:     netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)),
@@ -252,7 +252,7 @@ func startLoadgen(port, conns, requests int) (*loadgenRun, error) {
 		g.cleanup()
 		return nil, fmt.Errorf("echo: %w", err)
 	}
-	g.cmd = LoadgenCommand(context.Background(), loadgen.Args(cfg))
+	g.cmd = command(context.Background(), loadgen.Args(cfg))
 	g.cmd.Stdout, g.cmd.Stderr = g.out, g.errs
 	if g.cmd.SysProcAttr == nil {
 		g.cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -288,7 +288,7 @@ func (g *loadgenRun) checkAccepting(deadline time.Time) error {
 		return fmt.Errorf("the load generator exited before connecting (%v): %s", g.cmd.ProcessState, g.stderr())
 	}
 	if time.Now().After(deadline) {
-		return fmt.Errorf("%w: the load generator did not connect within %v", errAcceptTimeout, echoAcceptTimeout)
+		return fmt.Errorf("%w: the load generator did not connect within %v", ErrAcceptTimeout, echoAcceptTimeout)
 	}
 	return nil
 }
@@ -362,7 +362,7 @@ func echoStateMachine(env *Env) (Outcome, error) {
 		unix.Close(lfd)
 		return Outcome{}, err
 	}
-	gen, err := startLoadgen(port, conns, env.N*echoBatch(conns))
+	gen, err := startLoadgen(env.Loadgen, port, conns, env.N*echoBatch(conns))
 	if err != nil {
 		lf.Close()
 		return Outcome{}, err

@@ -19,19 +19,25 @@ import (
 const loadgenEnv = "COROBENCH_SCENARIOS_TEST_LOADGEN"
 
 // TestMain lets the test binary be the echo scenario's generator process:
-// LoadgenCommand re-executes it with loadgenEnv set, as benchrun re-executes
+// testLoadgen re-executes it with loadgenEnv set, as benchrun re-executes
 // itself with its loadgen subcommand.
 func TestMain(m *testing.M) {
 	if os.Getenv(loadgenEnv) == "1" {
 		os.Exit(loadgen.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	LoadgenCommand = func(ctx context.Context, args []string) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, os.Args[0], args...)
-		// GORACE: a race-enabled binary otherwise sleeps 1 s at exit.
-		cmd.Env = append(os.Environ(), loadgenEnv+"=1", "GORACE=atexit_sleep_ms=0")
-		return cmd
-	}
 	os.Exit(m.Run())
+}
+
+func testLoadgen(ctx context.Context, args []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	// GORACE: a race-enabled binary otherwise sleeps 1 s at exit.
+	cmd.Env = append(os.Environ(), loadgenEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	return cmd
+}
+
+// measureEcho measures one echo cell with the generator command given.
+func measureEcho(row Row, params map[string]string, command LoadgenCommand) (*Sample, error) {
+	return MeasureWith(Echo, row, params, Options{Benchtime: time.Millisecond, Loadgen: command})
 }
 
 func TestEchoBatchIsWholeRoundsOfAtLeastTheMinimum(t *testing.T) {
@@ -45,13 +51,10 @@ func TestEchoBatchIsWholeRoundsOfAtLeastTheMinimum(t *testing.T) {
 // TestEchoWithoutGeneratorFails checks that a missing generator hook is a
 // clear error, not a hang or a figure.
 func TestEchoWithoutGeneratorFails(t *testing.T) {
-	saved := LoadgenCommand
-	LoadgenCommand = nil
-	t.Cleanup(func() { LoadgenCommand = saved })
 	withRowGOMAXPROCS(t, GoroutineSingle)
-	_, err := Measure(Echo, GoroutineSingle, map[string]string{"c": "1"}, time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "LoadgenCommand") {
-		t.Fatalf("Measure = %v, want an error naming scenarios.LoadgenCommand", err)
+	_, err := measureEcho(GoroutineSingle, map[string]string{"c": "1"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "Options.Loadgen") {
+		t.Fatalf("Measure = %v, want an error naming scenarios.Options.Loadgen", err)
 	}
 }
 
@@ -59,16 +62,14 @@ func TestEchoWithoutGeneratorFails(t *testing.T) {
 // arguments: the cell must fail with the generator's own message rather
 // than wait for connections that never come.
 func TestEchoReportsAGeneratorFailure(t *testing.T) {
-	saved := LoadgenCommand
-	LoadgenCommand = func(ctx context.Context, args []string) *exec.Cmd {
-		return saved(ctx, append(args, "-size", "0"))
+	refusing := func(ctx context.Context, args []string) *exec.Cmd {
+		return testLoadgen(ctx, append(args, "-size", "0"))
 	}
-	t.Cleanup(func() { LoadgenCommand = saved })
 	for _, row := range []Row{StackfulAsm, Stackless, GoroutineSingle} {
 		t.Run(string(row), func(t *testing.T) {
 			withRowGOMAXPROCS(t, row)
 			start := time.Now()
-			_, err := Measure(Echo, row, map[string]string{"c": "1"}, time.Millisecond)
+			_, err := measureEcho(row, map[string]string{"c": "1"}, refusing)
 			if _, ok := IsNotSupported(err); ok {
 				t.Skip(err)
 			}
@@ -105,7 +106,7 @@ func TestEchoGivesThePinBack(t *testing.T) {
 		t.Skip("fewer than two cores allowed: the echo cell pins nothing")
 	}
 	withRowGOMAXPROCS(t, GoroutineMulti)
-	if _, err := Measure(Echo, GoroutineMulti, map[string]string{"c": "1"}, time.Millisecond); err != nil {
+	if _, err := measureEcho(GoroutineMulti, map[string]string{"c": "1"}, testLoadgen); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir("/proc/self/task")

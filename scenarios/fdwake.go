@@ -63,7 +63,7 @@ func errFDWakeReply(i int, got byte) error {
 func fdWakeBlocking(rt Blocking, env *Env) (Outcome, error) {
 	pipes, ok := rt.(Pipes)
 	if !ok {
-		return Outcome{}, NotSupported("the row has no pipes whose reads suspend only the calling coroutine")
+		return Outcome{}, lacking(rt, "Pipes", "the row has no pipes whose reads suspend only the calling coroutine")
 	}
 	n := env.N
 	ar, aw, err := pipes.Pipe()

@@ -2,8 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-
-	"github.com/corobench/corobench/impl/stackful"
 )
 
 // Handoff: the same hand-off as pingpong, labelled by the path control
@@ -30,11 +28,9 @@ var Handoff = register(&Scenario{
 	Metrics: []Metric{
 		{Unit: "ns/switch", Kind: TimePerOp},
 	},
-	// The asm row takes either path: via=scheduler turns its direct
-	// switch off, so the two cells differ in nothing else.
-	StackfulOptions: func(params map[string]string, o *stackful.Options) {
-		o.ViaScheduler = params["via"] == "scheduler"
-	},
+	// The asm row takes either path: its RunBlocking turns the direct
+	// switch off for via=scheduler (stackfulViaScheduler), so the two
+	// cells differ in nothing else.
 	Blocking:     handoffBlocking,
 	StateMachine: handoffStateMachine,
 	Want:         pingPongWant,
@@ -44,9 +40,9 @@ func handoffBlocking(rt Blocking, env *Env) (Outcome, error) {
 	if err := checkVia(env); err != nil {
 		return Outcome{}, err
 	}
-	sp, ok := rt.(switchPaths)
+	sp, ok := rt.(SwitchPaths)
 	if !ok {
-		return Outcome{}, NotSupported("the row does not say which path its handoffs take")
+		return Outcome{}, lacking(rt, "SwitchPaths", "the row does not say which path its handoffs take")
 	}
 	if err := handoffPathCheck(sp, env.Params["via"]); err != nil {
 		return Outcome{}, err
@@ -65,7 +61,7 @@ func checkVia(env *Env) error {
 
 // handoffPathCheck returns nil if the row's handoffs take path via, or a
 // *NotSupportedError with the row's reason.
-func handoffPathCheck(sp switchPaths, via string) error {
+func handoffPathCheck(sp SwitchPaths, via string) error {
 	path, unsupported := sp.HandoffPath()
 	if via == path {
 		return nil

@@ -36,8 +36,7 @@ func TestHandoffViaSchedulerIsViaScheduler(t *testing.T) {
 	const rounds = 1000
 	params := map[string]string{"via": "scheduler"}
 	env := &Env{N: rounds, Params: params}
-	opts := stackful.Options{Backend: stackful.Asm}
-	Handoff.StackfulOptions(params, &opts)
+	opts := stackful.Options{Backend: stackful.Asm, ViaScheduler: stackfulViaScheduler(CellInfo{Scenario: Handoff.Name, Params: params})}
 	var out Outcome
 	s := runOnStackfulWith(t, opts, func() (err error) {
 		out, err = handoffBlocking(fibers{backend: stackful.Asm, viaScheduler: opts.ViaScheduler}, env)

@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"time"
-
-	"github.com/corobench/corobench/impl/stackful"
 )
 
 // GC policies, as written to the results file's gc-policy config line.
@@ -15,7 +13,7 @@ const (
 	// GCPolicy is the default, under which every row measures: a forced
 	// collection before each timed run, then the collector held off for it
 	// (as golang/benchmarks' sweet does). The asm row cannot run any other
-	// way (DESIGN.md §3), so this is what makes the rows comparable.
+	// way (docs/design.md §3), so this is what makes the rows comparable.
 	GCPolicy = "forced-gc-then-off"
 	// GCPolicyOn leaves the collector on during the timed run, for the
 	// GC-safe rows: it shows what collection costs them. The asm row
@@ -29,6 +27,9 @@ type Options struct {
 	Benchtime time.Duration
 	// GCOn selects GCPolicyOn instead of GCPolicy.
 	GCOn bool
+	// Loadgen starts the echo scenario's load generator in a process of
+	// its own (see ReexecLoadgen). Nil: the echo scenario fails, saying so.
+	Loadgen LoadgenCommand
 }
 
 // Env is a body's view of one run: the iteration count, the parameters, and
@@ -37,6 +38,8 @@ type Options struct {
 type Env struct {
 	N      int
 	Params map[string]string
+	// Loadgen is Options.Loadgen, for the echo scenario.
+	Loadgen LoadgenCommand
 
 	running    bool
 	start      time.Time
@@ -99,12 +102,12 @@ func MeasureWith(s *Scenario, row Row, params map[string]string, opts Options) (
 	if err := checkParams(s, params); err != nil {
 		return nil, err
 	}
-	if opts.GCOn && row == StackfulAsm {
-		return nil, NotSupported("the asm row cannot run with the collector on: a collection while a fiber is suspended frees what only that fiber's stack holds (DESIGN.md §3)")
+	if d, ok := row.Def(); ok && opts.GCOn && d.NoGCOn != "" {
+		return nil, NotSupported("%s", d.NoGCOn)
 	}
 	benchtime := opts.Benchtime
 	if s.FixedIters > 0 {
-		env, out, err := runOnce(s, row, params, s.FixedIters, opts.GCOn)
+		env, out, err := runOnce(s, row, params, s.FixedIters, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +116,7 @@ func MeasureWith(s *Scenario, row Row, params map[string]string, opts Options) (
 	const maxIters = 1 << 30
 	n := 1
 	for {
-		env, out, err := runOnce(s, row, params, n, opts.GCOn)
+		env, out, err := runOnce(s, row, params, n, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -154,10 +157,10 @@ func checkParams(s *Scenario, params map[string]string) error {
 }
 
 // runOnce runs the row's body once with n iterations under the GC policy.
-func runOnce(s *Scenario, row Row, params map[string]string, n int, gcOn bool) (*Env, Outcome, error) {
-	env := &Env{N: n, Params: params}
+func runOnce(s *Scenario, row Row, params map[string]string, n int, opts Options) (*Env, Outcome, error) {
+	env := &Env{N: n, Params: params, Loadgen: opts.Loadgen}
 	runtime.GC()
-	if !gcOn {
+	if !opts.GCOn {
 		old := debug.SetGCPercent(-1)
 		defer debug.SetGCPercent(old)
 	}
@@ -176,11 +179,7 @@ func runOnce(s *Scenario, row Row, params map[string]string, n int, gcOn bool) (
 			return nil, out, NotSupported("scenario %s has no blocking body yet", s.Name)
 		}
 		var bodyErr error
-		var tune func(*stackful.Options)
-		if s.StackfulOptions != nil {
-			tune = func(o *stackful.Options) { s.StackfulOptions(params, o) }
-		}
-		err = runBlocking(row, tune, func(rt Blocking) {
+		err = runBlocking(row, CellInfo{Scenario: s.Name, Params: params}, func(rt Blocking) {
 			env.ResetTimer()
 			out, bodyErr = s.Blocking(rt, env)
 			env.StopTimer()

@@ -96,7 +96,7 @@ func memoryWant(env *Env) uint64 { return sumTouched(env.Int("n")) }
 // wait on gate, and returns once all n have touched their stack (the
 // caller yields until they have). Each adds its readTouched to sum when
 // released; the last to finish fires done.
-func suspendedCrowd(rt Blocking, n int, gate gate, sum *atomic.Uint64, done Signal) {
+func suspendedCrowd(rt Blocking, n int, gate Gate, sum *atomic.Uint64, done Signal) {
 	var started, finished atomic.Int64
 	for i := 0; i < n; i++ {
 		id := uint64(i)
@@ -117,9 +117,9 @@ func suspendedCrowd(rt Blocking, n int, gate gate, sum *atomic.Uint64, done Sign
 }
 
 func memoryBlocking(rt Blocking, env *Env) (Outcome, error) {
-	g, ok := rt.(gates)
+	g, ok := rt.(Gates)
 	if !ok {
-		return Outcome{}, NotSupported("the row has no broadcast gate")
+		return Outcome{}, lacking(rt, "Gates", "the row has no broadcast gate")
 	}
 	n := env.Int("n")
 	gate, done := g.NewGate(), rt.NewSignal()

@@ -69,10 +69,9 @@ func microtaskBlocking(rt Blocking, env *Env) (Outcome, error) {
 		env.StopTimer()
 		return Outcome{Ops: int64(n), Checksum: sum}, nil
 	}
-	mt, ok := rt.(microtasks)
+	mt, ok := rt.(Microtasks)
 	if !ok {
-		return Outcome{}, NotSupported("Go has no microtask queue: the runtime runs nothing between a goroutine's " +
-			"park and the next goroutine, and no hook lets a program queue work there")
+		return Outcome{}, lacking(rt, "Microtasks", "the row has no microtask queue")
 	}
 	var sum, seq uint64
 	m := mt.NewMicrotask(func() {

@@ -96,11 +96,9 @@ func (p *priorityRun) outcome() (Outcome, error) {
 }
 
 func priorityBlocking(rt Blocking, env *Env) (Outcome, error) {
-	pr, ok := rt.(priorities)
+	pr, ok := rt.(Priorities)
 	if !ok {
-		return Outcome{}, NotSupported("goroutines have no priorities: Go's scheduler has no priority levels " +
-			"(a woken goroutine goes to its P's runnext slot, a hand-off heuristic that any later wake-up " +
-			"displaces, not a priority), so there is no high-priority wake to measure")
+		return Outcome{}, lacking(rt, "Priorities", "the row has no priority levels")
 	}
 	p := newPriorityRun(env.Int("n"), env.N)
 	wake := rt.NewSignal()

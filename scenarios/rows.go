@@ -23,27 +23,82 @@ const (
 	GoroutineMulti  Row = "goroutine-multi"
 )
 
-// Rows lists every row in display order. Every other list of rows (the
-// --impl flag, the harness plan, cells.Rows, the report's tables and chart
-// colours) derives from it and from RowFacts.
-var Rows = []Row{StackfulAsm, StackfulCoro, Stackless, GoroutineSingle, GoroutineMulti}
-
-// RowFact is what the report and the README say about a row besides its
-// figures.
-type RowFact struct {
+// RowDef defines a row: a column of every comparison. The built-in rows
+// below and the rows a runtime engineer adds with RegisterRow are defined
+// the same way, and every list of rows (the --impl flag, the harness plan,
+// the results reader's order, the report's tables and chart colours) comes
+// from the registry they are in.
+type RowDef struct {
+	Name Row
 	// Doc says what the row is, in one sentence.
 	Doc string
 	// Colour is the row's colour in every chart (RGB).
 	Colour [3]uint8
+	// AllCores gives the row's cells every core (GOMAXPROCS=NumCPU);
+	// otherwise they run with GOMAXPROCS=1.
+	AllCores bool
+	// GODEBUG is the setting the row's child processes start with.
+	GODEBUG string
+	// TimerFloor names the clock and the wait the row's timers use: the
+	// resolution below which its timer figures mean nothing. Nil: "not
+	// stated".
+	TimerFloor func() string
+	// NoGCOn, when not empty, is why the row cannot measure with the
+	// collector on (--gc-on); its cells then report not supported.
+	NoGCOn string
+	// RunBlocking runs main as the first coroutine of a fresh runtime and
+	// returns when every coroutine has finished; the row runs the
+	// scenarios' blocking bodies on it. cell names the cell, for a row
+	// that tunes its runtime per scenario. Nil only for the built-in
+	// stackless row, which runs the state-machine bodies.
+	RunBlocking func(cell CellInfo, main func(rt Blocking)) error
 }
 
-// RowFacts holds the facts of every row in Rows.
-var RowFacts = map[Row]RowFact{
-	StackfulAsm:     {Doc: "our runtime: our own Go-assembly switch between fiber stacks from our pool, GOMAXPROCS=1", Colour: [3]uint8{31, 119, 180}},
-	StackfulCoro:    {Doc: "the same scheduler, waker and reactor, each coroutine a Go runtime coroutine (iter.Pull)", Colour: [3]uint8{255, 127, 14}},
-	Stackless:       {Doc: "the same semantics as explicit state machines (Resume + state field)", Colour: [3]uint8{44, 160, 44}},
-	GoroutineSingle: {Doc: "goroutines, channels, time timers and Go's netpoller, GOMAXPROCS=1", Colour: [3]uint8{214, 39, 40}},
-	GoroutineMulti:  {Doc: "the same with all cores", Colour: [3]uint8{148, 103, 189}},
+// CellInfo names the cell a row runs: the scenario's CLI name and the
+// parameter values.
+type CellInfo struct {
+	Scenario string
+	Params   map[string]string
+}
+
+// Rows lists every row in display order: the built-in rows, then those
+// added with RegisterRow, in the order they were added.
+var Rows []Row
+
+var rowDefs = map[Row]*RowDef{}
+
+func init() {
+	for _, d := range builtinRows() {
+		RegisterRow(d)
+	}
+}
+
+// RegisterRow adds a row to the registry: every scenario then runs on it
+// (its blocking body; a body needing a capability the row lacks reports
+// "not supported" with the reason). Call it before benchrun's CLI starts
+// (cli.Main), in the main of your own binary, so the child processes
+// benchrun starts register it too. A row without a name or a RunBlocking,
+// or with a name already taken, panics naming the problem.
+func RegisterRow(d RowDef) {
+	switch {
+	case d.Name == "" || strings.ContainsAny(string(d.Name), " /=,"):
+		panic(fmt.Sprintf("scenarios.RegisterRow: row name %q is empty or contains a space, '/', '=' or ','", d.Name))
+	case rowDefs[d.Name] != nil:
+		panic(fmt.Sprintf("scenarios.RegisterRow: row %q is already registered", d.Name))
+	case d.RunBlocking == nil && d.Name != Stackless:
+		panic(fmt.Sprintf("scenarios.RegisterRow: row %q has no RunBlocking: a row runs the blocking bodies", d.Name))
+	}
+	rowDefs[d.Name] = &d
+	Rows = append(Rows, d.Name)
+}
+
+// Def returns the row's definition.
+func (r Row) Def() (RowDef, bool) {
+	d, ok := rowDefs[r]
+	if !ok {
+		return RowDef{}, false
+	}
+	return *d, true
 }
 
 // RowNames returns the rows as strings, for flag help and errors.
@@ -57,108 +112,136 @@ func RowNames() []string {
 
 // ParseRow returns the row with the given name.
 func ParseRow(name string) (Row, bool) {
-	for _, r := range Rows {
-		if string(r) == name {
-			return r, true
-		}
-	}
-	return "", false
+	_, ok := rowDefs[Row(name)]
+	return Row(name), ok
 }
 
-// GOMAXPROCS returns the GOMAXPROCS a row's cells run with. Our runtimes
-// are single-threaded by design (TrueAsync's model), so they get one P,
-// like goroutine-single; only goroutine-multi gets every core.
+// GOMAXPROCS returns the GOMAXPROCS a row's cells run with.
 func (r Row) GOMAXPROCS() int {
-	if r == GoroutineMulti {
+	if d, ok := rowDefs[r]; ok && d.AllCores {
 		return runtime.NumCPU()
 	}
 	return 1
 }
 
 // GODEBUG returns the GODEBUG setting a row's child process starts with.
-// The asm row turns stack shrinking off: the runtime must never try to copy
-// or free a fiber stack (docs/design.md §3). It is defence in depth; the fiber
-// stacks' non-power-of-two bounds already turn any attempt into a clean
-// fatal error.
 func (r Row) GODEBUG() string {
-	if r == StackfulAsm {
-		return "gcshrinkstackoff=1"
+	if d, ok := rowDefs[r]; ok {
+		return d.GODEBUG
 	}
 	return ""
 }
 
-// TimerFloor says which clock and which wait the row's timers use: the
-// resolution below which its timer figures mean nothing.
+// TimerFloor says which clock and which wait the row's timers use.
 func (r Row) TimerFloor() string {
-	switch r {
-	case GoroutineSingle, GoroutineMulti:
-		// Go's timers run on runtime.nanotime, and an idle P waits for
-		// the next one in the netpoller's epoll_pwait, whose timeout is in
-		// whole milliseconds: netpoll rounds a sub-millisecond delay up to
-		// 1 ms (runtime/netpoll_epoll.go, golang/go#79872).
-		return "clock=CLOCK_MONOTONIC (runtime.nanotime, vDSO) wait=netpoller epoll_pwait with a ms timeout (a sub-ms timer may wait up to 1 ms)"
-	default:
-		// The stackful and stackless rows sleep on the corobench reactor.
-		return reactorTimerFloor()
+	if d, ok := rowDefs[r]; ok && d.TimerFloor != nil {
+		return d.TimerFloor()
 	}
+	return "not stated"
 }
 
-// Blocking is what a blocking body may use. The stackful rows and the
-// goroutine rows implement it; a body written against it is straight-line Go
-// that runs unchanged on both.
-type Blocking interface {
-	// Go starts fn as a new coroutine; the run ends when all have returned.
-	Go(fn func())
-	// Yield lets every other ready coroutine run before the caller resumes.
-	Yield()
-	// NewSignal returns a hand-off point between two coroutines.
-	NewSignal() Signal
-	// Sleep suspends the caller for at least d.
-	Sleep(d time.Duration)
+// builtinRows defines corobench's own rows, in display order.
+func builtinRows() []RowDef {
+	return []RowDef{{
+		Name:   StackfulAsm,
+		Doc:    "our runtime: our own Go-assembly switch between fiber stacks from our pool, GOMAXPROCS=1",
+		Colour: [3]uint8{31, 119, 180},
+		// Stack shrinking off: the runtime must never try to copy or free
+		// a fiber stack (docs/design.md §3). It is defence in depth; the
+		// fiber stacks' non-power-of-two bounds already turn any attempt
+		// into a clean fatal error.
+		GODEBUG:     "gcshrinkstackoff=1",
+		TimerFloor:  reactorTimerFloor,
+		NoGCOn:      "the asm row cannot run with the collector on: a collection while a fiber is suspended frees what only that fiber's stack holds (docs/design.md §3)",
+		RunBlocking: stackfulRunner(stackful.Asm),
+	}, {
+		Name:        StackfulCoro,
+		Doc:         "the same scheduler, waker and reactor, each coroutine a Go runtime coroutine (iter.Pull)",
+		Colour:      [3]uint8{255, 127, 14},
+		TimerFloor:  reactorTimerFloor,
+		RunBlocking: stackfulRunner(stackful.Coro),
+	}, {
+		Name:       Stackless,
+		Doc:        "the same semantics as explicit state machines (Resume + state field)",
+		Colour:     [3]uint8{44, 160, 44},
+		TimerFloor: reactorTimerFloor,
+	}, {
+		Name:        GoroutineSingle,
+		Doc:         "goroutines, channels, time timers and Go's netpoller, GOMAXPROCS=1",
+		Colour:      [3]uint8{214, 39, 40},
+		TimerFloor:  goTimerFloor,
+		RunBlocking: goroutineRunner(GoroutineSingle),
+	}, {
+		Name:        GoroutineMulti,
+		Doc:         "the same with all cores",
+		Colour:      [3]uint8{148, 103, 189},
+		AllCores:    true,
+		TimerFloor:  goTimerFloor,
+		RunBlocking: goroutineRunner(GoroutineMulti),
+	}}
 }
 
-// Signal is a reusable hand-off: Fire wakes the coroutine blocked in Wait,
-// or lets the next Wait pass. On the goroutine rows it is an unbuffered
-// channel, so Fire also waits for the receiver: that rendezvous is the price
-// Go charges for a hand-off.
-type Signal interface {
-	Fire()
-	Wait()
+// goTimerFloor: Go's timers run on runtime.nanotime, and an idle P waits
+// for the next one in the netpoller's epoll_pwait, whose timeout is in
+// whole milliseconds: netpoll rounds a sub-millisecond delay up to 1 ms
+// (runtime/netpoll_epoll.go, golang/go#79872).
+func goTimerFloor() string {
+	return "clock=CLOCK_MONOTONIC (runtime.nanotime, vDSO) wait=netpoller epoll_pwait with a ms timeout (a sub-ms timer may wait up to 1 ms)"
 }
 
 // runBlocking runs main as the first coroutine of a fresh runtime of the
-// given row and returns when every coroutine has finished. tune, if not nil,
-// adjusts the stackful runtime's options.
-func runBlocking(row Row, tune func(*stackful.Options), main func(rt Blocking)) error {
-	switch row {
-	case GoroutineSingle, GoroutineMulti:
+// given row and returns when every coroutine has finished.
+func runBlocking(row Row, cell CellInfo, main func(rt Blocking)) error {
+	d, ok := rowDefs[row]
+	if !ok || d.RunBlocking == nil {
+		return NotSupported("row %s has no blocking runtime", row)
+	}
+	return d.RunBlocking(cell, main)
+}
+
+// goroutineRunner runs a blocking body on goroutines, checking that the
+// process has the GOMAXPROCS the row stands for.
+func goroutineRunner(row Row) func(CellInfo, func(Blocking)) error {
+	return func(_ CellInfo, main func(rt Blocking)) error {
 		if got, want := runtime.GOMAXPROCS(0), row.GOMAXPROCS(); got != want {
 			return fmt.Errorf("row %s needs GOMAXPROCS=%d but the process has %d: run it through benchrun, which sets it per cell", row, want, got)
 		}
 		rt := &goroutines{}
 		rt.Run(func() { main(rt) })
 		return nil
-	case StackfulAsm, StackfulCoro:
-		backend := stackful.Asm
-		if row == StackfulCoro {
-			backend = stackful.Coro
-		}
-		opts := stackful.Options{Backend: backend}
-		if tune != nil {
-			tune(&opts)
-		}
-		s, err := stackful.New(opts)
-		if errors.Is(err, stackful.ErrNotSupported) {
-			return NotSupported("%v", strings.TrimPrefix(err.Error(), "not supported: "))
-		}
-		if err != nil {
-			return err
-		}
-		runErr := s.Run(func() { main(fibers{backend: backend, viaScheduler: opts.ViaScheduler}) })
-		return errors.Join(runErr, s.Close())
-	default:
-		return NotSupported("row %s has no blocking runtime", row)
 	}
+}
+
+// stackfulRunner runs a blocking body on a fresh stackful scheduler with
+// the given backend. The row's per-scenario tuning lives here: the
+// handoff scenario's via=scheduler cells turn the direct switch off
+// (Options.ViaScheduler), so the two cells differ in nothing else.
+func stackfulRunner(backend stackful.Backend) func(CellInfo, func(Blocking)) error {
+	return func(cell CellInfo, main func(rt Blocking)) error {
+		opts := stackful.Options{Backend: backend}
+		if backend == stackful.Asm {
+			opts.ViaScheduler = stackfulViaScheduler(cell)
+		}
+		return runStackful(opts, main)
+	}
+}
+
+// stackfulViaScheduler reports whether a cell's handoffs must go through
+// the scheduler context: the handoff scenario's via=scheduler cells.
+func stackfulViaScheduler(cell CellInfo) bool {
+	return cell.Scenario == Handoff.Name && cell.Params["via"] == "scheduler"
+}
+
+func runStackful(opts stackful.Options, main func(rt Blocking)) error {
+	s, err := stackful.New(opts)
+	if errors.Is(err, stackful.ErrNotSupported) {
+		return NotSupported("%v", strings.TrimPrefix(err.Error(), "not supported: "))
+	}
+	if err != nil {
+		return err
+	}
+	runErr := s.Run(func() { main(fibers{backend: opts.Backend, viaScheduler: opts.ViaScheduler}) })
+	return errors.Join(runErr, s.Close())
 }
 
 // goroutines adapts impl/goroutine-baseline to Blocking.

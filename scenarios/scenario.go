@@ -30,8 +30,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/corobench/corobench/impl/stackful"
 )
 
 // Metric is one figure a scenario reports, with its unit as it appears in
@@ -102,10 +100,6 @@ type Scenario struct {
 	// A body that needs a capability the row lacks (an optional interface
 	// beyond Blocking) returns a *NotSupportedError saying which.
 	Blocking func(rt Blocking, env *Env) (Outcome, error)
-	// StackfulOptions, if set, adjusts the stackful runtime a cell of the
-	// stackful rows runs on (for example the handoff scenario's
-	// via=scheduler path). Nil: the defaults.
-	StackfulOptions func(params map[string]string, o *stackful.Options)
 	// StateMachine is the body for the stackless row. Nil: not supported.
 	StateMachine func(env *Env) (Outcome, error)
 	// Want returns the checksum a correct run of env.N iterations with

@@ -24,7 +24,7 @@ func TestEveryScenarioOnEveryRow(t *testing.T) {
 				name := s.BenchName(row, params)
 				t.Run(name, func(t *testing.T) {
 					withRowGOMAXPROCS(t, row)
-					sm, err := Measure(s, row, params, time.Millisecond)
+					sm, err := MeasureWith(s, row, params, Options{Benchtime: time.Millisecond, Loadgen: testLoadgen})
 					if reason, ok := IsNotSupported(err); ok {
 						if reason == "" {
 							t.Fatal("not supported without a reason")

@@ -44,9 +44,9 @@ func spawnWantN(n int) uint64 {
 }
 
 func shutdownBlocking(rt Blocking, env *Env) (Outcome, error) {
-	sd, ok := rt.(shutdowns)
+	sd, ok := rt.(Shutdowns)
 	if !ok {
-		return Outcome{}, NotSupported("the row has no graceful shutdown")
+		return Outcome{}, lacking(rt, "Shutdowns", "the row has no graceful shutdown")
 	}
 	n := env.Int("n")
 	scope, done := sd.NewShutdownScope(), rt.NewSignal()

@@ -24,21 +24,10 @@ var Switch = register(&Scenario{
 	Want:         pingPongWant,
 })
 
-// bareSwitches is the capability of a row with a switch that bypasses its
-// scheduler: SwitchRounds runs n round trips between the calling coroutine
-// (which mixes the even numbers 0, 2, ...) and a second context (which mixes
-// the odd ones) and returns the checksum; it calls env's timer itself, so
-// that setting the second context up stays outside the timed region.
-type bareSwitches interface {
-	SwitchRounds(env *Env, n int) (uint64, error)
-}
-
 func switchBlocking(rt Blocking, env *Env) (Outcome, error) {
-	bs, ok := rt.(bareSwitches)
+	bs, ok := rt.(BareSwitches)
 	if !ok {
-		return Outcome{}, NotSupported("Go has no switch to a chosen goroutine that bypasses its scheduler: " +
-			"a blocked goroutine always enters schedule() on g0, which picks the next one (pingpong and " +
-			"handoff measure that cheapest hand-off)")
+		return Outcome{}, lacking(rt, "BareSwitches", "the row has no switch that bypasses its scheduler")
 	}
 	sum, err := bs.SwitchRounds(env, env.N)
 	return Outcome{Ops: 2 * int64(env.N), Checksum: sum}, err

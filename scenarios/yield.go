@@ -50,9 +50,9 @@ func yieldSum(j uint64, rounds int) uint64 {
 }
 
 func yieldBlocking(rt Blocking, env *Env) (Outcome, error) {
-	g, ok := rt.(gates)
+	g, ok := rt.(Gates)
 	if !ok {
-		return Outcome{}, NotSupported("the row has no broadcast gate")
+		return Outcome{}, lacking(rt, "Gates", "the row has no broadcast gate")
 	}
 	n, rounds := env.Int("n"), env.N
 	var started, finished atomic.Int64

@@ -46,12 +46,9 @@ const (
 
 // run is main without the process: tests call it directly.
 func run(args []string, stdout, stderr io.Writer) int {
-	// The echo scenario's load generator runs in a process of its own: this
-	// binary again, with the hidden loadgen subcommand.
-	scenarios.LoadgenCommand = scenarios.ReexecLoadgen("loadgen")
 	if len(args) > 0 {
 		switch args[0] {
-		case "loadgen":
+		case harness.LoadgenSubcommand:
 			return loadgen.Main(args[1:], stdout, stderr)
 		case harness.ChildSubcommand:
 			return harness.ChildMain(args[1:], stdout, stderr)

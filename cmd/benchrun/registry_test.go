@@ -32,14 +32,16 @@ func TestOneSourceOfTruth(t *testing.T) {
 	rows := scenarios.RowNames()
 
 	t.Run("rows have facts", func(t *testing.T) {
+		colours := map[[3]uint8]scenarios.Row{}
 		for _, r := range scenarios.Rows {
-			f, ok := scenarios.RowFacts[r]
-			if !ok || f.Doc == "" || f.Colour == ([3]uint8{}) {
-				t.Errorf("row %s has no doc or colour in scenarios.RowFacts", r)
+			d, ok := r.Def()
+			if !ok || d.Doc == "" || d.Colour == ([3]uint8{}) {
+				t.Errorf("row %s has no doc or colour in its RowDef", r)
 			}
-		}
-		if len(scenarios.RowFacts) != len(scenarios.Rows) {
-			t.Errorf("scenarios.RowFacts has %d rows, scenarios.Rows %d", len(scenarios.RowFacts), len(scenarios.Rows))
+			if other, ok := colours[d.Colour]; ok {
+				t.Errorf("rows %s and %s share a colour", other, r)
+			}
+			colours[d.Colour] = r
 		}
 	})
 

@@ -19,6 +19,13 @@ import (
 	"github.com/corobench/corobench/scenarios"
 )
 
+// LoadgenSubcommand is the hidden benchrun subcommand that runs the echo
+// scenario's load generator (loadgen.Main): a cell's child process passes
+// the scenarios a command that re-executes the binary with it
+// (scenarios.Options.Loadgen), as the harness re-executes it with
+// ChildSubcommand for each cell.
+const LoadgenSubcommand = "loadgen"
+
 // Cell is one child-process run: one sample of one scenario on one row
 // with one set of parameter values.
 type Cell struct {

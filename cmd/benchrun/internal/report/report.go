@@ -220,8 +220,8 @@ func latency(bench string) bool {
 
 // rowColour gives each row of the registry the same colour in every chart.
 func rowColour(row string) ([3]uint8, bool) {
-	f, ok := scenarios.RowFacts[scenarios.Row(row)]
-	return f.Colour, ok
+	d, ok := scenarios.Row(row).Def()
+	return d.Colour, ok && d.Colour != [3]uint8{}
 }
 
 // extraColors colour rows the registry does not know (a file from another
