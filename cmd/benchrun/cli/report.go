@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/corobench/corobench/cmd/benchrun/internal/compare"
 	"github.com/corobench/corobench/cmd/benchrun/internal/report"
 )
 
@@ -27,18 +26,18 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "output directory (default reports/<name of the first file without .txt>)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: benchrun report [-o DIR] FILE...\nrebuilds an HTML report (with PNG and SVG charts) from results files")
+		fmt.Fprintln(stderr, usageLine("report")+"\nrebuilds an HTML report (with PNG and SVG charts) from results files")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return exitOK
+			return ExitOK
 		}
-		return exitUsage
+		return ExitUsage
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "benchrun report: name at least one results file, e.g. benchrun report results/<runstamp>.txt")
-		return exitUsage
+		return ExitUsage
 	}
 	dir := *out
 	if dir == "" {
@@ -47,21 +46,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	index, err := report.Build(fs.Args(), dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun report: %v\n", err)
-		return exitFailed
+		return ExitFailed
 	}
 	fmt.Fprintln(stdout, index)
-	return exitOK
-}
-
-// runCompare is `benchrun compare OLD NEW`.
-func runCompare(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 2 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: benchrun compare OLD NEW\ncompares two results files benchstat-style (median ± 95% CI, Mann-Whitney p, ~ when not significant)")
-		return exitUsage
-	}
-	if err := compare.Write(stdout, args[0], args[1]); err != nil {
-		fmt.Fprintf(stderr, "benchrun compare: %v\n", err)
-		return exitFailed
-	}
-	return exitOK
+	return ExitOK
 }
