@@ -8,7 +8,7 @@ import (
 
 // This file is the row contract: what a scenario body may use of a row.
 // Blocking is the least a row provides; every other interface here is an
-// optional capability a body type-asserts (through lacking, which turns a
+// optional capability a body type-asserts (through Lacking, which turns a
 // missing one into a *NotSupportedError with the row's reason). A row added
 // from another module (RegisterRow) implements Blocking and whichever
 // capabilities its runtime really has, and nothing more: a capability
@@ -45,10 +45,10 @@ type Explainer interface {
 	Lacks(capability string) (reason string, ok bool)
 }
 
-// lacking is the *NotSupportedError a body returns when rt lacks a
+// Lacking is the *NotSupportedError a body returns when rt lacks a
 // capability: the row's own reason if it gives one (Explainer), else
 // fallback.
-func lacking(rt Blocking, capability, fallback string) error {
+func Lacking(rt Blocking, capability, fallback string) error {
 	if e, ok := rt.(Explainer); ok {
 		if reason, ok := e.Lacks(capability); ok {
 			return NotSupported("%s", reason)
@@ -127,14 +127,26 @@ type SwitchPaths interface {
 	HandoffPath() (path string, unsupported map[string]string)
 }
 
-// BareSwitches is the capability of a row with a switch that bypasses its
-// scheduler: SwitchRounds runs n round trips between the calling coroutine
-// (which mixes the even numbers 0, 2, ...) and a second context (which mixes
-// the odd ones) and returns the checksum; it calls env's timer itself, so
-// that setting the second context up stays outside the timed region.
+// BareSwitches is the capability of a row whose coroutines are made of a
+// switch that can bypass its scheduler: BareSwitch names it. The switch
+// scenario's blocking body drives that switch itself, one loop per kind,
+// so the loop that switches is scenario code, counted and read beside the
+// state machine's.
 type BareSwitches interface {
-	SwitchRounds(env *Env, n int) (uint64, error)
+	BareSwitch() BareSwitch
 }
+
+// BareSwitch is a kind of switch the switch scenario knows how to drive.
+type BareSwitch string
+
+const (
+	// FiberSwitch is impl/stackful/fiber.Switch between two fiber
+	// contexts on stacks of our own (the stackful-asm row).
+	FiberSwitch BareSwitch = "fiber.Switch"
+	// PullSwitch is the next/yield pair of an iter.Pull coroutine, the Go
+	// runtime's coroswitch (the stackful-coro row).
+	PullSwitch BareSwitch = "iter.Pull"
+)
 
 // Pipes is the capability to create a pipe whose ends block only the calling
 // coroutine.

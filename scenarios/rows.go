@@ -1,14 +1,9 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
-	"time"
-
-	baseline "github.com/corobench/corobench/impl/goroutine-baseline"
-	"github.com/corobench/corobench/impl/stackful"
 )
 
 // Row names one implementation: a column of every comparison.
@@ -49,9 +44,12 @@ type RowDef struct {
 	// RunBlocking runs main as the first coroutine of a fresh runtime and
 	// returns when every coroutine has finished; the row runs the
 	// scenarios' blocking bodies on it. cell names the cell, for a row
-	// that tunes its runtime per scenario. Nil only for the built-in
-	// stackless row, which runs the state-machine bodies.
+	// that tunes its runtime per scenario.
 	RunBlocking func(cell CellInfo, main func(rt Blocking)) error
+	// StateMachine marks the built-in stackless row, which runs the
+	// scenarios' state-machine bodies (written against impl/stackless)
+	// instead, and has no RunBlocking.
+	StateMachine bool
 }
 
 // CellInfo names the cell a row runs: the scenario's CLI name and the
@@ -61,17 +59,11 @@ type CellInfo struct {
 	Params   map[string]string
 }
 
-// Rows lists every row in display order: the built-in rows, then those
-// added with RegisterRow, in the order they were added.
+// Rows lists every row in display order: the built-in rows (registered by
+// package scenarios/rows), then the others, in the order they were added.
 var Rows []Row
 
 var rowDefs = map[Row]*RowDef{}
-
-func init() {
-	for _, d := range builtinRows() {
-		RegisterRow(d)
-	}
-}
 
 // RegisterRow adds a row to the registry: every scenario then runs on it
 // (its blocking body; a body needing a capability the row lacks reports
@@ -85,8 +77,8 @@ func RegisterRow(d RowDef) {
 		panic(fmt.Sprintf("scenarios.RegisterRow: row name %q is empty or contains a space, '/', '=' or ','", d.Name))
 	case rowDefs[d.Name] != nil:
 		panic(fmt.Sprintf("scenarios.RegisterRow: row %q is already registered", d.Name))
-	case d.RunBlocking == nil && d.Name != Stackless:
-		panic(fmt.Sprintf("scenarios.RegisterRow: row %q has no RunBlocking: a row runs the blocking bodies", d.Name))
+	case (d.RunBlocking == nil) == !d.StateMachine:
+		panic(fmt.Sprintf("scenarios.RegisterRow: row %q must have either a RunBlocking (the blocking bodies) or StateMachine set (the stackless row only)", d.Name))
 	}
 	rowDefs[d.Name] = &d
 	Rows = append(Rows, d.Name)
@@ -140,144 +132,19 @@ func (r Row) TimerFloor() string {
 	return "not stated"
 }
 
-// builtinRows defines corobench's own rows, in display order.
-func builtinRows() []RowDef {
-	return []RowDef{{
-		Name:   StackfulAsm,
-		Doc:    "our runtime: our own Go-assembly switch between fiber stacks from our pool, GOMAXPROCS=1",
-		Colour: [3]uint8{31, 119, 180},
-		// Stack shrinking off: the runtime must never try to copy or free
-		// a fiber stack (docs/design.md §3). It is defence in depth; the
-		// fiber stacks' non-power-of-two bounds already turn any attempt
-		// into a clean fatal error.
-		GODEBUG:     "gcshrinkstackoff=1",
-		TimerFloor:  reactorTimerFloor,
-		NoGCOn:      "the asm row cannot run with the collector on: a collection while a fiber is suspended frees what only that fiber's stack holds (docs/design.md §3)",
-		RunBlocking: stackfulRunner(stackful.Asm),
-	}, {
-		Name:        StackfulCoro,
-		Doc:         "the same scheduler, waker and reactor, each coroutine a Go runtime coroutine (iter.Pull)",
-		Colour:      [3]uint8{255, 127, 14},
-		TimerFloor:  reactorTimerFloor,
-		RunBlocking: stackfulRunner(stackful.Coro),
-	}, {
-		Name:       Stackless,
-		Doc:        "the same semantics as explicit state machines (Resume + state field)",
-		Colour:     [3]uint8{44, 160, 44},
-		TimerFloor: reactorTimerFloor,
-	}, {
-		Name:        GoroutineSingle,
-		Doc:         "goroutines, channels, time timers and Go's netpoller, GOMAXPROCS=1",
-		Colour:      [3]uint8{214, 39, 40},
-		TimerFloor:  goTimerFloor,
-		RunBlocking: goroutineRunner(GoroutineSingle),
-	}, {
-		Name:        GoroutineMulti,
-		Doc:         "the same with all cores",
-		Colour:      [3]uint8{148, 103, 189},
-		AllCores:    true,
-		TimerFloor:  goTimerFloor,
-		RunBlocking: goroutineRunner(GoroutineMulti),
-	}}
-}
-
-// goTimerFloor: Go's timers run on runtime.nanotime, and an idle P waits
-// for the next one in the netpoller's epoll_pwait, whose timeout is in
-// whole milliseconds: netpoll rounds a sub-millisecond delay up to 1 ms
-// (runtime/netpoll_epoll.go, golang/go#79872).
-func goTimerFloor() string {
-	return "clock=CLOCK_MONOTONIC (runtime.nanotime, vDSO) wait=netpoller epoll_pwait with a ms timeout (a sub-ms timer may wait up to 1 ms)"
-}
-
-// runBlocking runs main as the first coroutine of a fresh runtime of the
-// given row and returns when every coroutine has finished.
-func runBlocking(row Row, cell CellInfo, main func(rt Blocking)) error {
-	d, ok := rowDefs[row]
+// RunBlocking runs main as the first coroutine of a fresh runtime of the
+// row and returns when every coroutine has finished (RowDef.RunBlocking).
+func (r Row) RunBlocking(cell CellInfo, main func(rt Blocking)) error {
+	d, ok := rowDefs[r]
 	if !ok || d.RunBlocking == nil {
-		return NotSupported("row %s has no blocking runtime", row)
+		return NotSupported("row %s has no blocking runtime", r)
 	}
 	return d.RunBlocking(cell, main)
 }
 
-// goroutineRunner runs a blocking body on goroutines, checking that the
-// process has the GOMAXPROCS the row stands for.
-func goroutineRunner(row Row) func(CellInfo, func(Blocking)) error {
-	return func(_ CellInfo, main func(rt Blocking)) error {
-		if got, want := runtime.GOMAXPROCS(0), row.GOMAXPROCS(); got != want {
-			return fmt.Errorf("row %s needs GOMAXPROCS=%d but the process has %d: run it through benchrun, which sets it per cell", row, want, got)
-		}
-		rt := &goroutines{}
-		rt.Run(func() { main(rt) })
-		return nil
-	}
-}
-
-// stackfulRunner runs a blocking body on a fresh stackful scheduler with
-// the given backend. The row's per-scenario tuning lives here: the
-// handoff scenario's via=scheduler cells turn the direct switch off
-// (Options.ViaScheduler), so the two cells differ in nothing else.
-func stackfulRunner(backend stackful.Backend) func(CellInfo, func(Blocking)) error {
-	return func(cell CellInfo, main func(rt Blocking)) error {
-		opts := stackful.Options{Backend: backend}
-		if backend == stackful.Asm {
-			opts.ViaScheduler = stackfulViaScheduler(cell)
-		}
-		return runStackful(opts, main)
-	}
-}
-
-// stackfulViaScheduler reports whether a cell's handoffs must go through
-// the scheduler context: the handoff scenario's via=scheduler cells.
-func stackfulViaScheduler(cell CellInfo) bool {
-	return cell.Scenario == Handoff.Name && cell.Params["via"] == "scheduler"
-}
-
-func runStackful(opts stackful.Options, main func(rt Blocking)) error {
-	s, err := stackful.New(opts)
-	if errors.Is(err, stackful.ErrNotSupported) {
-		return NotSupported("%v", strings.TrimPrefix(err.Error(), "not supported: "))
-	}
-	if err != nil {
-		return err
-	}
-	runErr := s.Run(func() { main(fibers{backend: opts.Backend, viaScheduler: opts.ViaScheduler}) })
-	return errors.Join(runErr, s.Close())
-}
-
-// goroutines adapts impl/goroutine-baseline to Blocking.
-type goroutines struct{ baseline.Runtime }
-
-func (g *goroutines) NewSignal() Signal { return baseline.NewSignal() }
-
-// fibers adapts impl/stackful's blocking API to Blocking. The scheduler is
-// implicit (the one whose Run is in progress); the adapter only knows which
-// backend it runs on. A cancellation error can only come from a shutdown,
-// which no scenario body starts unless it says so, so getting one is a
-// broken run and panics.
-type fibers struct {
-	backend      stackful.Backend
-	viaScheduler bool // stackful.Options.ViaScheduler: no direct switches
-}
-
-func (fibers) Go(fn func())          { stackful.Go(fn) }
-func (fibers) Yield()                { must(stackful.Yield()) }
-func (fibers) NewSignal() Signal     { return fiberSignal{stackful.NewEvent()} }
-func (fibers) Sleep(d time.Duration) { must(stackful.Sleep(d)) }
-
-// fiberSignal is a reusable one-shot event: Fire resolves it (a second Fire
-// before the Wait is absorbed), Wait awaits it and re-arms it.
-type fiberSignal struct{ ev *stackful.Event }
-
-func (s fiberSignal) Fire() { s.ev.Resolve(nil) }
-
-func (s fiberSignal) Wait() {
-	_, err := stackful.Await(s.ev)
-	must(err)
-	s.ev.Reset()
-}
-
-func must(err error) {
-	if err != nil {
-		panic(fmt.Sprintf("scenarios: a blocking operation failed in a scenario body: %v", err))
-	}
+// RunsStateMachines reports whether the row runs the scenarios'
+// state-machine bodies instead of their blocking ones.
+func (r Row) RunsStateMachines() bool {
+	d, ok := rowDefs[r]
+	return ok && d.StateMachine
 }

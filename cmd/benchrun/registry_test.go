@@ -80,8 +80,8 @@ func TestOneSourceOfTruth(t *testing.T) {
 	})
 
 	t.Run("results reader order", func(t *testing.T) {
-		if !slices.Equal(cells.Scenarios, benches) || !slices.Equal(cells.Rows, rows) {
-			t.Errorf("cells orders %v × %v, the registry %v × %v", cells.Scenarios, cells.Rows, benches, rows)
+		if !slices.Equal(cells.ScenarioOrder(), benches) || !slices.Equal(cells.RowOrder(), rows) {
+			t.Errorf("cells orders %v × %v, the registry %v × %v", cells.ScenarioOrder(), cells.RowOrder(), benches, rows)
 		}
 	})
 

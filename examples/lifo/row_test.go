@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/corobench/corobench/scenarios"
+	_ "github.com/corobench/corobench/scenarios/bodies"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 func init() { scenarios.RegisterRow(Row) }
@@ -18,7 +20,7 @@ func TestEveryScenarioOnLifo(t *testing.T) {
 	for _, s := range scenarios.All {
 		params := s.Combos(true, nil)[0]
 		t.Run(s.BenchName(Row.Name, params), func(t *testing.T) {
-			sm, err := scenarios.MeasureWith(s, Row.Name, params, scenarios.Options{Benchtime: time.Millisecond})
+			sm, err := driver.MeasureWith(s, Row.Name, params, driver.Options{Benchtime: time.Millisecond})
 			if reason, ok := scenarios.IsNotSupported(err); ok {
 				if reason == "" {
 					t.Fatal("not supported without a reason")
@@ -30,13 +32,15 @@ func TestEveryScenarioOnLifo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sm.Values[0] <= 0 {
-				t.Errorf("%s = %v", s.Metrics[0].Unit, sm.Values[0])
+			// Memory's RSS growth can round to 0 at small n; nothing is
+			// negative or NaN.
+			if v := sm.Values[0]; !(v >= 0) {
+				t.Errorf("%s = %v", s.Metrics[0].Unit, v)
 			}
 			ran++
 		})
 	}
-	if ran < 8 {
+	if ran+unsupported == len(scenarios.All) && ran < 8 {
 		t.Errorf("the lifo row ran %d scenarios (%d not supported); it claims at least 8", ran, unsupported)
 	}
 }

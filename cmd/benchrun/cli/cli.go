@@ -24,7 +24,10 @@ import (
 	"strings"
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/harness"
+	// The built-in scenarios and rows: benchrun measures them.
+	_ "github.com/corobench/corobench/scenarios/bodies"
 	"github.com/corobench/corobench/scenarios/loadgen"
+	_ "github.com/corobench/corobench/scenarios/rows"
 )
 
 // Exit statuses.

@@ -22,20 +22,25 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
+	// The built-in scenarios and rows fill the registry the display order
+	// comes from.
+	_ "github.com/corobench/corobench/scenarios/bodies"
+	_ "github.com/corobench/corobench/scenarios/rows"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
 	"golang.org/x/perf/benchunit"
 )
 
-// Rows lists the implementations in display order, from the scenarios
-// registry (scenarios.Rows). Rows not in this list (a file from another
-// build) are shown after these, in the order first seen.
-var Rows = scenarios.RowNames()
+// RowOrder lists the implementations in display order, from the scenarios
+// registry (scenarios.Rows, rows registered from another module included).
+// Rows not in it (a file from another build) are shown after these, in the
+// order first seen.
+func RowOrder() []string { return scenarios.RowNames() }
 
-// Scenarios lists the benchmark names of the scenarios in display order,
-// from the scenarios registry (scenarios.All). Others follow in the order
-// first seen.
-var Scenarios = scenarios.Benches()
+// ScenarioOrder lists the benchmark names of the scenarios in display
+// order, from the scenarios registry (scenarios.All). Others follow in the
+// order first seen.
+func ScenarioOrder() []string { return scenarios.Benches() }
 
 // Per-cell configuration keys: they change between result lines, so they
 // are kept per cell rather than as run metadata.
@@ -317,6 +322,7 @@ func Group(files []*results.File) (*Set, error) {
 		byName[n.Scenario].notes[cellKey{n.Row, n.Column, ""}] = n
 	}
 
+	rowOrder := RowOrder()
 	for _, sc := range byName {
 		ks := colKeys[sc]
 		benchproc.SortKeys(ks)
@@ -333,12 +339,12 @@ func Group(files []*results.File) (*Set, error) {
 				}
 			}
 		}
-		sc.Rows = DisplayOrder(sc.Rows, Rows)
+		sc.Rows = DisplayOrder(sc.Rows, rowOrder)
 		for _, c := range sc.cells {
 			c.Summary = stats.Summarize(c.Values)
 		}
 	}
-	for _, name := range DisplayOrder(order, Scenarios) {
+	for _, name := range DisplayOrder(order, ScenarioOrder()) {
 		set.Scenarios = append(set.Scenarios, byName[name])
 	}
 	return set, nil
@@ -370,7 +376,7 @@ func forRow(value, row string) string {
 	perRow := map[string]string{}
 	for _, p := range parts {
 		k, v, ok := strings.Cut(p, "=")
-		if !ok || strings.ContainsAny(k, " \t") || !(slices.Contains(Rows, k) || k == row) {
+		if !ok || strings.ContainsAny(k, " \t") || !(slices.Contains(RowOrder(), k) || k == row) {
 			return value // not a row=value list
 		}
 		perRow[k] = v

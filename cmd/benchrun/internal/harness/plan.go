@@ -17,6 +17,11 @@ package harness
 
 import (
 	"github.com/corobench/corobench/scenarios"
+	// The built-in scenarios and rows fill the registry the child looks
+	// cells up in; rows from another module are added by that module's
+	// main before cli.Main.
+	_ "github.com/corobench/corobench/scenarios/bodies"
+	_ "github.com/corobench/corobench/scenarios/rows"
 )
 
 // LoadgenSubcommand is the hidden benchrun subcommand that runs the echo

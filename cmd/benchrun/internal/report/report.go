@@ -367,18 +367,7 @@ func appendNew(list []string, v string) []string {
 }
 
 func displayRows(rows []string) []string {
-	var out []string
-	for _, r := range cells.Rows {
-		if slices.Contains(rows, r) {
-			out = append(out, r)
-		}
-	}
-	for _, r := range rows {
-		if !slices.Contains(cells.Rows, r) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return cells.DisplayOrder(rows, cells.RowOrder())
 }
 
 func table(set *cells.Set, sc *cells.Scenario, unit string) tableView {
