@@ -277,86 +277,136 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	return p, nil
 }
 
+// policy builds the measurement-policy section in three steps, each a
+// walk over the run's cells (eachCell):
+//
+//  1. gcPolicies: each GC policy in use and where (the run-wide config
+//     line, then any cell that ran under another);
+//  2. gomaxprocsByRow: the GOMAXPROCS each row ran with;
+//  3. timerFloors: each row's timer floor, one line per row when it is the
+//     same in every scenario (the usual case: it is a property of the row's
+//     clock and wait), else one per scenario and row.
 func policy(set *cells.Set) policyView {
-	var pv policyView
-	gc := map[string][]string{}
-	var gcOrder []string
-	gmp := map[string][]string{}
-	floorsByRow := map[string][]keyCells{} // row → (scenario, floor)
+	return policyView{
+		GCPolicies:  gcPolicies(set),
+		GOMAXPROCS:  gomaxprocsByRow(set),
+		TimerFloors: timerFloors(set),
+	}
+}
+
+// eachCell calls fn for every cell of set: scenario by scenario, row by
+// row in display order, column by column, unit by unit.
+func eachCell(set *cells.Set, fn func(sc *cells.Scenario, row string, c *cells.Cell)) {
+	for _, sc := range set.Scenarios {
+		for _, row := range sc.Rows {
+			for _, col := range sc.Columns {
+				for _, unit := range sc.Units {
+					if c := sc.Cell(row, col, unit); c != nil {
+						fn(sc, row, c)
+					}
+				}
+			}
+		}
+	}
+}
+
+// gcPolicies is step 1.
+func gcPolicies(set *cells.Set) []keyCells {
+	where := map[string][]string{}
+	var order []string
+	add := func(policy, place string) {
+		if _, ok := where[policy]; !ok {
+			order = append(order, policy)
+		}
+		where[policy] = appendNew(where[policy], place)
+	}
 	for _, f := range set.Files {
 		for _, kv := range f.Meta {
 			if kv.Key == "gc-policy" { // written once for the whole run
-				if _, ok := gc[kv.Value]; !ok {
-					gcOrder = append(gcOrder, kv.Value)
-				}
-				gc[kv.Value] = appendNew(gc[kv.Value], "all cells")
+				add(kv.Value, "all cells")
 			}
 		}
 	}
-	for _, sc := range set.Scenarios {
-		for _, row := range sc.Rows {
-			var floors []string
-			for _, col := range sc.Columns {
-				for _, unit := range sc.Units {
-					c := sc.Cell(row, col, unit)
-					if c == nil {
-						continue
-					}
-					for _, v := range c.Config["gc-policy"] {
-						if _, ok := gc[v]; !ok {
-							gcOrder = append(gcOrder, v)
-						}
-						gc[v] = appendNew(gc[v], sc.Name+"/"+row)
-					}
-					for _, v := range c.Config["gomaxprocs"] {
-						gmp[row] = appendNew(gmp[row], v)
-					}
-					for _, v := range c.Config["timer-floor"] {
-						floors = appendNew(floors, v)
-					}
-				}
+	eachCell(set, func(sc *cells.Scenario, row string, c *cells.Cell) {
+		for _, v := range c.Config["gc-policy"] {
+			add(v, sc.Name+"/"+row)
+		}
+	})
+	var out []keyCells
+	for _, v := range order {
+		places := where[v]
+		if len(order) == 1 {
+			places = []string{"every cell"}
+		}
+		if len(places) > 6 {
+			places = append(places[:6:6], fmt.Sprintf("and %d more", len(where[v])-6))
+		}
+		out = append(out, keyCells{v, strings.Join(places, ", ")})
+	}
+	return out
+}
+
+// gomaxprocsByRow is step 2.
+func gomaxprocsByRow(set *cells.Set) []keyCells {
+	byRow := map[string][]string{}
+	eachCell(set, func(_ *cells.Scenario, row string, c *cells.Cell) {
+		for _, v := range c.Config["gomaxprocs"] {
+			byRow[row] = appendNew(byRow[row], v)
+		}
+	})
+	var out []keyCells
+	for _, r := range displayRows(mapKeys(byRow)) {
+		out = append(out, keyCells{r, strings.Join(byRow[r], ", ")})
+	}
+	return out
+}
+
+// timerFloors is step 3.
+func timerFloors(set *cells.Set) []keyCells {
+	type floors struct {
+		scenario string
+		values   []string
+	}
+	byRow := map[string][]floors{} // row → its floors, scenario by scenario
+	eachCell(set, func(sc *cells.Scenario, row string, c *cells.Cell) {
+		fs := byRow[row]
+		if len(fs) == 0 || fs[len(fs)-1].scenario != sc.Name {
+			fs = append(fs, floors{scenario: sc.Name})
+		}
+		last := &fs[len(fs)-1]
+		for _, v := range c.Config["timer-floor"] {
+			last.values = appendNew(last.values, v)
+		}
+		byRow[row] = fs
+	})
+	var out []keyCells
+	for _, r := range displayRows(mapKeys(byRow)) {
+		var lines []keyCells
+		for _, f := range byRow[r] {
+			if len(f.values) > 0 {
+				lines = append(lines, keyCells{f.scenario, strings.Join(f.values, "; ")})
 			}
-			if len(floors) > 0 {
-				floorsByRow[row] = append(floorsByRow[row], keyCells{sc.Name, strings.Join(floors, "; ")})
-			}
 		}
-	}
-	for _, v := range gcOrder {
-		where := gc[v]
-		if len(gcOrder) == 1 {
-			where = []string{"every cell"}
-		}
-		if len(where) > 6 {
-			where = append(where[:6:6], fmt.Sprintf("and %d more", len(gc[v])-6))
-		}
-		pv.GCPolicies = append(pv.GCPolicies, keyCells{v, strings.Join(where, ", ")})
-	}
-	var rows []string
-	for r := range gmp {
-		rows = append(rows, r)
-	}
-	for _, r := range displayRows(rows) {
-		pv.GOMAXPROCS = append(pv.GOMAXPROCS, keyCells{r, strings.Join(gmp[r], ", ")})
-	}
-	// One line per row when its floor is the same in every scenario (the
-	// usual case: it is a property of the row's clock and wait), else one
-	// per scenario and row.
-	rows = rows[:0]
-	for r := range floorsByRow {
-		rows = append(rows, r)
-	}
-	for _, r := range displayRows(rows) {
-		fs := floorsByRow[r]
-		same := !slices.ContainsFunc(fs, func(k keyCells) bool { return k.Value != fs[0].Value })
-		if same {
-			pv.TimerFloors = append(pv.TimerFloors, keyCells{r, fs[0].Value})
+		if len(lines) == 0 {
 			continue
 		}
-		for _, k := range fs {
-			pv.TimerFloors = append(pv.TimerFloors, keyCells{k.Key + " / " + r, k.Value})
+		if !slices.ContainsFunc(lines, func(k keyCells) bool { return k.Value != lines[0].Value }) {
+			out = append(out, keyCells{r, lines[0].Value})
+			continue
+		}
+		for _, k := range lines {
+			out = append(out, keyCells{k.Key + " / " + r, k.Value})
 		}
 	}
-	return pv
+	return out
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 func appendNew(list []string, v string) []string {
