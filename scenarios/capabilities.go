@@ -74,7 +74,7 @@ type Gate interface {
 }
 
 // futures is a one-shot future carrying a value, with the fast path the
-// seed describes: awaiting a completed future returns without suspending.
+// reference design describes (docs/design.md §1): awaiting a completed future returns without suspending.
 type Futures interface{ NewFuture() Future }
 
 type Future interface {
@@ -89,11 +89,11 @@ type Future interface {
 }
 
 // priorities spawns a coroutine that is enqueued at the head of the run
-// queue whenever it is spawned or woken (seed 000: two priorities).
+// queue whenever it is spawned or woken (docs/design.md §1, the scheduler: two priorities).
 type Priorities interface{ GoHigh(fn func()) }
 
 // microtasks queues small handlers that the scheduler runs FIFO at the next
-// suspend point, in the current context, without switching (seed 000).
+// suspend point, in the current context, without switching (docs/design.md §1, microtasks).
 type Microtasks interface {
 	// NewMicrotask returns a reusable microtask running fn.
 	NewMicrotask(fn func()) QueuedMicrotask

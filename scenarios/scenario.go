@@ -76,7 +76,8 @@ type Scenario struct {
 	// Latency marks scenarios whose figures are latency distributions: the
 	// report draws a percentile chart besides their bar charts.
 	Latency bool
-	// Claim names the seed claim (or ANCHORS.md pitfall) it checks.
+	// Claim names the reference design's claim (docs/design.md §1) or the
+	// measurement pitfall (docs/design.md §6) it checks.
 	Claim  string
 	Params []Param
 	// Metrics in the order they are written; the first is the headline.

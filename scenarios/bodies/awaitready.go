@@ -21,7 +21,7 @@ var AwaitReady = register(&scenarios.Scenario{
 		"on goroutine-multi the other side can resolve before the await starts, and the await then " +
 		"takes the fast path). ns/await is per await, one-way.",
 	Claim: "Fast path: if the awaited event already fired, the coroutine is not suspended and no switch " +
-		"happens (seed 000: suspend).",
+		"happens (docs/design.md §1: suspend).",
 	Params: []scenarios.Param{{
 		Key: "state", Full: []string{"ready", "pending"},
 		Doc: "whether the awaited future has completed when the await starts",

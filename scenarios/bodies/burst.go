@@ -27,7 +27,7 @@ var Burst = register(&scenarios.Scenario{
 		"from its first spawn until all n are suspended, divided by n: the price of what was kept or given back. "+
 		"With the default stack pool (trimming by operation count, no time-based window) the stackful-asm row "+
 		"keeps its stacks through an idle spell.", burstIdle),
-	Claim: "Context pool: finished contexts go back to a pool instead of being unmapped (seed 000); a pool that " +
+	Claim: "Context pool: finished contexts go back to a pool instead of being unmapped (docs/design.md §1); a pool that " +
 		"follows the recent peak gives memory back after a burst (impl/stackful/stackpool).",
 	Params: []scenarios.Param{{
 		// --quick runs n=10000 only: a 100000 cell costs ~1 s on a 2-core

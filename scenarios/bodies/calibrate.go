@@ -11,7 +11,7 @@ var Calibrate = register(&scenarios.Scenario{
 	Bench:   "Calibrate",
 	Summary: "The harness's own cost per iteration: subtract it mentally from the cheapest figures.",
 	Doc:     "One iteration of a body's bookkeeping (loop counter and checksum mix) with no coroutine operation: the harness's floor.",
-	Claim:   "Measurement pitfall (ANCHORS.md): know what the harness itself costs before quoting a few-ns figure.",
+	Claim:   "Measurement pitfall (docs/design.md §6): know what the harness itself costs before quoting a few-ns figure.",
 	Metrics: []scenarios.Metric{
 		{Unit: "ns/op", Kind: scenarios.TimePerOp},
 	},

@@ -60,7 +60,7 @@ var Echo = register(&scenarios.Scenario{
 		"with 2 or more cores the server's threads and the generator are pinned to different cores (so goroutine-multi's Ps share one core). "+
 		"Latency is a round trip measured by the generator from each request's intended send time to its whole reply (no coordinated omission); "+
 		"req/s is the requests completed over the load's duration. Every reply is verified byte for byte.", echoRate, echoSize, echoMinBatch),
-	Claim: "ANCHORS.md latency method: closed-loop load and averages hide tails, so the load is open-loop from intended send times, with percentiles; " +
+	Claim: "Measurement (docs/design.md §6): closed-loop load and averages hide tails, so the load is open-loop from intended send times, with percentiles; " +
 		"reference: TrueAsync HTTP server 43k req/s, p99 2.3 ms on one thread; Go net echo p99 2.12 ms at c=100 (cloudwego/netpoll-benchmark#3).",
 	Params: []scenarios.Param{{Key: "c", Full: []string{"1", "64", "1024"}, Doc: "client connections"}},
 	Metrics: []scenarios.Metric{

@@ -24,7 +24,7 @@ var FDWake = register(&scenarios.Scenario{
 	Doc: "Two coroutines ping-pong one byte over two pipes, N round trips: each side's read suspends until the other side's write " +
 		"makes its pipe readable, through the reactor (stackful: OpenIO; stackless: NewFD + AwaitReadable) or Go's netpoller (goroutines: os.Pipe). " +
 		"ns/roundtrip is a round trip (two fd wake-ups); p99-ns/roundtrip is the 99th percentile of the individual round trips of the run.",
-	Claim: "Reactor wake-up cost: epoll single-fd wake-up 726 ns, floor 483 ns (grpc/grpc#10330, ANCHORS.md event loops); tail latency, not only averages (ANCHORS.md latency method).",
+	Claim: "Reactor wake-up cost: epoll single-fd wake-up 726 ns, floor 483 ns (grpc/grpc#10330, docs/design.md §8); tail latency, not only averages (docs/design.md §6).",
 	Metrics: []scenarios.Metric{
 		{Unit: "ns/roundtrip", Kind: scenarios.TimePerOp},
 		{Unit: "p99-ns/roundtrip", Kind: scenarios.BodyMeasured},

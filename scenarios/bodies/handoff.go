@@ -21,7 +21,7 @@ var Handoff = register(&scenarios.Scenario{
 		"cells price the direct switch. The other rows run only the path they really take: stackful-coro, " +
 		"stackless (return to Run's loop + call) and goroutines (g0's schedule) go through their scheduler; " +
 		"their via=direct cell says why it cannot.",
-	Claim: "Direct switching halves the switches per suspend/resume (seed 000: the scheduler's tick runs in the " +
+	Claim: "Direct switching halves the switches per suspend/resume (docs/design.md §1: the scheduler's tick runs in the " +
 		"suspending coroutine's context and switches directly to the next one).",
 	Params: []scenarios.Param{{
 		Key: "via", Full: []string{"direct", "scheduler"},
@@ -81,7 +81,7 @@ func handoffStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	if env.Params["via"] != "scheduler" {
 		return scenarios.Outcome{}, scenarios.NotSupported("a state machine has no stack to switch to: a task suspends by returning " +
 			"from Resume to the scheduler's loop, which calls the next task's Resume, so every handoff goes " +
-			"through the scheduler (the seed's direct switch and scheduler coroutine collapse into Run's loop)")
+			"through the scheduler (the reference design's direct switch and scheduler coroutine collapse into Run's loop)")
 	}
 	return pingPongStateMachine(env)
 }

@@ -22,7 +22,7 @@ var Microtask = register(&scenarios.Scenario{
 		"yields with nobody else ready, so it continues at once). kind=coroutine: each piece is a coroutine "+
 		"spawned for it, and the queuing coroutine waits until the batch has finished: spawn, switch, finish. "+
 		"ns/task is per piece of work. Goroutines have no microtask queue.", microtaskBatch),
-	Claim: "Microtasks run FIFO before each switch, in the current context, never switching (seed 000): a " +
+	Claim: "Microtasks run FIFO before each switch, in the current context, never switching (docs/design.md §1, microtasks): a " +
 		"microtask should cost a fraction of a coroutine.",
 	Params: []scenarios.Param{{
 		Key: "kind", Full: []string{"microtask", "coroutine"},

@@ -21,7 +21,7 @@ var PingPong = register(&scenarios.Scenario{
 	Summary: "Two coroutines handing off to each other through an event; cost per one-way switch.",
 	Doc: "Two coroutines hand control back and forth through a reusable one-shot event, N round trips. " +
 		"ns/switch is one-way: a round trip counts as 2 switches.",
-	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (seed tables).",
+	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (docs/design.md §1, the claims).",
 	Metrics: []scenarios.Metric{
 		{Unit: "ns/switch", Kind: scenarios.TimePerOp},
 		{Unit: "allocs/switch", Kind: scenarios.AllocsPerOp},

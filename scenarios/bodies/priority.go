@@ -23,7 +23,7 @@ var Priority = register(&scenarios.Scenario{
 		"The checksum counts the normal coroutines that ran in between (it must be 0 every time: a wake that " +
 		"queued behind them fails the cell). Goroutines have no priorities: not supported.",
 	Claim: "Queue and priorities: two priorities; high priority is enqueued at the head; dequeue always from " +
-		"the head (seed 000).",
+		"the head (docs/design.md §1, the scheduler).",
 	Params: []scenarios.Param{{
 		Key: "n", Full: []string{"1000"},
 		Doc: "runnable normal coroutines ahead in the queue",

@@ -21,7 +21,7 @@ var Shutdown = register(&scenarios.Scenario{
 		"channel every goroutine selects on, cancelled once, each goroutine then returning through its " +
 		"defers. ns/coroutine divides by n; the checksum counts the cleanups (an order-independent sum).",
 	Claim: "Graceful shutdown: set the flag, deliver a cancellation to every coroutine, let them run their " +
-		"cleanup (seed 000).",
+		"cleanup (docs/design.md §1, graceful shutdown).",
 	Params: []scenarios.Param{{
 		// --quick runs n=1000 only: a 100000 cell costs 0.4–0.7 s on a
 		// 2-core machine (spawning and blocking them), over the quick budget.

@@ -34,8 +34,8 @@ var Spawn = register(&scenarios.Scenario{
 		"collector is held off in every row, so the warm-up round's garbage is not reclaimed: each spawn's heap "+
 		"allocations (stackful: a coroutine record and a closure) land on fresh pages in both cells.",
 		spawnCount, spawnCount),
-	Claim: "The context pool removes the mmap/mprotect latency from spawning (seed 000); cold and warm spawn " +
-		"differ by ~40× (ANCHORS.md: libcopp).",
+	Claim: "The context pool removes the mmap/mprotect latency from spawning (docs/design.md §1); cold and warm spawn " +
+		"differ by ~40× (docs/design.md §8: libcopp).",
 	Params: []scenarios.Param{{
 		Key: "pool", Full: []string{"cold", "warm"},
 		Doc: "cold: nothing pooled before the timed spawns; warm: after an identical warm-up round",

@@ -22,7 +22,7 @@ var Switch = register(&scenarios.Scenario{
 		"their cheapest hand-off is pingpong's. ns/switch is one-way: a round trip counts as 2 switches. " +
 		"Every other scenario adds the runtime's bookkeeping (waker, queue, reactor tick) to this floor.",
 	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful switch 15–200 ns vs stackless " +
-		"10–50 ns (seed tables). DESIGN.md's prototype: ~9.5 ns asm, ~34 ns iter.Pull, ~0.7 ns a state-machine " +
+		"10–50 ns (docs/design.md §1, the claims). docs/design.md §3's prototype: ~9.5 ns asm, ~34 ns iter.Pull, ~0.7 ns a state-machine " +
 		"resume.",
 	Metrics: []scenarios.Metric{
 		{Unit: "ns/switch", Kind: scenarios.TimePerOp},

@@ -13,19 +13,19 @@ import (
 )
 
 // Timer: n coroutines sleep concurrently, each N times in a row, for
-// durations drawn from a seeded sequence; every wake-up's lateness is
+// durations drawn from a pseudo-random sequence fixed in advance; every wake-up's lateness is
 // sampled.
 var Timer = register(&scenarios.Scenario{
 	Name:    "timer",
 	Bench:   "Timer",
 	Summary: "n coroutines sleeping random 50 µs–5 ms; lateness = wake time − deadline.",
 	Latency: true,
-	Doc: "n coroutines sleep concurrently, each N times in a row, for durations uniform in 50 µs–5 ms from a seeded sequence " +
+	Doc: "n coroutines sleep concurrently, each N times in a row, for durations uniform in 50 µs–5 ms from a pseudo-random sequence fixed in advance " +
 		"(the same on every row). lateness = wake − deadline, where the deadline is the clock reading just before the sleep plus the duration: " +
 		"it includes the timer's resolution and the wait for the woken coroutine to run (a one-way figure: one wake-up). " +
 		"The coroutines start sleeping only once all have started, so spawn cost stays out. p50/p99/max are over every wake of the run. " +
 		"The results file's timer-floor line names each row's clock and wait syscall.",
-	Claim: "ANCHORS.md latency method: sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
+	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
 		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
 	Params: []scenarios.Param{{Key: "n", Full: []string{"1", "1000", "10000"}, Doc: "concurrently sleeping coroutines"}},
 	Metrics: []scenarios.Metric{

@@ -17,8 +17,8 @@ var Yield = register(&scenarios.Scenario{
 		"region, from releasing the n started coroutines to the last one reaching the end gate, divided by n×N " +
 		"(it includes waking the n coroutines once at the start; their exits come after it). The queue's length " +
 		"is n, so large n shows a long run queue and cache and TLB misses on n stacks or states.",
-	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (seed tables); " +
-		"per-switch cost at 30k coroutines vs 1 (ANCHORS.md: libcopp).",
+	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (docs/design.md §1, the claims); " +
+		"per-switch cost at 30k coroutines vs 1 (docs/design.md §8: libcopp).",
 	Params: []scenarios.Param{{
 		Key: "n", Full: []string{"2", "64", "4096", "262144"}, Quick: []string{"2", "4096"},
 		Doc: "coroutines yielding in turn",

@@ -1,18 +1,3 @@
-// Package harness runs benchrun's cells: it plans the interleaved order,
-// starts one child process per cell, enforces the per-cell timeout, appends
-// each finished cell to the results file as it lands, and keeps a run log.
-//
-// Invariants:
-//   - a cell (scenario × row × parameter values × repetition) runs in a
-//     fresh child process, so RSS, GC state, GOMAXPROCS and GODEBUG are the
-//     cell's own;
-//   - rows are interleaved round-robin within each repetition, so drift in
-//     the machine (frequency, noise) spreads over every row instead of
-//     biasing one;
-//   - every finished cell is on disk (written and synced) before the next
-//     starts, so a crash, a timeout or Ctrl-C never loses finished work;
-//   - a failed cell never stops the run; it is noted in the results file and
-//     the run log, and makes the run's status non-zero at the end.
 package harness
 
 import (

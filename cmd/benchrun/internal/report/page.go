@@ -119,7 +119,7 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 
 <section id="claims">
 <h2>Claims of the reference design</h2>
-<p class="note">The seed's claims (DESIGN §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
+<p class="note">The reference design's claims (docs/design.md §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
 <table>
 <thead><tr><th>claim</th><th>checked against</th><th>rule</th><th>measured in this run</th><th>verdict</th><th>why</th></tr></thead>
 <tbody>

@@ -1,6 +1,7 @@
 // Package report turns corobench results files into a self-contained HTML
 // report: run metadata and measurement policy at the top, every failed or
-// unsupported cell, the seed's claims with measured figures and verdicts,
+// unsupported cell, the reference design's claims (docs/design.md §1) with measured figures and
+// verdicts,
 // quoted published anchors, the lines each scenario's blocking and
 // state-machine bodies take (function colouring), then per scenario a table of rows × parameters
 // (median ± 95% CI, ratios to goroutine-single and stackful-asm, CV and
