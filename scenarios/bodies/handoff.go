@@ -31,7 +31,7 @@ var Handoff = register(&scenarios.Scenario{
 		{Unit: "ns/switch", Kind: scenarios.TimePerOp},
 	},
 	// The asm row takes either path: its RunBlocking turns the direct
-	// switch off for via=scheduler (stackfulViaScheduler), so the two
+	// switch off for via=scheduler (rows.StackfulOptions), so the two
 	// cells differ in nothing else.
 	Blocking:     handoffBlocking,
 	StateMachine: handoffStateMachine,

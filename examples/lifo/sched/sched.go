@@ -1,6 +1,6 @@
 // Package sched is a small cooperative runtime with a LIFO wake-up policy,
 // built on goroutines: the example row of corobench's public row contract
-// (see ../README.md).
+// (the repository README, "Add your runtime").
 //
 // Exactly one coroutine runs at a time: it holds the baton. A coroutine
 // that blocks (Wait, Sleep, Yield, or returning) picks the next runnable
