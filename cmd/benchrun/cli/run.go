@@ -202,6 +202,10 @@ func listScenarios(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "rows: %s\n", strings.Join(scenarios.RowNames(), ", "))
+	for _, r := range scenarios.Rows {
+		d, _ := r.Def()
+		fmt.Fprintf(w, "  %-16s %s\n", r, d.Doc)
+	}
 }
 
 func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
