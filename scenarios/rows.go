@@ -69,8 +69,9 @@ var rowDefs = map[Row]*RowDef{}
 // (its blocking body; a body needing a capability the row lacks reports
 // "not supported" with the reason). Call it before benchrun's CLI starts
 // (cli.Main), in the main of your own binary, so the child processes
-// benchrun starts register it too. A row without a name or a RunBlocking,
-// or with a name already taken, panics naming the problem.
+// benchrun starts register it too. It is not safe for concurrent use: call
+// it from main or an init function. A row without a name or a
+// RunBlocking, or with a name already taken, panics naming the problem.
 func RegisterRow(d RowDef) {
 	switch {
 	case d.Name == "" || strings.ContainsAny(string(d.Name), " /=,"):

@@ -9,8 +9,8 @@
 //		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 //	}
 //
-// Each cell runs in a child process that is this same binary (the hidden
-// subcommand harness.ChildSubcommand), so a row registered in main before
+// Each cell runs in a child process that is this same binary (its hidden
+// "cell" subcommand), so a row registered in main before
 // Main is there in the children too. See examples/lifo for a whole row.
 //
 // Main, the exit statuses and the subcommands' behaviour are the stable
