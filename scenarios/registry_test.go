@@ -49,10 +49,13 @@ func TestRegisterRefusesMisuse(t *testing.T) {
 	mustPanic("no runner", "must have either a RunBlocking", func() {
 		scenarios.RegisterRow(scenarios.RowDef{Name: "no-runner"})
 	})
+	mustPanic("foreign state machine", "only the built-in stackless row", func() {
+		scenarios.RegisterRow(scenarios.RowDef{Name: "mine", StateMachine: true})
+	})
 	mustPanic("taken name", "already registered", func() {
 		scenarios.RegisterRow(scenarios.RowDef{Name: scenarios.StackfulAsm, StateMachine: true})
 	})
 	mustPanic("bad name", "contains a space", func() {
-		scenarios.RegisterRow(scenarios.RowDef{Name: "a b", StateMachine: true})
+		scenarios.RegisterRow(scenarios.RowDef{Name: "a b", RunBlocking: func(scenarios.CellInfo, func(scenarios.Blocking)) error { return nil }})
 	})
 }

@@ -78,6 +78,8 @@ func RegisterRow(d RowDef) {
 		panic(fmt.Sprintf("scenarios.RegisterRow: row name %q is empty or contains a space, '/', '=' or ','", d.Name))
 	case rowDefs[d.Name] != nil:
 		panic(fmt.Sprintf("scenarios.RegisterRow: row %q is already registered", d.Name))
+	case d.StateMachine && d.Name != Stackless:
+		panic(fmt.Sprintf("scenarios.RegisterRow: row %q sets StateMachine: the state-machine bodies are written against impl/stackless, so only the built-in stackless row runs them; give the row a RunBlocking", d.Name))
 	case (d.RunBlocking == nil) == !d.StateMachine:
 		panic(fmt.Sprintf("scenarios.RegisterRow: row %q must have either a RunBlocking (the blocking bodies) or StateMachine set (the stackless row only)", d.Name))
 	}
