@@ -1,20 +1,15 @@
 package scenarios
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"strings"
-	"time"
-
-	baseline "github.com/corobench/corobench/impl/goroutine-baseline"
-	"github.com/corobench/corobench/impl/stackful"
 )
 
 // Row names one implementation: a column of every comparison.
 type Row string
 
-// The rows, in display order (DESIGN.md §2).
+// The rows, in display order (docs/design.md §2, "Rows").
 const (
 	StackfulAsm     Row = "stackful-asm"
 	StackfulCoro    Row = "stackful-coro"
@@ -23,8 +18,83 @@ const (
 	GoroutineMulti  Row = "goroutine-multi"
 )
 
-// Rows lists every row in display order.
-var Rows = []Row{StackfulAsm, StackfulCoro, Stackless, GoroutineSingle, GoroutineMulti}
+// RowDef defines a row: a column of every comparison. The built-in rows
+// below and the rows a runtime engineer adds with RegisterRow are defined
+// the same way, and every list of rows (the --impl flag, the harness plan,
+// the results reader's order, the report's tables and chart colours) comes
+// from the registry they are in.
+type RowDef struct {
+	Name Row
+	// Doc says what the row is, in one sentence.
+	Doc string
+	// Colour is the row's colour in every chart (RGB).
+	Colour [3]uint8
+	// AllCores gives the row's cells every core (GOMAXPROCS=NumCPU);
+	// otherwise they run with GOMAXPROCS=1.
+	AllCores bool
+	// GODEBUG is the setting the row's child processes start with.
+	GODEBUG string
+	// TimerFloor names the clock and the wait the row's timers use: the
+	// resolution below which its timer figures mean nothing. Nil: "not
+	// stated".
+	TimerFloor func() string
+	// NoGCOn, when not empty, is why the row cannot measure with the
+	// collector on (--gc-on); its cells then report not supported.
+	NoGCOn string
+	// RunBlocking runs main as the first coroutine of a fresh runtime and
+	// returns when every coroutine has finished; the row runs the
+	// scenarios' blocking bodies on it. cell names the cell, for a row
+	// that tunes its runtime per scenario.
+	RunBlocking func(cell CellInfo, main func(rt Blocking)) error
+	// StateMachine marks the built-in stackless row, which runs the
+	// scenarios' state-machine bodies (written against impl/stackless)
+	// instead, and has no RunBlocking.
+	StateMachine bool
+}
+
+// CellInfo names the cell a row runs: the scenario's CLI name and the
+// parameter values.
+type CellInfo struct {
+	Scenario string
+	Params   map[string]string
+}
+
+// Rows lists every row in display order: the built-in rows (registered by
+// package scenarios/rows), then the others, in the order they were added.
+var Rows []Row
+
+var rowDefs = map[Row]*RowDef{}
+
+// RegisterRow adds a row to the registry: every scenario then runs on it
+// (its blocking body; a body needing a capability the row lacks reports
+// "not supported" with the reason). Call it before benchrun's CLI starts
+// (cli.Main), in the main of your own binary, so the child processes
+// benchrun starts register it too. It is not safe for concurrent use: call
+// it from main or an init function. A row without a name or a
+// RunBlocking, or with a name already taken, panics naming the problem.
+func RegisterRow(d RowDef) {
+	switch {
+	case d.Name == "" || strings.ContainsAny(string(d.Name), " /=,"):
+		panic(fmt.Sprintf("scenarios.RegisterRow: row name %q is empty or contains a space, '/', '=' or ','", d.Name))
+	case rowDefs[d.Name] != nil:
+		panic(fmt.Sprintf("scenarios.RegisterRow: row %q is already registered", d.Name))
+	case d.StateMachine && d.Name != Stackless:
+		panic(fmt.Sprintf("scenarios.RegisterRow: row %q sets StateMachine: the state-machine bodies are written against impl/stackless, so only the built-in stackless row runs them; give the row a RunBlocking", d.Name))
+	case (d.RunBlocking == nil) == !d.StateMachine:
+		panic(fmt.Sprintf("scenarios.RegisterRow: row %q must have either a RunBlocking (the blocking bodies) or StateMachine set (the stackless row only)", d.Name))
+	}
+	rowDefs[d.Name] = &d
+	Rows = append(Rows, d.Name)
+}
+
+// Def returns the row's definition.
+func (r Row) Def() (RowDef, bool) {
+	d, ok := rowDefs[r]
+	if !ok {
+		return RowDef{}, false
+	}
+	return *d, true
+}
 
 // RowNames returns the rows as strings, for flag help and errors.
 func RowNames() []string {
@@ -37,144 +107,47 @@ func RowNames() []string {
 
 // ParseRow returns the row with the given name.
 func ParseRow(name string) (Row, bool) {
-	for _, r := range Rows {
-		if string(r) == name {
-			return r, true
-		}
-	}
-	return "", false
+	_, ok := rowDefs[Row(name)]
+	return Row(name), ok
 }
 
-// GOMAXPROCS returns the GOMAXPROCS a row's cells run with. Our runtimes
-// are single-threaded by design (TrueAsync's model), so they get one P,
-// like goroutine-single; only goroutine-multi gets every core.
+// GOMAXPROCS returns the GOMAXPROCS a row's cells run with.
 func (r Row) GOMAXPROCS() int {
-	if r == GoroutineMulti {
+	if d, ok := rowDefs[r]; ok && d.AllCores {
 		return runtime.NumCPU()
 	}
 	return 1
 }
 
 // GODEBUG returns the GODEBUG setting a row's child process starts with.
-// The asm row turns stack shrinking off: the runtime must never try to copy
-// or free a fiber stack (DESIGN.md §3). It is defence in depth; the fiber
-// stacks' non-power-of-two bounds already turn any attempt into a clean
-// fatal error.
 func (r Row) GODEBUG() string {
-	if r == StackfulAsm {
-		return "gcshrinkstackoff=1"
+	if d, ok := rowDefs[r]; ok {
+		return d.GODEBUG
 	}
 	return ""
 }
 
-// TimerFloor says which clock and which wait the row's timers use: the
-// resolution below which its timer figures mean nothing.
+// TimerFloor says which clock and which wait the row's timers use.
 func (r Row) TimerFloor() string {
-	switch r {
-	case GoroutineSingle, GoroutineMulti:
-		// Go's timers run on runtime.nanotime, and an idle P waits for
-		// the next one in the netpoller's epoll_pwait, whose timeout is in
-		// whole milliseconds: netpoll rounds a sub-millisecond delay up to
-		// 1 ms (runtime/netpoll_epoll.go, golang/go#79872).
-		return "clock=CLOCK_MONOTONIC (runtime.nanotime, vDSO) wait=netpoller epoll_pwait with a ms timeout (a sub-ms timer may wait up to 1 ms)"
-	default:
-		// The stackful and stackless rows sleep on the corobench reactor.
-		return reactorTimerFloor()
+	if d, ok := rowDefs[r]; ok && d.TimerFloor != nil {
+		return d.TimerFloor()
 	}
+	return "not stated"
 }
 
-// Blocking is what a blocking body may use. The stackful rows and the
-// goroutine rows implement it; a body written against it is straight-line Go
-// that runs unchanged on both.
-type Blocking interface {
-	// Go starts fn as a new coroutine; the run ends when all have returned.
-	Go(fn func())
-	// Yield lets every other ready coroutine run before the caller resumes.
-	Yield()
-	// NewSignal returns a hand-off point between two coroutines.
-	NewSignal() Signal
-	// Sleep suspends the caller for at least d.
-	Sleep(d time.Duration)
-}
-
-// Signal is a reusable hand-off: Fire wakes the coroutine blocked in Wait,
-// or lets the next Wait pass. On the goroutine rows it is an unbuffered
-// channel, so Fire also waits for the receiver: that rendezvous is the price
-// Go charges for a hand-off.
-type Signal interface {
-	Fire()
-	Wait()
-}
-
-// runBlocking runs main as the first coroutine of a fresh runtime of the
-// given row and returns when every coroutine has finished. tune, if not nil,
-// adjusts the stackful runtime's options.
-func runBlocking(row Row, tune func(*stackful.Options), main func(rt Blocking)) error {
-	switch row {
-	case GoroutineSingle, GoroutineMulti:
-		if got, want := runtime.GOMAXPROCS(0), row.GOMAXPROCS(); got != want {
-			return fmt.Errorf("row %s needs GOMAXPROCS=%d but the process has %d: run it through benchrun, which sets it per cell", row, want, got)
-		}
-		rt := &goroutines{}
-		rt.Run(func() { main(rt) })
-		return nil
-	case StackfulAsm, StackfulCoro:
-		backend := stackful.Asm
-		if row == StackfulCoro {
-			backend = stackful.Coro
-		}
-		opts := stackful.Options{Backend: backend}
-		if tune != nil {
-			tune(&opts)
-		}
-		s, err := stackful.New(opts)
-		if errors.Is(err, stackful.ErrNotSupported) {
-			return NotSupported("%v", strings.TrimPrefix(err.Error(), "not supported: "))
-		}
-		if err != nil {
-			return err
-		}
-		runErr := s.Run(func() { main(fibers{backend: backend, viaScheduler: opts.ViaScheduler}) })
-		return errors.Join(runErr, s.Close())
-	default:
-		return NotSupported("row %s has no blocking runtime", row)
+// RunBlocking runs main as the first coroutine of a fresh runtime of the
+// row and returns when every coroutine has finished (RowDef.RunBlocking).
+func (r Row) RunBlocking(cell CellInfo, main func(rt Blocking)) error {
+	d, ok := rowDefs[r]
+	if !ok || d.RunBlocking == nil {
+		return NotSupported("row %s has no blocking runtime", r)
 	}
+	return d.RunBlocking(cell, main)
 }
 
-// goroutines adapts impl/goroutine-baseline to Blocking.
-type goroutines struct{ baseline.Runtime }
-
-func (g *goroutines) NewSignal() Signal { return baseline.NewSignal() }
-
-// fibers adapts impl/stackful's blocking API to Blocking. The scheduler is
-// implicit (the one whose Run is in progress); the adapter only knows which
-// backend it runs on. A cancellation error can only come from a shutdown,
-// which no scenario body starts unless it says so, so getting one is a
-// broken run and panics.
-type fibers struct {
-	backend      stackful.Backend
-	viaScheduler bool // stackful.Options.ViaScheduler: no direct switches
-}
-
-func (fibers) Go(fn func())          { stackful.Go(fn) }
-func (fibers) Yield()                { must(stackful.Yield()) }
-func (fibers) NewSignal() Signal     { return fiberSignal{stackful.NewEvent()} }
-func (fibers) Sleep(d time.Duration) { must(stackful.Sleep(d)) }
-
-// fiberSignal is a reusable one-shot event: Fire resolves it (a second Fire
-// before the Wait is absorbed), Wait awaits it and re-arms it.
-type fiberSignal struct{ ev *stackful.Event }
-
-func (s fiberSignal) Fire() { s.ev.Resolve(nil) }
-
-func (s fiberSignal) Wait() {
-	_, err := stackful.Await(s.ev)
-	must(err)
-	s.ev.Reset()
-}
-
-func must(err error) {
-	if err != nil {
-		panic(fmt.Sprintf("scenarios: a blocking operation failed in a scenario body: %v", err))
-	}
+// RunsStateMachines reports whether the row runs the scenarios'
+// state-machine bodies instead of their blocking ones.
+func (r Row) RunsStateMachines() bool {
+	d, ok := rowDefs[r]
+	return ok && d.StateMachine
 }

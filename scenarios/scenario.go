@@ -1,26 +1,24 @@
-// Package scenarios is corobench's scenario set: the contract every scenario
-// follows, the bodies that do the work, and the small adapters that fit each
-// runtime (row) to the contract.
+// Package scenarios is the contract and the registry of corobench's
+// scenario set. It imports no runtime.
 //
-// A scenario is defined once (Scenario): its name, the seed claim it checks,
-// its parameter sweep, its metrics with units, and a checksum that proves the
-// work was done. It has two bodies:
+//   - A scenario (Scenario) is defined once: its name, summary, the
+//     reference-design claim it checks, its parameter sweep, its metrics
+//     with units, a checksum that proves the work was done, and its two
+//     bodies. Package scenarios/bodies defines them and registers them
+//     (Register) in the one display order every list derives from.
+//   - A row (RowDef) is a column of every comparison: a name, its facts,
+//     and how it runs a blocking body (RunBlocking). Package scenarios/rows
+//     registers corobench's own rows; a runtime engineer registers theirs
+//     from their own module with RegisterRow (see examples/lifo).
+//   - The row contract (capabilities.go) is what a blocking body may use
+//     of a row: Blocking, and the optional capabilities a body type-asserts.
+//     A row that cannot run a scenario reports a *NotSupportedError with
+//     the reason; the harness records "not supported: <reason>" and never a
+//     figure.
+//   - Env is a body's view of one run: iteration count, parameters, timer.
 //
-//   - a blocking body, straight-line Go written against the Blocking
-//     interface. The stackful rows and the goroutine rows run literally the
-//     same function; only the adapter behind the interface differs.
-//   - a state-machine body for the stackless row, written against
-//     impl/stackless directly, because that is the point of the row: the
-//     same work lowered by hand into explicit states.
-//
-// A row that cannot run a scenario returns a *NotSupportedError; the harness
-// reports "not supported: <reason>" and never a figure.
-//
-// Measure runs one cell (scenario × row × parameter values) in the current
-// process, the way benchrun's child processes do: it grows the iteration
-// count until one timed run lasts at least the bench time (the earlier runs
-// are the warm-up), under one GC policy for every row (a forced GC, then the
-// collector held off for the run), and checks the checksum.
+// Package scenarios/driver measures one cell in the current process, the
+// way benchrun's child processes do. See docs/design.md §5 (Scenarios).
 package scenarios
 
 import (
@@ -28,10 +26,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-
-	"github.com/corobench/corobench/impl/stackful"
 )
 
 // Metric is one figure a scenario reports, with its unit as it appears in
@@ -72,9 +67,17 @@ type Param struct {
 type Scenario struct {
 	Name  string // CLI name, e.g. "pingpong"
 	Bench string // benchmark name, e.g. "PingPong"
-	// Doc says what the scenario measures, in one or two sentences.
+	// Doc says what the scenario measures, in one or two sentences: the
+	// --list text.
 	Doc string
-	// Claim names the seed claim (or ANCHORS.md pitfall) it checks.
+	// Summary is the one-line description the report shows under the
+	// scenario's heading, so a reader knows what a number is a cost of.
+	Summary string
+	// Latency marks scenarios whose figures are latency distributions: the
+	// report draws a percentile chart besides their bar charts.
+	Latency bool
+	// Claim names the reference design's claim (docs/design.md §1) or the
+	// measurement pitfall (docs/design.md §6) it checks.
 	Claim  string
 	Params []Param
 	// Metrics in the order they are written; the first is the headline.
@@ -95,10 +98,6 @@ type Scenario struct {
 	// A body that needs a capability the row lacks (an optional interface
 	// beyond Blocking) returns a *NotSupportedError saying which.
 	Blocking func(rt Blocking, env *Env) (Outcome, error)
-	// StackfulOptions, if set, adjusts the stackful runtime a cell of the
-	// stackful rows runs on (for example the handoff scenario's
-	// via=scheduler path). Nil: the defaults.
-	StackfulOptions func(params map[string]string, o *stackful.Options)
 	// StateMachine is the body for the stackless row. Nil: not supported.
 	StateMachine func(env *Env) (Outcome, error)
 	// Want returns the checksum a correct run of env.N iterations with
@@ -137,29 +136,68 @@ func IsNotSupported(err error) (string, bool) {
 }
 
 // All is the scenario set, in the order runs and reports list them (order).
+// Package scenarios/bodies fills it (Register) as it initialises.
 var All []*Scenario
 
 // order is the display order: the harness's floor first, then the bare
 // switch, switch cost through the scheduler, spawn and memory, the waker's
-// paths, timers and IO, shutdown, priority.
-// Scenarios register from their own files (in file-name order); init puts
-// them in this order, and a scenario missing from it goes last.
+// paths, timers and IO, shutdown, priority. Every other list of scenarios
+// (the CLI listing, the harness plan, the report's sections, the results
+// reader's order) derives from All, so this is the only place the order is
+// written; Register refuses a scenario missing from it, and CheckRegistry
+// a name in it that nobody registered.
 var order = []string{"calibrate", "switch", "pingpong", "yield", "handoff", "spawn", "burst", "memory",
 	"await-ready", "microtask", "timer", "fdwake", "echo", "shutdown", "priority"}
 
-func init() {
-	rank := func(s *Scenario) int {
-		if i := slices.Index(order, s.Name); i >= 0 {
-			return i
-		}
-		return len(order)
+// Register adds s to All, in its place in the display order, and returns
+// it. It panics, naming the problem, if s has no name, summary or checksum,
+// if its name is taken or not in the display order.
+func Register(s *Scenario) *Scenario {
+	rank := slices.Index(order, s.Name)
+	switch {
+	case rank < 0:
+		panic(fmt.Sprintf("scenarios.Register: scenario %q is not in the display order (scenarios.order)", s.Name))
+	case s.Summary == "" || s.Want == nil:
+		panic(fmt.Sprintf("scenarios.Register: scenario %q has no Summary or no Want", s.Name))
+	case slices.ContainsFunc(All, func(o *Scenario) bool { return o.Name == s.Name || o.Bench == s.Bench }):
+		panic(fmt.Sprintf("scenarios.Register: scenario %q (%s) is registered twice", s.Name, s.Bench))
 	}
-	slices.SortStableFunc(All, func(a, b *Scenario) int { return rank(a) - rank(b) })
+	i := 0
+	for i < len(All) && slices.Index(order, All[i].Name) < rank {
+		i++
+	}
+	All = slices.Insert(All, i, s)
+	return s
 }
 
-func register(s *Scenario) *Scenario {
-	All = append(All, s)
-	return s
+// CheckRegistry reports a scenario of the display order that nobody
+// registered: the other half of the check Register makes.
+func CheckRegistry() error {
+	for _, name := range order {
+		if _, ok := Lookup(name); !ok {
+			return fmt.Errorf("the display order names scenario %q, which is not registered (is package scenarios/bodies linked in?)", name)
+		}
+	}
+	return nil
+}
+
+// Benches returns the benchmark names of all scenarios, in display order.
+func Benches() []string {
+	names := make([]string, len(All))
+	for i, s := range All {
+		names[i] = s.Bench
+	}
+	return names
+}
+
+// LookupBench returns the scenario with the given benchmark name.
+func LookupBench(bench string) (*Scenario, bool) {
+	for _, s := range All {
+		if s.Bench == bench {
+			return s, true
+		}
+	}
+	return nil, false
 }
 
 // Names returns the CLI names of all scenarios.
@@ -273,19 +311,4 @@ func ParseParams(s string) (map[string]string, error) {
 		params[k] = v
 	}
 	return params, nil
-}
-
-// Int returns the integer parameter key, panicking with a clear message if
-// it is missing or not an integer: the harness validates parameters before
-// a body runs, so this is a programming error.
-func (e *Env) Int(key string) int {
-	v, ok := e.Params[key]
-	if !ok {
-		panic(fmt.Sprintf("scenarios: parameter %q not set", key))
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		panic(fmt.Sprintf("scenarios: parameter %s=%q is not an integer", key, v))
-	}
-	return n
 }

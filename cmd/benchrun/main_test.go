@@ -63,21 +63,6 @@ func TestHelpAndList(t *testing.T) {
 	}
 }
 
-func TestQuickDefaults(t *testing.T) {
-	var stderr bytes.Buffer
-	cfg, err := parseFlags([]string{"--quick"}, &stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.count != 6 || cfg.benchtime.Milliseconds() != 10 {
-		t.Errorf("--quick gave count %d benchtime %v", cfg.count, cfg.benchtime)
-	}
-	cfg, err = parseFlags([]string{"--quick", "--count", "2"}, &stderr)
-	if err != nil || cfg.count != 2 {
-		t.Errorf("--count not honoured with --quick: %v %v", cfg, err)
-	}
-}
-
 func TestCheckNamesFileAndLine(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.txt")

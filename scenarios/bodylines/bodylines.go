@@ -1,7 +1,7 @@
 // Package bodylines counts, from the source, how many lines each scenario's
 // blocking body and state-machine body take: the cost of function colouring,
-// measured. scenarios/bodylines_gen.go is its output (go generate in
-// scenarios/); a test there regenerates it in memory and fails if the
+// measured. scenarios/bodies/bodylines_gen.go is its output (go generate in
+// scenarios/bodies); a test there regenerates it in memory and fails if the
 // committed file is stale, so the figures cannot drift from the code.
 //
 // # What is counted
@@ -17,15 +17,15 @@
 //  1. Roots. The body is the value of the literal's Blocking (or
 //     StateMachine) field: the name of a package-level function, or an
 //     inline function literal, which is then counted itself.
-//  2. Reach. A body reaches every package-level declaration its source
-//     refers to, transitively. A type reaches all of its methods, wherever
-//     they are declared: the scheduler calls a task's Resume through an
-//     interface, so the only reference to it is the type. The walk stops at
-//     harness declarations and neither counts them nor follows them:
-//     everything in a file that makes no register call (scenario.go,
-//     rows.go, measure.go, the adapters in caps_*.go: the contract, Env,
-//     the rows' adapters, must), and the scenario definitions themselves
-//     (the var holding a register call).
+//  2. Reach. A body reaches every package-level declaration of the
+//     package its source refers to, transitively. A type reaches all of its
+//     methods, wherever they are declared: the scheduler calls a task's
+//     Resume through an interface, so the only reference to it is the type.
+//     The package boundary is the harness boundary: what the body uses from
+//     other packages (the scenarios contract, the rows, the runtimes) is
+//     neither counted nor followed, and everything declared in the package
+//     is scenario code. The scenario definitions themselves (the var
+//     holding a register call) are not counted.
 //  3. Colour-specific code. A declaration reached from both bodies of the
 //     same scenario is shared by the two colours (checksums such as mix,
 //     parameter checks, outcome builders, the load generator) and counted
@@ -230,7 +230,7 @@ func count(fset *token.FileSet, dir string, files []*ast.File, srcs map[string][
 	var regs []*ast.CompositeLit
 	for _, f := range files {
 		fileRegs := registerCalls(f, info, regFunc)
-		c.addUnits(f, len(fileRegs) == 0)
+		c.addUnits(f)
 		regs = append(regs, fileRegs...)
 	}
 	c.link()
@@ -357,9 +357,10 @@ func registerCalls(f *ast.File, info *types.Info, register *types.Func) []*ast.C
 	return lits
 }
 
-// addUnits adds f's declarations. Every unit of a harness file is a
-// boundary, and so is every declaration that holds a register call.
-func (c *counter) addUnits(f *ast.File, harnessFile bool) {
+// addUnits adds f's declarations. A declaration that holds a register
+// call (a scenario's definition) is a boundary: neither counted nor
+// followed.
+func (c *counter) addUnits(f *ast.File) {
 	name := c.byFile[f]
 	base := filepath.Base(name)
 	holdsRegister := func(n ast.Node) bool {
@@ -376,7 +377,7 @@ func (c *counter) addUnits(f *ast.File, harnessFile bool) {
 	}
 	add := func(u *unit, objs ...types.Object) {
 		u.file = base
-		u.harness = harnessFile || holdsRegister(u.node)
+		u.harness = holdsRegister(u.node)
 		c.units = append(c.units, u)
 		for _, o := range objs {
 			if o != nil {

@@ -1,9 +1,9 @@
 // Command bodylinesgen writes bodylines_gen.go, the count of every
 // scenario's blocking and state-machine body lines (see package
 // scenarios/bodylines), into the package directory it runs in. It is run by
-// go generate in scenarios/:
+// go generate in scenarios/bodies:
 //
-//	//go:generate go run ./bodylines/bodylinesgen
+//	//go:generate go run ../bodylines/bodylinesgen
 package main
 
 import (

@@ -21,19 +21,26 @@ import (
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
 	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/scenarios"
+	// The built-in scenarios and rows fill the registry the display order
+	// comes from.
+	_ "github.com/corobench/corobench/scenarios/bodies"
+	_ "github.com/corobench/corobench/scenarios/rows"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
 	"golang.org/x/perf/benchunit"
 )
 
-// Rows lists the implementations in display order (DESIGN §2). Rows not in
-// this list are shown after these, in the order first seen.
-var Rows = []string{"stackful-asm", "stackful-coro", "stackless", "goroutine-single", "goroutine-multi"}
+// RowOrder lists the implementations in display order, from the scenarios
+// registry (scenarios.Rows, rows registered from another module included).
+// Rows not in it (a file from another build) are shown after these, in the
+// order first seen.
+func RowOrder() []string { return scenarios.RowNames() }
 
-// Scenarios lists the benchmark names of the scenarios in display order
-// (issue 6's table). Others follow in the order first seen.
-var Scenarios = []string{"Calibrate", "PingPong", "Yield", "Handoff", "Spawn", "Burst", "Memory",
-	"AwaitReady", "Microtask", "Timer", "FDWake", "Echo", "Shutdown", "Priority"}
+// ScenarioOrder lists the benchmark names of the scenarios in display
+// order, from the scenarios registry (scenarios.All). Others follow in the
+// order first seen.
+func ScenarioOrder() []string { return scenarios.Benches() }
 
 // Per-cell configuration keys: they change between result lines, so they
 // are kept per cell rather than as run metadata.
@@ -156,14 +163,39 @@ func Load(paths ...string) (*Set, error) {
 	return Group(files)
 }
 
-// Group groups files already read with the results package.
+// Group groups files already read with the results package. It reads like
+// benchproc's pipeline, one function per step:
+//
+//  1. paramKeys finds the parameter keys besides impl in every benchmark
+//     name, and whether each one's values are all numeric (then its columns
+//     sort numerically, else in seen order).
+//  2. newPlacer parses the benchproc projections that place a result:
+//     ".name" gives its scenario, "/impl" its row, the other keys its column.
+//  3. grouper.addFile puts each value of each result into its cell (one per
+//     scenario × row × column × unit, in the unit as written) and records
+//     each failed or unsupported note.
+//  4. grouper.finish indexes the notes, sorts each scenario's columns, puts
+//     its rows and the scenarios in display order, and summarises each cell.
 func Group(files []*results.File) (*Set, error) {
-	set := &Set{units: benchfmt.UnitMetadataMap{}}
+	keys, numeric := paramKeys(files)
+	place, err := newPlacer(keys, numeric)
+	if err != nil {
+		return nil, err
+	}
+	g := &grouper{set: &Set{units: benchfmt.UnitMetadataMap{}}, place: place,
+		byName: map[string]*Scenario{}, colKeys: map[*Scenario][]benchproc.Key{}}
+	for _, f := range files {
+		if err := g.addFile(f); err != nil {
+			return nil, err
+		}
+	}
+	return g.finish(keys), nil
+}
 
-	// Pass 1: the parameter keys besides impl, and whether every value of
-	// each is numeric (then columns sort numerically, else in seen order).
-	var keys []string
-	numeric := map[string]bool{}
+// paramKeys is step 1: the parameter keys besides impl (and gomaxprocs),
+// in first-seen order, and whether every value of each is a number.
+func paramKeys(files []*results.File) (keys []string, numeric map[string]bool) {
+	numeric = map[string]bool{}
 	see := func(name string) {
 		_, parts := benchfmt.Name(name).Parts()
 		for _, p := range parts {
@@ -188,15 +220,29 @@ func Group(files []*results.File) (*Set, error) {
 			see(n.Name)
 		}
 	}
+	return keys, numeric
+}
 
+// placer is step 2: the projections that say where a result belongs.
+type placer struct {
+	scenario, row, col *benchproc.Projection // col is nil without parameters
+}
+
+// place is where one result belongs.
+type place struct {
+	scenario, row string
+	col           benchproc.Key
+}
+
+func newPlacer(keys []string, numeric map[string]bool) (*placer, error) {
 	var pp benchproc.ProjectionParser
 	filter, _ := benchproc.NewFilter("*")
-	scenarioProj, err := pp.Parse(".name", filter)
-	if err != nil {
+	var p placer
+	var err error
+	if p.scenario, err = pp.Parse(".name", filter); err != nil {
 		return nil, err
 	}
-	rowProj, err := pp.Parse("/impl", filter)
-	if err != nil {
+	if p.row, err = pp.Parse("/impl", filter); err != nil {
 		return nil, err
 	}
 	var colExpr []string
@@ -207,119 +253,133 @@ func Group(files []*results.File) (*Set, error) {
 			colExpr = append(colExpr, "/"+k)
 		}
 	}
-	var colProj *benchproc.Projection
 	if len(colExpr) > 0 {
-		if colProj, err = pp.Parse(strings.Join(colExpr, ","), filter); err != nil {
+		if p.col, err = pp.Parse(strings.Join(colExpr, ","), filter); err != nil {
 			return nil, fmt.Errorf("parameter keys %v: %w", keys, err)
 		}
 	}
+	return &p, nil
+}
 
-	type located struct {
-		scenario, row string
-		col           benchproc.Key
+func (p *placer) locate(r *benchfmt.Result) place {
+	l := place{scenario: p.scenario.Project(r).Get(p.scenario.Fields()[0]), row: p.row.Project(r).Get(p.row.Fields()[0])}
+	if p.col != nil {
+		l.col = p.col.Project(r)
 	}
-	locate := func(r *benchfmt.Result) located {
-		l := located{scenario: scenarioProj.Project(r).Get(scenarioProj.Fields()[0]), row: rowProj.Project(r).Get(rowProj.Fields()[0])}
-		if colProj != nil {
-			l.col = colProj.Project(r)
-		}
-		return l
-	}
-	colString := func(k benchproc.Key) string {
-		if k.IsZero() {
-			return ""
-		}
-		var parts []string
-		for _, f := range colProj.Fields() {
-			if v := k.Get(f); v != "" {
-				parts = append(parts, f.Name[1:]+"="+v)
-			}
-		}
-		return strings.Join(parts, "/")
-	}
+	return l
+}
 
-	byName := map[string]*Scenario{}
-	colKeys := map[*Scenario][]benchproc.Key{}
-	scenario := func(l located) *Scenario {
-		sc := byName[l.scenario]
-		if sc == nil {
-			sc = &Scenario{Name: l.scenario, cells: map[cellKey]*Cell{}, notes: map[cellKey]*Note{}}
-			byName[l.scenario] = sc
-		}
-		if !slices.Contains(sc.Rows, l.row) {
-			sc.Rows = append(sc.Rows, l.row)
-		}
-		if !l.col.IsZero() && !slices.Contains(colKeys[sc], l.col) {
-			colKeys[sc] = append(colKeys[sc], l.col)
-		}
-		return sc
+// column renders a column key as "key=value[/key=value]", "" for none.
+func (p *placer) column(k benchproc.Key) string {
+	if k.IsZero() {
+		return ""
 	}
-	var order []string
+	var parts []string
+	for _, f := range p.col.Fields() {
+		if v := k.Get(f); v != "" {
+			parts = append(parts, f.Name[1:]+"="+v)
+		}
+	}
+	return strings.Join(parts, "/")
+}
 
-	for _, f := range files {
-		set.Files = append(set.Files, FileMeta{Path: f.Path, Meta: fileMeta(f), Header: header(f.Path)})
-		for k, v := range f.Units {
-			set.units[k] = v
-		}
-		for _, r := range f.Results {
-			l := locate(r)
-			if l.row == "" {
-				file, line := r.Pos()
-				return nil, fmt.Errorf("%s:%d: benchmark %q has no /impl=<row> part; corobench names are <Scenario>/impl=<row>[/<key>=<value>]", file, line, r.Name)
-			}
-			if byName[l.scenario] == nil {
-				order = append(order, l.scenario)
-			}
-			sc := scenario(l)
-			col := colString(l.col)
-			file, line := r.Pos()
-			for _, v := range r.Values {
-				unit, val := v.Unit, v.Value
-				if v.OrigUnit != "" {
-					unit, val = v.OrigUnit, v.OrigValue
-				}
-				key := cellKey{l.row, col, unit}
-				c := sc.cells[key]
-				if c == nil {
-					c = &Cell{Scenario: sc.Name, Row: l.row, Column: col, Unit: unit, Config: map[string][]string{}}
-					sc.cells[key] = c
-					if !slices.Contains(sc.Units, unit) {
-						sc.Units = append(sc.Units, unit)
-					}
-				}
-				c.Values = append(c.Values, val)
-				c.Lines = append(c.Lines, fmt.Sprintf("%s:%d", file, line))
-				for _, k := range perCellKeys {
-					if cv := forRow(r.GetConfig(k), l.row); cv != "" && !slices.Contains(c.Config[k], cv) {
-						c.Config[k] = append(c.Config[k], cv)
-					}
-				}
-			}
-		}
-		for _, n := range f.Notes {
-			l := locate(&benchfmt.Result{Name: benchfmt.Name(n.Name)})
-			if l.row == "" {
-				return nil, fmt.Errorf("%s:%d: note for %q has no /impl=<row> part", f.Path, n.Line, n.Name)
-			}
-			if byName[l.scenario] == nil {
-				order = append(order, l.scenario)
-			}
-			sc := scenario(l)
-			note := Note{Note: n, File: f.Path, Scenario: sc.Name, Row: l.row, Column: colString(l.col)}
-			set.Notes = append(set.Notes, note)
+// grouper carries steps 3 and 4.
+type grouper struct {
+	set     *Set
+	place   *placer
+	byName  map[string]*Scenario
+	colKeys map[*Scenario][]benchproc.Key
+	order   []string // scenario names in first-seen order
+}
+
+// scenario returns the scenario a result or note at l belongs to, creating
+// it, and notes l's row and column as seen.
+func (g *grouper) scenario(l place) *Scenario {
+	sc := g.byName[l.scenario]
+	if sc == nil {
+		sc = &Scenario{Name: l.scenario, cells: map[cellKey]*Cell{}, notes: map[cellKey]*Note{}}
+		g.byName[l.scenario] = sc
+		g.order = append(g.order, l.scenario)
+	}
+	if !slices.Contains(sc.Rows, l.row) {
+		sc.Rows = append(sc.Rows, l.row)
+	}
+	if !l.col.IsZero() && !slices.Contains(g.colKeys[sc], l.col) {
+		g.colKeys[sc] = append(g.colKeys[sc], l.col)
+	}
+	return sc
+}
+
+// addFile is step 3 for one file.
+func (g *grouper) addFile(f *results.File) error {
+	g.set.Files = append(g.set.Files, FileMeta{Path: f.Path, Meta: fileMeta(f), Header: header(f.Path)})
+	for k, v := range f.Units {
+		g.set.units[k] = v
+	}
+	for _, r := range f.Results {
+		if err := g.addResult(r); err != nil {
+			return err
 		}
 	}
+	for _, n := range f.Notes {
+		l := g.place.locate(&benchfmt.Result{Name: benchfmt.Name(n.Name)})
+		if l.row == "" {
+			return fmt.Errorf("%s:%d: note for %q has no /impl=<row> part", f.Path, n.Line, n.Name)
+		}
+		sc := g.scenario(l)
+		g.set.Notes = append(g.set.Notes, Note{Note: n, File: f.Path, Scenario: sc.Name, Row: l.row, Column: g.place.column(l.col)})
+	}
+	return nil
+}
+
+// addResult puts each value of r into its cell, in the unit as written
+// (benchfmt's tidied unit is undone), with the per-cell config it ran under.
+func (g *grouper) addResult(r *benchfmt.Result) error {
+	l := g.place.locate(r)
+	file, line := r.Pos()
+	if l.row == "" {
+		return fmt.Errorf("%s:%d: benchmark %q has no /impl=<row> part; corobench names are <Scenario>/impl=<row>[/<key>=<value>]", file, line, r.Name)
+	}
+	sc := g.scenario(l)
+	col := g.place.column(l.col)
+	for _, v := range r.Values {
+		unit, val := v.Unit, v.Value
+		if v.OrigUnit != "" {
+			unit, val = v.OrigUnit, v.OrigValue
+		}
+		key := cellKey{l.row, col, unit}
+		c := sc.cells[key]
+		if c == nil {
+			c = &Cell{Scenario: sc.Name, Row: l.row, Column: col, Unit: unit, Config: map[string][]string{}}
+			sc.cells[key] = c
+			if !slices.Contains(sc.Units, unit) {
+				sc.Units = append(sc.Units, unit)
+			}
+		}
+		c.Values = append(c.Values, val)
+		c.Lines = append(c.Lines, fmt.Sprintf("%s:%d", file, line))
+		for _, k := range perCellKeys {
+			if cv := forRow(r.GetConfig(k), l.row); cv != "" && !slices.Contains(c.Config[k], cv) {
+				c.Config[k] = append(c.Config[k], cv)
+			}
+		}
+	}
+	return nil
+}
+
+// finish is step 4.
+func (g *grouper) finish(keys []string) *Set {
 	// Index the notes only now: set.Notes was reallocated while growing.
-	for i := range set.Notes {
-		n := &set.Notes[i]
-		byName[n.Scenario].notes[cellKey{n.Row, n.Column, ""}] = n
+	for i := range g.set.Notes {
+		n := &g.set.Notes[i]
+		g.byName[n.Scenario].notes[cellKey{n.Row, n.Column, ""}] = n
 	}
-
-	for _, sc := range byName {
-		ks := colKeys[sc]
+	rowOrder := RowOrder()
+	for _, sc := range g.byName {
+		ks := g.colKeys[sc]
 		benchproc.SortKeys(ks)
 		for _, k := range ks {
-			sc.Columns = append(sc.Columns, colString(k))
+			sc.Columns = append(sc.Columns, g.place.column(k))
 		}
 		if len(ks) == 0 {
 			sc.Columns = []string{""}
@@ -331,15 +391,15 @@ func Group(files []*results.File) (*Set, error) {
 				}
 			}
 		}
-		sc.Rows = DisplayOrder(sc.Rows, Rows)
+		sc.Rows = DisplayOrder(sc.Rows, rowOrder)
 		for _, c := range sc.cells {
 			c.Summary = stats.Summarize(c.Values)
 		}
 	}
-	for _, name := range DisplayOrder(order, Scenarios) {
-		set.Scenarios = append(set.Scenarios, byName[name])
+	for _, name := range DisplayOrder(g.order, ScenarioOrder()) {
+		g.set.Scenarios = append(g.set.Scenarios, g.byName[name])
 	}
-	return set, nil
+	return g.set
 }
 
 // DisplayOrder returns seen sorted with the members of known first, in
@@ -368,7 +428,7 @@ func forRow(value, row string) string {
 	perRow := map[string]string{}
 	for _, p := range parts {
 		k, v, ok := strings.Cut(p, "=")
-		if !ok || strings.ContainsAny(k, " \t") || !(slices.Contains(Rows, k) || k == row) {
+		if !ok || strings.ContainsAny(k, " \t") || !(slices.Contains(RowOrder(), k) || k == row) {
 			return value // not a row=value list
 		}
 		perRow[k] = v

@@ -2,8 +2,8 @@ package claims
 
 // Anchor is a published figure quoted for context: a run cannot measure
 // other systems, so these are quotations with their sources, never
-// corobench measurements. Transcribed from shared/ANCHORS.md, where each
-// was read in the source named.
+// corobench measurements. docs/design.md §8 lists them with their
+// sources, each read in the source named.
 type Anchor struct {
 	Topic    string // "Context switch", "Memory per coroutine", "Event loops"
 	System   string
@@ -13,7 +13,8 @@ type Anchor struct {
 	Source   string
 }
 
-// Anchors are the published reference figures, in ANCHORS.md's order.
+// Anchors are the published reference figures, in docs/design.md §8's
+// order.
 // Context-switch figures are one-way unless the source says otherwise.
 var Anchors = []Anchor{
 	{"Context switch", "Boost.Context fcontext (callcc)", "9 ns / 19 cycles; ucontext 547 ns", "one-way", "2× Xeon E5-2620v4 2.2 GHz", `boost.org libs/context doc "Performance" (1.87)`},
@@ -27,7 +28,7 @@ var Anchors = []Anchor{
 	{"Context switch", "Go + LockOSThread", "channel op 500 → 7887 ns", "per channel operation", "amd64", "golang/go issue #18023"},
 	{"Context switch", "Tokio", "task switch ≈ 0.2 µs; spawn 0.3 µs", "one-way", "4-core laptop", "jimblandy/context-switch README"},
 	{"Context switch", "Loom Continuation", "yield+continue 1.5–2.4 µs", "round trip (yield and continue)", "not stated", "openjdk/loom PR #191"},
-	{"Context switch", "TrueAsync", `"10–20 ns on modern x86" (a design claim, not a measurement)`, "one-way", "–", "TrueAsync architecture docs (seeds)"},
+	{"Context switch", "TrueAsync", `"10–20 ns on modern x86" (a design claim, not a measurement)`, "one-way", "–", "TrueAsync architecture docs"},
 
 	{"Memory per coroutine", "goroutine", "2048 B minimum stack; g struct 440 B (64-bit)", "", "–", "Go runtime stack.go, sizeof_test.go"},
 	{"Memory per coroutine", "goroutine (blocked), measured", "2.1–2.7 KB each", "", "–", `"What's in a goroutine" (tpaschalis)`},

@@ -1,5 +1,5 @@
-// Package claims checks the reference design's performance claims (DESIGN
-// §1, "Claims", from the seed tables) against a run's cells, and carries
+// Package claims checks the reference design's performance claims
+// (docs/design.md §1, "The reference design", the claims) against a run's cells, and carries
 // the published anchor figures a run cannot measure itself.
 //
 // Each claim is mapped to one scenario, unit and row(s), with a stated
@@ -35,6 +35,12 @@ type Claim struct {
 	Text     string // as the design states it
 	Measures string // scenario, unit and rows it is checked against
 	Rule     string // when it holds
+	// Scenario (benchmark name), Unit and Rows are the cells the check
+	// reads; a test holds them to the scenarios registry, so a renamed
+	// scenario, unit or row cannot leave a claim silently "not measured".
+	Scenario string
+	Unit     string
+	Rows     []string
 	check    func(set *cells.Set) Result
 }
 
@@ -46,12 +52,14 @@ type Result struct {
 	Why     string // the comparison made, or why nothing was measured
 }
 
-// Claims are the seed's claims in DESIGN §1's order.
+// Claims are the reference design's claims, in the order docs/design.md §1
+// lists them.
 var Claims = []Claim{
 	{
 		Text:     "A full-context switch costs ~10–20 ns on modern x86.",
 		Measures: "Switch, ns/switch, stackful-asm: the bare fiber switch, one-way, with no scheduler or waker (PingPong adds those)",
 		Rule:     "the 95% CI of the median overlaps [10, 20] ns; not measured off x86",
+		Scenario: "Switch", Unit: "ns/switch", Rows: []string{"stackful-asm"},
 		check: func(set *cells.Set) Result {
 			c, why := find(set, "Switch", "stackful-asm", "", "ns/switch")
 			if c == nil {
@@ -68,6 +76,7 @@ var Claims = []Claim{
 		Text:     "A stackful switch costs 15–200 ns; a stackless one 10–50 ns.",
 		Measures: "Switch, ns/switch (the bare switch, one-way): stackful-asm and stackful-coro for stackful, stackless (a resume call and its return) for stackless",
 		Rule:     "each stackful row's 95% CI overlaps [15, 200] ns and stackless's overlaps [10, 50] ns",
+		Scenario: "Switch", Unit: "ns/switch", Rows: []string{"stackful-asm", "stackful-coro", "stackless"},
 		check: func(set *cells.Set) Result {
 			var figs, whys, missing []string
 			verdict := Holds
@@ -105,6 +114,7 @@ var Claims = []Claim{
 		Text:     "Memory per coroutine: 4–64 KiB stackful, the exact state size stackless.",
 		Measures: "Memory, B/coroutine (RSS), stackful-asm and stackless, at the largest n both have with enough samples for a 95% CI (else the largest both have)",
 		Rule:     "stackful-asm's 95% CI overlaps [4, 64] KiB, and stackless is significantly smaller than stackful-asm (the run cannot know the exact state size, only that no stack is paid for)",
+		Scenario: "Memory", Unit: "B/coroutine", Rows: []string{"stackful-asm", "stackless"},
 		check: func(set *cells.Set) Result {
 			sc := set.Scenario("Memory")
 			col, colCI := "", ""
@@ -156,6 +166,7 @@ var Claims = []Claim{
 		Text:     "A direct switch halves the switches per suspend/resume.",
 		Measures: "Handoff, ns/switch, stackful-asm: via=scheduler against via=direct (same row, same work)",
 		Rule:     "via=scheduler is significantly slower and costs at least 1.5× via=direct (two switches instead of one predicts ≈ 2×)",
+		Scenario: "Handoff", Unit: "ns/switch", Rows: []string{"stackful-asm"},
 		check: func(set *cells.Set) Result {
 			return ratioClaim(set, "Handoff", "stackful-asm", "via=scheduler", "via=direct", "ns/switch", 1.5)
 		},
@@ -164,6 +175,7 @@ var Claims = []Claim{
 		Text:     "The context pool removes the mmap/mprotect latency.",
 		Measures: "Spawn, ns/spawn, stackful-asm: pool=cold against pool=warm",
 		Rule:     "pool=cold is significantly slower and costs at least 10× pool=warm (an mmap+mprotect+munmap costs microseconds, a pooled spawn tens of nanoseconds)",
+		Scenario: "Spawn", Unit: "ns/spawn", Rows: []string{"stackful-asm"},
 		check: func(set *cells.Set) Result {
 			return ratioClaim(set, "Spawn", "stackful-asm", "pool=cold", "pool=warm", "ns/spawn", 10)
 		},

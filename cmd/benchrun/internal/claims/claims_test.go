@@ -2,11 +2,13 @@ package claims
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
 	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/scenarios"
 )
 
 // cell writes 8 samples of name spread ±2% around median.
@@ -130,6 +132,36 @@ func TestAnchorsQuoteSources(t *testing.T) {
 		}
 		if a.Topic == "Context switch" && a.Counting == "" {
 			t.Errorf("switch anchor %s does not say one-way or round trip", a.System)
+		}
+	}
+}
+
+// TestClaimsNameRegisteredCells holds each claim's cells to the scenarios
+// registry: the scenario, its unit and the rows must exist, and a run
+// without that scenario must leave the claim "not measured" naming it (so
+// the declared scenario is the one the check reads).
+func TestClaimsNameRegisteredCells(t *testing.T) {
+	empty, err := cells.Group(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range Claims {
+		s, ok := scenarios.LookupBench(c.Scenario)
+		if !ok {
+			t.Errorf("claim %q: scenario %q is not registered", c.Text, c.Scenario)
+			continue
+		}
+		if !slices.ContainsFunc(s.Metrics, func(m scenarios.Metric) bool { return m.Unit == c.Unit }) {
+			t.Errorf("claim %q: scenario %s has no unit %q", c.Text, c.Scenario, c.Unit)
+		}
+		for _, r := range c.Rows {
+			if _, ok := scenarios.ParseRow(r); !ok {
+				t.Errorf("claim %q: row %q is not registered", c.Text, r)
+			}
+		}
+		r := c.check(empty)
+		if r.Verdict != NotMeasured || !strings.Contains(r.Why, c.Scenario) {
+			t.Errorf("claim %q on an empty run: %s (%s), want not measured naming %s", c.Text, r.Verdict, r.Why, c.Scenario)
 		}
 	}
 }

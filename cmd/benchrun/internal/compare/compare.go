@@ -64,7 +64,7 @@ func write(w io.Writer, oldSet, newSet *cells.Set) error {
 	fmt.Fprintf(w, "medians ± 95%% CI (benchmath, distribution-free); delta and p from the Mann-Whitney U test; ~ = not significant at alpha %.2f\n", stats.Alpha)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, name := range union(names(oldSet), names(newSet), cells.Scenarios) {
+	for _, name := range union(names(oldSet), names(newSet), cells.ScenarioOrder()) {
 		oldSc, newSc := oldSet.Scenario(name), newSet.Scenario(name)
 		get := func(f func(*cells.Scenario) []string) []string {
 			var a, b []string
@@ -76,7 +76,7 @@ func write(w io.Writer, oldSet, newSet *cells.Set) error {
 			}
 			return union(a, b, nil)
 		}
-		rows := union(get(func(s *cells.Scenario) []string { return s.Rows }), nil, cells.Rows)
+		rows := union(get(func(s *cells.Scenario) []string { return s.Rows }), nil, cells.RowOrder())
 		columns := get(func(s *cells.Scenario) []string { return s.Columns })
 		unitList := get(func(s *cells.Scenario) []string { return s.Units })
 		if len(unitList) == 0 {

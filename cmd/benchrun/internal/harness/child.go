@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // ChildSubcommand is the hidden benchrun subcommand that runs one cell.
@@ -64,7 +65,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchrun %s: %v\n", ChildSubcommand, err)
 		return 2
 	}
-	sm, err := scenarios.MeasureWith(s, row, p, scenarios.Options{Benchtime: *benchtime, GCOn: *gcOn})
+	sm, err := driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
 	var rep childReport
 	if reason, ok := scenarios.IsNotSupported(err); ok {
 		rep.Unsupported = reason

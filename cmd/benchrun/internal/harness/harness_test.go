@@ -16,6 +16,8 @@ import (
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/bodies"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // The test binary doubles as the cell child: with childModeEnv set it
@@ -68,7 +70,7 @@ func runTestCells(t *testing.T, ctx context.Context, rows []scenarios.Row, count
 	t.Helper()
 	dir := t.TempDir()
 	sum, err := Run(ctx, Options{
-		Cells:     Plan([]*scenarios.Scenario{scenarios.PingPong}, rows, true, nil, count),
+		Cells:     Plan([]*scenarios.Scenario{bodies.PingPong}, rows, true, nil, count),
 		Benchtime: time.Millisecond,
 		Timeout:   timeout,
 		OutDir:    dir,
@@ -117,7 +119,7 @@ func TestRunWritesReadableResults(t *testing.T) {
 	if procs["goroutine-single"] != "1" || procs["goroutine-multi"] != strconv.Itoa(scenarios.GoroutineMulti.GOMAXPROCS()) {
 		t.Errorf("gomaxprocs per row = %v", procs)
 	}
-	if first.GetConfig(results.KeyGCPolicy) != scenarios.GCPolicy || first.GetConfig(results.KeyGOOS) == "" || first.GetConfig(results.KeyTimerFloor) == "" {
+	if first.GetConfig(results.KeyGCPolicy) != driver.GCPolicy || first.GetConfig(results.KeyGOOS) == "" || first.GetConfig(results.KeyTimerFloor) == "" {
 		t.Errorf("config lines missing: %v", first.Config)
 	}
 }

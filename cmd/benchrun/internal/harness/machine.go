@@ -14,6 +14,7 @@ import (
 
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // Version is corobench's version, written to every results file.
@@ -29,9 +30,9 @@ func NewRunstamp(t time.Time) string {
 // MachineConfig returns the run-wide config lines: what a reader needs to
 // know about the machine and the code before trusting a figure.
 func MachineConfig(runstamp string, benchtime time.Duration, gcOn bool) []benchfmt.Config {
-	gcPolicy := scenarios.GCPolicy
+	gcPolicy := driver.GCPolicy
 	if gcOn {
-		gcPolicy = scenarios.GCPolicyOn
+		gcPolicy = driver.GCPolicyOn
 	}
 	gomaxprocs := map[string]string{}
 	timerFloor := map[string]string{}

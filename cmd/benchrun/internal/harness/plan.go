@@ -1,23 +1,20 @@
-// Package harness runs benchrun's cells: it plans the interleaved order,
-// starts one child process per cell, enforces the per-cell timeout, appends
-// each finished cell to the results file as it lands, and keeps a run log.
-//
-// Invariants:
-//   - a cell (scenario × row × parameter values × repetition) runs in a
-//     fresh child process, so RSS, GC state, GOMAXPROCS and GODEBUG are the
-//     cell's own;
-//   - rows are interleaved round-robin within each repetition, so drift in
-//     the machine (frequency, noise) spreads over every row instead of
-//     biasing one;
-//   - every finished cell is on disk (written and synced) before the next
-//     starts, so a crash, a timeout or Ctrl-C never loses finished work;
-//   - a failed cell never stops the run; it is noted in the results file and
-//     the run log, and makes the run's status non-zero at the end.
 package harness
 
 import (
 	"github.com/corobench/corobench/scenarios"
+	// The built-in scenarios and rows fill the registry the child looks
+	// cells up in; rows from another module are added by that module's
+	// main before cli.Main.
+	_ "github.com/corobench/corobench/scenarios/bodies"
+	_ "github.com/corobench/corobench/scenarios/rows"
 )
+
+// LoadgenSubcommand is the hidden benchrun subcommand that runs the echo
+// scenario's load generator (loadgen.Main): a cell's child process passes
+// the scenarios a command that re-executes the binary with it
+// (scenarios.Options.Loadgen), as the harness re-executes it with
+// ChildSubcommand for each cell.
+const LoadgenSubcommand = "loadgen"
 
 // Cell is one child-process run: one sample of one scenario on one row
 // with one set of parameter values.

@@ -22,7 +22,7 @@ func colorMap(set *cells.Set) map[string]color.Color {
 			if _, ok := m[row]; ok {
 				continue
 			}
-			rgb, ok := rowColors[row]
+			rgb, ok := rowColour(row)
 			if !ok {
 				rgb = extraColors[extra%len(extraColors)]
 				extra++

@@ -8,12 +8,13 @@ import (
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
 	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/bodies"
 )
 
 // colouringView is the "Function colouring: lines per body" section: for
 // every scenario, the lines of its blocking body (the stackful and
 // goroutine rows) next to its hand-lowered state machine (the stackless
-// row). The figures come from scenarios.BodyLines, generated from the
+// row). The figures come from bodies.BodyLines, generated from the
 // source this binary was built from, not from the results file.
 type colouringView struct {
 	Rows    []colouringRow
@@ -38,7 +39,7 @@ func colouring(set *cells.Set) colouringView {
 	var cv colouringView
 	var ratios []float64
 	for _, s := range scenarios.All {
-		c, ok := scenarios.BodyLines[s.Name]
+		c, ok := bodies.BodyLines[s.Name]
 		row := colouringRow{Name: s.Bench, Ratio: "—"}
 		if slices.ContainsFunc(set.Scenarios, func(sc *cells.Scenario) bool { return sc.Name == s.Bench }) {
 			row.Href = "#s-" + slug(s.Bench)
@@ -67,7 +68,7 @@ func colouring(set *cells.Set) colouringView {
 	return cv
 }
 
-func bodyLines(b scenarios.BodySize) bodyView {
+func bodyLines(b bodies.BodySize) bodyView {
 	if b.Lines == 0 {
 		return bodyView{Lines: "—", Decls: "no such body"}
 	}

@@ -119,7 +119,7 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 
 <section id="claims">
 <h2>Claims of the reference design</h2>
-<p class="note">The seed's claims (DESIGN §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
+<p class="note">The reference design's claims (docs/design.md §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
 <table>
 <thead><tr><th>claim</th><th>checked against</th><th>rule</th><th>measured in this run</th><th>verdict</th><th>why</th></tr></thead>
 <tbody>
@@ -142,7 +142,7 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 
 <section id="colouring">
 <h2>Function colouring: lines per body</h2>
-<p class="note">Each scenario is written twice: a blocking body of straight-line Go, which the stackful and goroutine rows run unchanged, and a state machine lowered by hand for the stackless row. The table gives the lines of code (non-blank, non-comment) of each, counted from the Go source this benchrun was built from, not from the results file, by package <code>scenarios/bodylines</code>, whose doc states the rule: a body is its function and every package-level declaration it reaches (a state machine's task types with their <code>Resume</code> methods), less what the scenario's two bodies share (checksums, parameter checks, outcome building) and less the harness (<code>scenario.go</code>, <code>rows.go</code>, <code>measure.go</code>, the rows' adapters in <code>caps_*.go</code>). Code one scenario borrows from another is counted in both: handoff runs pingpong's bodies. The counted declarations are listed under each figure. {{.Colouring.Summary}}</p>
+<p class="note">Each scenario is written twice: a blocking body of straight-line Go, which the stackful and goroutine rows run unchanged, and a state machine lowered by hand for the stackless row. The table gives the lines of code (non-blank, non-comment) of each, counted from the Go source this benchrun was built from, not from the results file, by package <code>scenarios/bodylines</code>, whose doc states the rule: a body is its function and every package-level declaration it reaches (a state machine's task types with their <code>Resume</code> methods), less what the scenario's two bodies share (checksums, parameter checks, outcome building); only the package <code>scenarios/bodies</code> is counted, so the contract, the rows' adapters and the measurement driver, all in packages of their own, are not. Code one scenario borrows from another is counted in both: handoff runs pingpong's bodies. The counted declarations are listed under each figure. {{.Colouring.Summary}}</p>
 <table class="fig lines">
 <thead><tr><th>scenario</th><th>blocking body (lines)</th><th>state-machine body (lines)</th><th>state machine / blocking</th></tr></thead>
 <tbody>

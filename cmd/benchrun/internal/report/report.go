@@ -1,6 +1,7 @@
 // Package report turns corobench results files into a self-contained HTML
 // report: run metadata and measurement policy at the top, every failed or
-// unsupported cell, the seed's claims with measured figures and verdicts,
+// unsupported cell, the reference design's claims (docs/design.md §1) with measured figures and
+// verdicts,
 // quoted published anchors, the lines each scenario's blocking and
 // state-machine bodies take (function colouring), then per scenario a table of rows × parameters
 // (median ± 95% CI, ratios to goroutine-single and stackful-asm, CV and
@@ -27,13 +28,11 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/claims"
 	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
 	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+	"github.com/corobench/corobench/scenarios"
 )
 
 // Baselines are the rows every other row is compared with in the tables.
 var Baselines = []string{"goroutine-single", "stackful-asm"}
-
-// LatencyScenarios get a percentile plot besides their bar charts.
-var LatencyScenarios = []string{"Timer", "FDWake", "Echo"}
 
 // Build reads the results files, writes outDir/index.html with its charts
 // (<scenario>-<unit>-<kind>.png and .svg) beside it, copies each results
@@ -204,34 +203,30 @@ type chartView struct {
 	Alt      string
 }
 
-// Descriptions of the scenarios (issue 6's table), shown under each
-// heading so a reader knows what a number is a cost of.
-var scenarioAbout = map[string]string{
-	"Calibrate":  "The harness's own cost per iteration: subtract it mentally from the cheapest figures.",
-	"PingPong":   "Two coroutines handing off to each other through an event; cost per one-way switch.",
-	"Yield":      "n coroutines yielding round-robin; cost per switch as n grows (cache and TLB pressure).",
-	"Handoff":    "A direct switch against one through the scheduler coroutine (the seed's direct-switch claim).",
-	"Spawn":      "Create, run to completion and destroy one coroutine, with the context pool cold or warm.",
-	"Burst":      "RSS kept after a burst of n coroutines and an idle spell, and the next burst's spawn cost.",
-	"Memory":     "n idle suspended coroutines, each having touched 1 KiB of stack or state: RSS and heap per coroutine.",
-	"AwaitReady": "Awaiting an already-completed future (the fast path: no suspend) against a pending one.",
-	"Microtask":  "A microtask against a coroutine doing the same tiny work.",
-	"Timer":      "n coroutines sleeping random 50 µs–5 ms; lateness = wake time − deadline.",
-	"FDWake":     "Two coroutines ping-ponging over pipes through the reactor or netpoller; cost per round trip.",
-	"Echo":       "A TCP echo server on loopback driven open-loop at a fixed rate by a separate load-generator process over c connections.",
-	"Shutdown":   "n blocked coroutines; graceful shutdown until every cleanup has run.",
-	"Priority":   "Wake-up latency of a high-priority coroutine queued behind n normal ones.",
+// about is the description shown under a scenario's heading, from the
+// scenarios registry; "" for a scenario this build does not define.
+func about(bench string) string {
+	if s, ok := scenarios.LookupBench(bench); ok {
+		return s.Summary
+	}
+	return ""
 }
 
-// rowColors gives each row the same color in every chart.
-var rowColors = map[string][3]uint8{
-	"stackful-asm":     {31, 119, 180},
-	"stackful-coro":    {255, 127, 14},
-	"stackless":        {44, 160, 44},
-	"goroutine-single": {214, 39, 40},
-	"goroutine-multi":  {148, 103, 189},
+// latency reports whether a scenario's figures are latency distributions,
+// which get a percentile chart besides their bar charts.
+func latency(bench string) bool {
+	s, ok := scenarios.LookupBench(bench)
+	return ok && s.Latency
 }
 
+// rowColour gives each row of the registry the same colour in every chart.
+func rowColour(row string) ([3]uint8, bool) {
+	d, ok := scenarios.Row(row).Def()
+	return d.Colour, ok && d.Colour != [3]uint8{}
+}
+
+// extraColors colour rows the registry does not know (a file from another
+// build), in the order first seen.
 var extraColors = [][3]uint8{{140, 86, 75}, {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}}
 
 func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
@@ -259,7 +254,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	p.Colouring = colouring(set)
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
-		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: scenarioAbout[sc.Name]}
+		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: about(sc.Name)}
 		if len(sc.Units) == 0 { // every cell failed or is unsupported
 			sv.Tables = append(sv.Tables, table(set, sc, ""))
 		}
@@ -271,7 +266,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 			}
 			sv.Charts = append(sv.Charts, charts...)
 		}
-		if slices.Contains(LatencyScenarios, sc.Name) {
+		if latency(sc.Name) {
 			charts, err := percentileCharts(sc, colors, outDir)
 			if err != nil {
 				return nil, fmt.Errorf("%s percentiles: %w", sc.Name, err)
@@ -283,86 +278,136 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	return p, nil
 }
 
+// policy builds the measurement-policy section in three steps, each a
+// walk over the run's cells (eachCell):
+//
+//  1. gcPolicies: each GC policy in use and where (the run-wide config
+//     line, then any cell that ran under another);
+//  2. gomaxprocsByRow: the GOMAXPROCS each row ran with;
+//  3. timerFloors: each row's timer floor, one line per row when it is the
+//     same in every scenario (the usual case: it is a property of the row's
+//     clock and wait), else one per scenario and row.
 func policy(set *cells.Set) policyView {
-	var pv policyView
-	gc := map[string][]string{}
-	var gcOrder []string
-	gmp := map[string][]string{}
-	floorsByRow := map[string][]keyCells{} // row → (scenario, floor)
+	return policyView{
+		GCPolicies:  gcPolicies(set),
+		GOMAXPROCS:  gomaxprocsByRow(set),
+		TimerFloors: timerFloors(set),
+	}
+}
+
+// eachCell calls fn for every cell of set: scenario by scenario, row by
+// row in display order, column by column, unit by unit.
+func eachCell(set *cells.Set, fn func(sc *cells.Scenario, row string, c *cells.Cell)) {
+	for _, sc := range set.Scenarios {
+		for _, row := range sc.Rows {
+			for _, col := range sc.Columns {
+				for _, unit := range sc.Units {
+					if c := sc.Cell(row, col, unit); c != nil {
+						fn(sc, row, c)
+					}
+				}
+			}
+		}
+	}
+}
+
+// gcPolicies is step 1.
+func gcPolicies(set *cells.Set) []keyCells {
+	where := map[string][]string{}
+	var order []string
+	add := func(policy, place string) {
+		if _, ok := where[policy]; !ok {
+			order = append(order, policy)
+		}
+		where[policy] = appendNew(where[policy], place)
+	}
 	for _, f := range set.Files {
 		for _, kv := range f.Meta {
 			if kv.Key == "gc-policy" { // written once for the whole run
-				if _, ok := gc[kv.Value]; !ok {
-					gcOrder = append(gcOrder, kv.Value)
-				}
-				gc[kv.Value] = appendNew(gc[kv.Value], "all cells")
+				add(kv.Value, "all cells")
 			}
 		}
 	}
-	for _, sc := range set.Scenarios {
-		for _, row := range sc.Rows {
-			var floors []string
-			for _, col := range sc.Columns {
-				for _, unit := range sc.Units {
-					c := sc.Cell(row, col, unit)
-					if c == nil {
-						continue
-					}
-					for _, v := range c.Config["gc-policy"] {
-						if _, ok := gc[v]; !ok {
-							gcOrder = append(gcOrder, v)
-						}
-						gc[v] = appendNew(gc[v], sc.Name+"/"+row)
-					}
-					for _, v := range c.Config["gomaxprocs"] {
-						gmp[row] = appendNew(gmp[row], v)
-					}
-					for _, v := range c.Config["timer-floor"] {
-						floors = appendNew(floors, v)
-					}
-				}
+	eachCell(set, func(sc *cells.Scenario, row string, c *cells.Cell) {
+		for _, v := range c.Config["gc-policy"] {
+			add(v, sc.Name+"/"+row)
+		}
+	})
+	var out []keyCells
+	for _, v := range order {
+		places := where[v]
+		if len(order) == 1 {
+			places = []string{"every cell"}
+		}
+		if len(places) > 6 {
+			places = append(places[:6:6], fmt.Sprintf("and %d more", len(where[v])-6))
+		}
+		out = append(out, keyCells{v, strings.Join(places, ", ")})
+	}
+	return out
+}
+
+// gomaxprocsByRow is step 2.
+func gomaxprocsByRow(set *cells.Set) []keyCells {
+	byRow := map[string][]string{}
+	eachCell(set, func(_ *cells.Scenario, row string, c *cells.Cell) {
+		for _, v := range c.Config["gomaxprocs"] {
+			byRow[row] = appendNew(byRow[row], v)
+		}
+	})
+	var out []keyCells
+	for _, r := range displayRows(mapKeys(byRow)) {
+		out = append(out, keyCells{r, strings.Join(byRow[r], ", ")})
+	}
+	return out
+}
+
+// timerFloors is step 3.
+func timerFloors(set *cells.Set) []keyCells {
+	type floors struct {
+		scenario string
+		values   []string
+	}
+	byRow := map[string][]floors{} // row → its floors, scenario by scenario
+	eachCell(set, func(sc *cells.Scenario, row string, c *cells.Cell) {
+		fs := byRow[row]
+		if len(fs) == 0 || fs[len(fs)-1].scenario != sc.Name {
+			fs = append(fs, floors{scenario: sc.Name})
+		}
+		last := &fs[len(fs)-1]
+		for _, v := range c.Config["timer-floor"] {
+			last.values = appendNew(last.values, v)
+		}
+		byRow[row] = fs
+	})
+	var out []keyCells
+	for _, r := range displayRows(mapKeys(byRow)) {
+		var lines []keyCells
+		for _, f := range byRow[r] {
+			if len(f.values) > 0 {
+				lines = append(lines, keyCells{f.scenario, strings.Join(f.values, "; ")})
 			}
-			if len(floors) > 0 {
-				floorsByRow[row] = append(floorsByRow[row], keyCells{sc.Name, strings.Join(floors, "; ")})
-			}
 		}
-	}
-	for _, v := range gcOrder {
-		where := gc[v]
-		if len(gcOrder) == 1 {
-			where = []string{"every cell"}
-		}
-		if len(where) > 6 {
-			where = append(where[:6:6], fmt.Sprintf("and %d more", len(gc[v])-6))
-		}
-		pv.GCPolicies = append(pv.GCPolicies, keyCells{v, strings.Join(where, ", ")})
-	}
-	var rows []string
-	for r := range gmp {
-		rows = append(rows, r)
-	}
-	for _, r := range displayRows(rows) {
-		pv.GOMAXPROCS = append(pv.GOMAXPROCS, keyCells{r, strings.Join(gmp[r], ", ")})
-	}
-	// One line per row when its floor is the same in every scenario (the
-	// usual case: it is a property of the row's clock and wait), else one
-	// per scenario and row.
-	rows = rows[:0]
-	for r := range floorsByRow {
-		rows = append(rows, r)
-	}
-	for _, r := range displayRows(rows) {
-		fs := floorsByRow[r]
-		same := !slices.ContainsFunc(fs, func(k keyCells) bool { return k.Value != fs[0].Value })
-		if same {
-			pv.TimerFloors = append(pv.TimerFloors, keyCells{r, fs[0].Value})
+		if len(lines) == 0 {
 			continue
 		}
-		for _, k := range fs {
-			pv.TimerFloors = append(pv.TimerFloors, keyCells{k.Key + " / " + r, k.Value})
+		if !slices.ContainsFunc(lines, func(k keyCells) bool { return k.Value != lines[0].Value }) {
+			out = append(out, keyCells{r, lines[0].Value})
+			continue
+		}
+		for _, k := range lines {
+			out = append(out, keyCells{k.Key + " / " + r, k.Value})
 		}
 	}
-	return pv
+	return out
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 func appendNew(list []string, v string) []string {
@@ -373,18 +418,7 @@ func appendNew(list []string, v string) []string {
 }
 
 func displayRows(rows []string) []string {
-	var out []string
-	for _, r := range cells.Rows {
-		if slices.Contains(rows, r) {
-			out = append(out, r)
-		}
-	}
-	for _, r := range rows {
-		if !slices.Contains(cells.Rows, r) {
-			out = append(out, r)
-		}
-	}
-	return out
+	return cells.DisplayOrder(rows, cells.RowOrder())
 }
 
 func table(set *cells.Set, sc *cells.Scenario, unit string) tableView {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/bodies"
 )
 
 // The fixture testdata/run.txt holds synthetic figures (see its header):
@@ -417,7 +418,7 @@ func TestBuildSeveralFiles(t *testing.T) {
 
 // TestColouringSection checks the function-colouring table: every
 // scenario has a row, and pingpong's row carries its two counts from
-// scenarios.BodyLines (which scenarios' tests check against the source) in
+// bodies.BodyLines (which scenarios' tests check against the source) in
 // the right columns, with their ratio and the declarations counted.
 func TestColouringSection(t *testing.T) {
 	_, _, html := buildFixture(t)
@@ -434,7 +435,7 @@ func TestColouringSection(t *testing.T) {
 	if !strings.Contains(html, `<a href="#colouring">Function colouring</a>`) {
 		t.Error("the navigation does not link the section")
 	}
-	pp := scenarios.BodyLines["pingpong"]
+	pp := bodies.BodyLines["pingpong"]
 	if pp.Blocking.Lines == 0 || pp.StateMachine.Lines == 0 {
 		t.Fatalf("pingpong has no line counts: %+v", pp)
 	}
@@ -460,7 +461,7 @@ func TestColouringSection(t *testing.T) {
 	}
 }
 
-func resumeLines(t *testing.T, c scenarios.LineCount) int {
+func resumeLines(t *testing.T, c bodies.LineCount) int {
 	t.Helper()
 	for _, d := range c.StateMachine.Decls {
 		if d.Name == "(*pingPongSide).Resume" {

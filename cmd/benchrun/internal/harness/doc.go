@@ -1,0 +1,48 @@
+// Package harness runs benchrun's cells: it plans the interleaved order,
+// starts one child process per cell, enforces the per-cell timeout, appends
+// each finished cell to the results file as it lands, and keeps a run log.
+//
+// Invariants:
+//   - a cell (scenario × row × parameter values × repetition) runs in a
+//     fresh child process, so RSS, GC state, GOMAXPROCS and GODEBUG are the
+//     cell's own;
+//   - rows are interleaved round-robin within each repetition, so drift in
+//     the machine (frequency, noise) spreads over every row instead of
+//     biasing one;
+//   - every finished cell is on disk (written and synced) before the next
+//     starts, so a crash, a timeout or Ctrl-C never loses finished work;
+//   - a failed cell never stops the run; it is noted in the results file and
+//     the run log, and makes the run's status non-zero at the end.
+//
+// # Life of a cell
+//
+// One cell, from the command line to a line of the results file. Each step
+// names the function that takes it (doc_test.go checks that they exist).
+//
+//  1. cli.Main finds no subcommand in the table and calls runMain, which
+//     parses the flags (parseFlags) and calls runBench.
+//  2. runBench lists the run's cells with Plan (repetition by repetition,
+//     rows round-robin) and hands them to Run with the machine's config
+//     lines (MachineConfig).
+//  3. Run creates the results file and the run log, and for each cell in
+//     turn calls runCell.
+//  4. runCell starts a child process under the per-cell timeout: this same
+//     binary (selfCommand) with the hidden cell subcommand and the cell's
+//     flags (childArgs), in the row's environment (childEnv: GOMAXPROCS,
+//     GODEBUG).
+//  5. In the child, cli.Main dispatches to ChildMain, which looks the
+//     scenario and the row up in the registry and calls
+//     driver.MeasureWith.
+//  6. MeasureWith grows the iteration count until a timed run lasts the
+//     bench time; each try is runOnce: a forced GC, the collector held off,
+//     then the body — the state machine for the stackless row, else the
+//     blocking body inside the row's runtime (Row.RunBlocking, the row's
+//     RowDef.RunBlocking) — and the checksum checked against Scenario.Want.
+//  7. sample turns the last run into the scenario's metrics; ChildMain
+//     writes them (or "not supported: reason") to stdout as one JSON line.
+//  8. Back in the parent, runCell decodes that line; Run appends the
+//     figure to the results file (resultFor, with the machine's config) or
+//     a failed/unsupported note, syncs the file, and logs the cell.
+//  9. When every cell has run, runBench builds the report from the results
+//     file (writeReport, report.Build).
+package harness

@@ -1,0 +1,232 @@
+package bodies
+
+import (
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/montanaflynn/stats"
+
+	"github.com/corobench/corobench/impl/stackless"
+	"github.com/corobench/corobench/scenarios"
+)
+
+// Timer: n coroutines sleep concurrently, each N times in a row, for
+// durations drawn from a pseudo-random sequence fixed in advance; every wake-up's lateness is
+// sampled.
+var Timer = register(&scenarios.Scenario{
+	Name:    "timer",
+	Bench:   "Timer",
+	Summary: "n coroutines sleeping random 50 µs–5 ms; lateness = wake time − deadline.",
+	Latency: true,
+	Doc: "n coroutines sleep concurrently, each N times in a row, for durations uniform in 50 µs–5 ms from a pseudo-random sequence fixed in advance " +
+		"(the same on every row). lateness = wake − deadline, where the deadline is the clock reading just before the sleep plus the duration: " +
+		"it includes the timer's resolution and the wait for the woken coroutine to run (a one-way figure: one wake-up). " +
+		"The coroutines start sleeping only once all have started, so spawn cost stays out. p50/p99/max are over every wake of the run. " +
+		"The results file's timer-floor line names each row's clock and wait syscall.",
+	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
+		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
+	Params: []scenarios.Param{{Key: "n", Full: []string{"1", "1000", "10000"}, Doc: "concurrently sleeping coroutines"}},
+	Metrics: []scenarios.Metric{
+		{Unit: "p50-ns/wake", Kind: scenarios.BodyMeasured},
+		{Unit: "p99-ns/wake", Kind: scenarios.BodyMeasured},
+		{Unit: "max-ns/wake", Kind: scenarios.BodyMeasured},
+	},
+	Blocking:     timerBlocking,
+	StateMachine: timerStateMachine,
+	Want:         timerWant,
+})
+
+// Sleep durations: uniform in [timerMin, timerMax].
+const (
+	timerMin  = 50 * time.Microsecond
+	timerMax  = 5 * time.Millisecond
+	timerSeed = 0x7131e5eed
+)
+
+// timerDuration is the duration of sleep k, where k = round*n + coroutine:
+// round-major, so the first rounds draw the same durations whatever N is.
+func timerDuration(k int) time.Duration {
+	return timerMin + time.Duration(splitmix64(uint64(k)^timerSeed)%uint64(timerMax-timerMin+1))
+}
+
+// timerWakeTag is what wake k adds to the checksum. The coroutines of
+// goroutine-multi wake in parallel and in any order, so the checksum is a
+// sum (order-independent) of a tag per wake: it equals timerWant only if
+// every one of the n·N sleeps woke exactly once.
+func timerWakeTag(k int) uint64 { return splitmix64(uint64(k) + 1) }
+
+func timerWant(env *scenarios.Env) uint64 {
+	var sum uint64
+	for k := 0; k < env.Int("n")*env.N; k++ {
+		sum += timerWakeTag(k)
+	}
+	return sum
+}
+
+// splitmix64 is the SplitMix64 finaliser: a cheap, well-mixed hash of x.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// timerBlocking is the blocking body: once all n coroutines have started,
+// each reads the clock, sleeps
+// its duration, reads the clock again, and stores the lateness in its own
+// slots of a preallocated sample buffer (no two coroutines share a slot).
+func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+	n, rounds := env.Int("n"), env.N
+	samples := make([]int64, n*rounds)
+	var tags atomic.Uint64
+	var started, left atomic.Int64
+	left.Store(int64(n))
+	done := rt.NewSignal()
+	env.ResetTimer()
+	for i := 0; i < n; i++ {
+		rt.Go(func() {
+			// The start gate: wait, yielding, until every coroutine has
+			// started, so that no wake-up queues behind the first start
+			// of another coroutine (fresh stacks, page faults): that is
+			// spawn cost, which the spawn scenario measures.
+			started.Add(1)
+			for started.Load() < int64(n) {
+				rt.Yield()
+			}
+			var tag uint64
+			for r := 0; r < rounds; r++ {
+				k := r*n + i
+				d := timerDuration(k)
+				deadline := monoNow() + int64(d)
+				rt.Sleep(d)
+				samples[k] = monoNow() - deadline
+				tag += timerWakeTag(k)
+			}
+			tags.Add(tag)
+			if left.Add(-1) == 0 {
+				done.Fire()
+			}
+		})
+	}
+	done.Wait()
+	env.StopTimer()
+	return timerOutcome(samples, tags.Load())
+}
+
+// timerOutcome checks that no wake came early and summarises the lateness.
+func timerOutcome(samples []int64, checksum uint64) (scenarios.Outcome, error) {
+	for k, late := range samples {
+		if late < 0 {
+			return scenarios.Outcome{}, fmt.Errorf("timer: sleep %d (%v) woke %d ns before its deadline: the runtime's sleep returned early", k, timerDuration(k), -late)
+		}
+	}
+	lat := summarizeLatencies(samples)
+	return scenarios.Outcome{
+		Ops:      int64(len(samples)),
+		Checksum: checksum,
+		Values:   map[string]float64{"p50-ns/wake": lat.P50, "p99-ns/wake": lat.P99, "max-ns/wake": lat.Max},
+	}, nil
+}
+
+// timerStateMachine is the state-machine twin: one task per sleeping
+// coroutine, sleeping with Context.Sleep on the reactor's timers.
+func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
+	n, rounds := env.Int("n"), env.N
+	samples := make([]int64, n*rounds)
+	var tags uint64 // one goroutine runs every task: no atomics needed
+	var started int // tasks that have passed the start gate's counter
+	tasks := make([]timerTask, n)
+	s := stackless.New()
+	defer s.Close()
+	for i := range tasks {
+		tasks[i] = timerTask{i: i, n: n, rounds: rounds, samples: samples, tags: &tags, started: &started}
+		if err := s.Spawn(&tasks[i]); err != nil {
+			return scenarios.Outcome{}, err
+		}
+	}
+	env.ResetTimer()
+	err := s.Run()
+	env.StopTimer()
+	if err != nil {
+		return scenarios.Outcome{}, err
+	}
+	return timerOutcome(samples, tags)
+}
+
+// timerTask is one sleeping coroutine of timerBlocking lowered by hand.
+type timerTask struct {
+	stackless.Coro
+	counted, gateOpen bool
+	asleep            bool
+	started           *int
+	i, n, r, rounds   int
+	deadline          int64
+	tag               uint64
+	samples           []int64
+	tags              *uint64
+}
+
+func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
+	if !t.gateOpen {
+		// The start gate of timerBlocking: yield until every task has
+		// started.
+		if !t.counted {
+			t.counted = true
+			*t.started++
+		}
+		if *t.started < t.n {
+			return c.Yield()
+		}
+		t.gateOpen = true
+	}
+	if t.asleep {
+		k := t.r*t.n + t.i
+		t.samples[k] = monoNow() - t.deadline
+		t.tag += timerWakeTag(k)
+		t.r++
+		t.asleep = false
+	}
+	if err := c.Err(); err != nil {
+		return c.Fail(err)
+	}
+	if t.r == t.rounds {
+		*t.tags += t.tag
+		return c.Done()
+	}
+	d := timerDuration(t.r*t.n + t.i)
+	t.deadline = monoNow() + int64(d)
+	t.asleep = true
+	return c.Sleep(d)
+}
+
+// monoBase anchors monoNow. time.Since reads the runtime's monotonic clock
+// (CLOCK_MONOTONIC through the vDSO, ~20 ns): the clock the reactor's
+// deadlines and Go's timers use too.
+var monoBase = time.Now()
+
+// monoNow returns monotonic nanoseconds since monoBase.
+func monoNow() int64 { return int64(time.Since(monoBase)) }
+
+// latencySummary is the distribution of one run's latency samples, in ns.
+type latencySummary struct{ P50, P99, Max float64 }
+
+// summarizeLatencies returns the median, the 99th percentile (linear
+// interpolation between closest ranks, github.com/montanaflynn/stats) and
+// the maximum of samples. It runs after the timed region.
+func summarizeLatencies(samples []int64) latencySummary {
+	if len(samples) == 0 {
+		return latencySummary{}
+	}
+	data := make(stats.Float64Data, len(samples))
+	for i, v := range samples {
+		data[i] = float64(v)
+	}
+	// Sorted once here; stats sorts its own copy again, which is linear on
+	// sorted input.
+	sort.Float64s(data)
+	p50, _ := stats.Percentile(data, 50)
+	p99, _ := stats.Percentile(data, 99)
+	return latencySummary{P50: p50, P99: p99, Max: data[len(data)-1]}
+}

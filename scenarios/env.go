@@ -1,0 +1,101 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"time"
+)
+
+// Env is a body's view of one run: the iteration count, the parameters, and
+// the timer that delimits the timed region. Bodies call ResetTimer after
+// their set-up, as testing.B bodies do.
+type Env struct {
+	N      int
+	Params map[string]string
+	// Loadgen is Options.Loadgen, for the echo scenario.
+	Loadgen LoadgenCommand
+
+	running    bool
+	start      time.Time
+	startAlloc uint64
+	elapsed    time.Duration
+	allocs     uint64
+}
+
+// ResetTimer zeroes the elapsed time and allocation count and starts timing.
+func (e *Env) ResetTimer() {
+	e.elapsed, e.allocs = 0, 0
+	e.running = false
+	e.StartTimer()
+}
+
+// StartTimer starts or resumes timing.
+func (e *Env) StartTimer() {
+	if e.running {
+		return
+	}
+	e.startAlloc = mallocs()
+	e.running = true
+	e.start = time.Now()
+}
+
+// StopTimer pauses timing.
+func (e *Env) StopTimer() {
+	if !e.running {
+		return
+	}
+	e.elapsed += time.Since(e.start)
+	e.allocs += mallocs() - e.startAlloc
+	e.running = false
+}
+
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
+// Int returns the integer parameter key, panicking with a clear message if
+// it is missing or not an integer: the harness validates parameters before
+// a body runs, so this is a programming error.
+func (e *Env) Int(key string) int {
+	v, ok := e.Params[key]
+	if !ok {
+		panic(fmt.Sprintf("scenarios: parameter %q not set", key))
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		panic(fmt.Sprintf("scenarios: parameter %s=%q is not an integer", key, v))
+	}
+	return n
+}
+
+// Elapsed is the timed region's wall time so far (stopped segments only).
+func (e *Env) Elapsed() time.Duration { return e.elapsed }
+
+// Allocs is the heap allocations in the timed region so far (stopped
+// segments only).
+func (e *Env) Allocs() uint64 { return e.allocs }
+
+// LoadgenCommand returns the command that runs the echo scenario's load
+// generator (loadgen.Main) in a process of its own, with args. benchrun
+// passes one (driver.Options.Loadgen) that re-executes itself with its
+// hidden loadgen subcommand; tests pass one that re-executes the test
+// binary.
+type LoadgenCommand func(ctx context.Context, args []string) *exec.Cmd
+
+// ReexecLoadgen returns a LoadgenCommand that runs this program's own
+// executable with subcommand followed by the generator's args.
+func ReexecLoadgen(subcommand string) LoadgenCommand {
+	return func(ctx context.Context, args []string) *exec.Cmd {
+		exe, err := os.Executable()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		return exec.CommandContext(ctx, exe, append([]string{subcommand}, args...)...)
+	}
+}

@@ -1,0 +1,61 @@
+package scenarios_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/bodies"
+	_ "github.com/corobench/corobench/scenarios/rows"
+)
+
+// TestRegistryIsComplete: with the bodies and rows linked in, every
+// scenario of the display order is registered, in that order, and the
+// built-in rows are registered in theirs.
+func TestRegistryIsComplete(t *testing.T) {
+	if err := scenarios.CheckRegistry(); err != nil {
+		t.Fatal(err)
+	}
+	if scenarios.All[0] != bodies.Calibrate || scenarios.All[1] != bodies.Switch || scenarios.All[2] != bodies.PingPong {
+		t.Errorf("registry order starts %v, want calibrate, switch, pingpong", scenarios.Names()[:3])
+	}
+	want := []string{"stackful-asm", "stackful-coro", "stackless", "goroutine-single", "goroutine-multi"}
+	if got := scenarios.RowNames(); !slices.Equal(got[:len(want)], want) {
+		t.Errorf("rows %v, want %v first", got, want)
+	}
+}
+
+// TestRegisterRefusesMisuse: a scenario outside the display order, a
+// duplicate, and rows without a way to run bodies are refused, naming the
+// problem.
+func TestRegisterRefusesMisuse(t *testing.T) {
+	mustPanic := func(name, want string, f func()) {
+		t.Helper()
+		defer func() {
+			if p, _ := recover().(string); !strings.Contains(p, want) {
+				t.Errorf("%s: panic %q, want one containing %q", name, p, want)
+			}
+		}()
+		f()
+	}
+	mustPanic("unknown scenario", "not in the display order", func() {
+		scenarios.Register(&scenarios.Scenario{Name: "nope", Summary: "x", Want: func(*scenarios.Env) uint64 { return 0 }})
+	})
+	mustPanic("duplicate", "registered twice", func() {
+		s := *bodies.PingPong
+		scenarios.Register(&s)
+	})
+	mustPanic("no runner", "must have either a RunBlocking", func() {
+		scenarios.RegisterRow(scenarios.RowDef{Name: "no-runner"})
+	})
+	mustPanic("foreign state machine", "only the built-in stackless row", func() {
+		scenarios.RegisterRow(scenarios.RowDef{Name: "mine", StateMachine: true})
+	})
+	mustPanic("taken name", "already registered", func() {
+		scenarios.RegisterRow(scenarios.RowDef{Name: scenarios.StackfulAsm, StateMachine: true})
+	})
+	mustPanic("bad name", "contains a space", func() {
+		scenarios.RegisterRow(scenarios.RowDef{Name: "a b", RunBlocking: func(scenarios.CellInfo, func(scenarios.Blocking)) error { return nil }})
+	})
+}
