@@ -62,6 +62,13 @@ const (
 	KeyGCPolicy   = "gc-policy"
 	KeyTimerFloor = "timer-floor"
 	KeyBenchtime  = "benchtime"
+	// KeyRuntimeEnv records the Go runtime variables every row's children
+	// ran with (GOGC, GOMEMLIMIT, GOTRACEBACK…); KeyGODEBUG the GODEBUG
+	// of each row's children (per row); KeyBuild how the binary was built
+	// (GOAMD64, GOEXPERIMENT, -race, DefaultGODEBUG…).
+	KeyRuntimeEnv = "runtime-env"
+	KeyGODEBUG    = "godebug"
+	KeyBuild      = "build"
 )
 
 // FormatPerRow renders a per-row fact as one config value, rows in the
@@ -151,6 +158,10 @@ type File struct {
 	// Incomplete is the reason the run stopped early ("interrupted by
 	// SIGINT after 12 of 200 cells"), or "" when it ran every cell.
 	Incomplete string
+	// Config is the file config in force after the last line: in a file
+	// benchrun wrote, the run's machine metadata, there even when no cell
+	// gave a figure.
+	Config []benchfmt.Config
 }
 
 // TornError is what Read returns for a file whose last line has no newline:
@@ -222,7 +233,10 @@ func Read(r io.Reader, name string) (*File, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	br := benchfmt.NewReader(strings.NewReader(string(data)), name)
+	// A last benchmark line of our own, after every line of the file,
+	// carries the config in force at the end (benchfmt hands config out
+	// only with results); it is taken off the results again.
+	br := benchfmt.NewReader(strings.NewReader(string(data)+configProbe), name)
 	for br.Scan() {
 		switch rec := br.Result().(type) {
 		case *benchfmt.SyntaxError:
@@ -233,6 +247,10 @@ func Read(r io.Reader, name string) (*File, error) {
 	}
 	if err := br.Err(); err != nil {
 		return nil, err
+	}
+	if n := len(out.Results); n > 0 {
+		out.Config = out.Results[n-1].Config
+		out.Results = out.Results[:n-1]
 	}
 	out.Units = br.Units()
 	if len(out.Results) == 0 && len(out.Notes) == 0 {
@@ -254,6 +272,8 @@ func shorten(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+const configProbe = "BenchmarkCorobenchConfigProbe 1 0 probe\n"
 
 var incompleteRE = regexp.MustCompile(`^# corobench:incomplete (.*)$`)
 

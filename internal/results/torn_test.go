@@ -238,6 +238,15 @@ func TestConfigBeforeAnyCell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(f.Config) != len(testConfig) || string(f.Config[1].Value) != "Test CPU @ 1.00GHz" {
+		t.Errorf("file config %v", f.Config)
+	}
+	// Notes only (every cell failed): the config is still read back.
+	onlyNote := text[:strings.Index(text, "\nBenchmarkX/impl=b")+1]
+	g, err := Read(strings.NewReader(onlyNote), "failed.txt")
+	if err != nil || len(g.Results) != 0 || len(g.Config) != len(testConfig) {
+		t.Errorf("all-failed file: %v, %+v", err, g)
+	}
 	if f.Incomplete != "interrupted by SIGTERM after 2 of 9 cells" {
 		t.Errorf("Incomplete = %q", f.Incomplete)
 	}
