@@ -76,14 +76,15 @@ func CheckEnv(environ []string) error {
 		return nil
 	}
 	sort.Strings(set)
-	var names []string
+	var names, vars []string
 	for _, s := range set {
 		k, _, _ := strings.Cut(s, "=")
+		vars = append(vars, k)
 		names = append(names, "-u "+k)
 	}
 	return fmt.Errorf("%s;\nbenchrun controls the Go runtime's environment of every cell so that the rows compare, and records it in the results' %s and %s config lines: "+
-		"unset the variable to run (env %s benchrun [flags])",
-		strings.Join(set, ";\n"), results.KeyRuntimeEnv, results.KeyGODEBUG, strings.Join(names, " "))
+		"unset %s to run (env %s benchrun [flags])",
+		strings.Join(set, ";\n"), results.KeyRuntimeEnv, results.KeyGODEBUG, strings.Join(vars, " and "), strings.Join(names, " "))
 }
 
 // childEnv is the environment a row's child runs with: base (the parent's

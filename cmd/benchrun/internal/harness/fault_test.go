@@ -340,9 +340,9 @@ func TestFailureReasonPicksTheCause(t *testing.T) {
 	}
 }
 
-// fsizeLimit caps the results file of TestFullDiskKeepsFinishedCells'
-// runner: a few cells past the header and config.
-const fsizeLimit = 6000
+// fsizeCells is about how many cells fit under the file size limit of
+// TestFullDiskKeepsFinishedCells' runner, past the header and config.
+const fsizeCells = 6
 
 // TestFullDiskKeepsFinishedCells runs benchrun with a file size limit (the
 // kernel cuts the write that crosses it short, as a full disk does): the
@@ -369,7 +369,7 @@ func TestFullDiskKeepsFinishedCells(t *testing.T) {
 		t.Fatalf("read back %d results; the run finished %d before the disk was full", len(f.Results), done)
 	}
 	st, _ := os.Stat(path)
-	t.Logf("%d cells kept in %d bytes (limit %d)", done, st.Size(), fsizeLimit)
+	t.Logf("%d cells kept in %d bytes", done, st.Size())
 }
 
 // TestFullDiskRunner is TestFullDiskKeepsFinishedCells' runner.
@@ -378,17 +378,26 @@ func TestFullDiskRunner(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as a child of TestFullDiskKeepsFinishedCells")
 	}
-	// Go ignores SIGXFSZ: a write past the limit writes what fits and
-	// fails with EFBIG, as a write to a full disk does with ENOSPC.
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: fsizeLimit, Max: fsizeLimit}); err != nil {
-		t.Skipf("setrlimit: %v", err)
-	}
 	rows := []scenarios.Row{scenarios.GoroutineSingle, scenarios.Stackless}
-	sum, err := Run(context.Background(), Options{
-		Cells:     Plan([]*scenarios.Scenario{scenarios.PingPong}, rows, true, nil, 60),
+	opts := Options{
+		Cells:     Plan([]*scenarios.Scenario{scenarios.PingPong}, rows, true, nil, fsizeCells),
 		Benchtime: time.Millisecond, Timeout: time.Minute, OutDir: dir, Runstamp: "full",
 		Header: "full disk", Machine: MachineConfig("full", time.Millisecond, false), Command: fakeCommand(nil),
-	})
+	}
+	// The limit: the file's head (header, config, unit lines) and about
+	// fsizeCells result lines of 100 bytes; the 2×fsizeCells cells do not
+	// fit.
+	var head bytes.Buffer
+	w, _ := results.NewWriter(&head, opts.Header)
+	_ = w.Config(opts.Machine)
+	_ = writeUnitMetadata(w, opts.Cells)
+	limit := uint64(head.Len() + 100*fsizeCells)
+	// Go ignores SIGXFSZ: a write past the limit writes what fits and
+	// fails with EFBIG, as a write to a full disk does with ENOSPC.
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: limit, Max: limit}); err != nil {
+		t.Skipf("setrlimit: %v", err)
+	}
+	sum, err := Run(context.Background(), opts)
 	if err == nil || !errors.Is(err, syscall.EFBIG) || !strings.Contains(err.Error(), "are kept") {
 		t.Fatalf("Run = %v, want the EFBIG of the full file, saying the cells before are kept", err)
 	}

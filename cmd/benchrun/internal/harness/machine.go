@@ -113,7 +113,7 @@ func buildCommit(settings []debug.BuildSetting) string {
 		}
 	}
 	if rev == "" {
-		return "unknown (the build has no VCS stamp: go run and go build -buildvcs=false leave it out; go build in the checkout records it)"
+		return "unknown (the binary has no VCS stamp: go run stamps none unless given -buildvcs=true; go build and go install in a git clone do, unless -buildvcs=false)"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
