@@ -41,6 +41,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -201,6 +202,9 @@ func Read(r io.Reader, name string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if err := checkText(data, name); err != nil {
+		return nil, err
+	}
 	// A torn last line is set aside before parsing: benchfmt would report
 	// it as a syntax error (or, cut after a unit, read a wrong value).
 	var torn *TornError
@@ -264,6 +268,71 @@ func Read(r io.Reader, name string) (*File, error) {
 		return out, torn
 	}
 	return out, nil
+}
+
+// maxLine is the longest line benchfmt's reader takes (bufio.Scanner's
+// default token size).
+const maxLine = bufio.MaxScanTokenSize
+
+// checkText rejects what is not text in the benchmark format at all (a
+// binary, an archive, a line no reader takes) with an error that says so,
+// instead of a scanner's "token too long" or a syntax error deep inside.
+func checkText(data []byte, name string) error {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return fmt.Errorf("%s: not a results file: it holds binary data (a NUL byte at offset %d)", name, i)
+	}
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			i += size
+		}
+		return fmt.Errorf("%s: not a results file: it is not UTF-8 text (at offset %d)", name, i)
+	}
+	for line, rest := 1, data; len(rest) > 0; line++ {
+		n := bytes.IndexByte(rest, '\n')
+		if n < 0 {
+			n = len(rest)
+		}
+		if n >= maxLine {
+			return fmt.Errorf("%s:%d: not a results file: the line is %d bytes long (a results file's lines are under %d)", name, line, n, maxLine)
+		}
+		rest = rest[min(n+1, len(rest)):]
+	}
+	return nil
+}
+
+// Check applies the rules a corobench results file keeps beyond the
+// benchmark format: every result and every note names its row
+// (<Scenario>/impl=<row>[/<key>=<value>]...). Plain `go test -bench` output
+// is valid benchfmt but fails here. check, report and compare are meant to
+// share this one verdict.
+func (f *File) Check() error {
+	for _, r := range f.Results {
+		if !hasRow(string(r.Name)) {
+			_, line := r.Pos()
+			return fmt.Errorf("%s:%d: benchmark %q has no /impl=<row> part: not a corobench results file (corobench names are <Scenario>/impl=<row>[/<key>=<value>]; plain go test -bench output is for benchstat)", f.Path, line, "Benchmark"+string(r.Name))
+		}
+	}
+	for _, n := range f.Notes {
+		if !hasRow(n.Name) {
+			return fmt.Errorf("%s:%d: note for %q has no /impl=<row> part", f.Path, n.Line, n.Name)
+		}
+	}
+	return nil
+}
+
+func hasRow(name string) bool {
+	_, parts := benchfmt.Name(name).Parts()
+	for _, p := range parts {
+		if strings.HasPrefix(string(p), "/impl=") && len(p) > len("/impl=") {
+			return true
+		}
+	}
+	return false
 }
 
 func shorten(s string, n int) string {

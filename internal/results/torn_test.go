@@ -256,3 +256,39 @@ func TestConfigBeforeAnyCell(t *testing.T) {
 }
 
 var _ io.Writer = (*fullDisk)(nil)
+
+// TestNotAResultsFile: a binary, non-UTF-8 text or a line no reader takes
+// is named for what it is, not a scanner's "token too long".
+func TestNotAResultsFile(t *testing.T) {
+	cases := map[string]string{
+		"binary":    "\x7fELF\x02\x01\x01\x00\x00\x00",
+		"latin1":    "goos: linux\nBenchmarkX/impl=a 1 2 ns/op caf\xe9\n",
+		"long line": "goos: linux\n" + strings.Repeat("x", 70000) + "\n",
+	}
+	for name, text := range cases {
+		_, err := Read(strings.NewReader(text), "bin")
+		if err == nil || !strings.Contains(err.Error(), "not a results file") || !strings.HasPrefix(err.Error(), "bin") {
+			t.Errorf("%s: error %v, want one saying it is not a results file", name, err)
+		}
+	}
+}
+
+// TestCheckNeedsRows: plain go test -bench output reads as benchfmt, but
+// Check says it is not a corobench results file, naming the line.
+func TestCheckNeedsRows(t *testing.T) {
+	f, err := Read(strings.NewReader("goos: linux\nBenchmarkFoo-2 100 5 ns/op\n"), "plain.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Check(); err == nil || !strings.HasPrefix(err.Error(), "plain.txt:2:") || !strings.Contains(err.Error(), "not a corobench results file") {
+		t.Errorf("Check = %v", err)
+	}
+	f, err = Read(strings.NewReader("BenchmarkPingPong/impl=stackless 100 5 ns/op\n# corobench:failed BenchmarkPingPong/impl=goroutine-single: x\n"), "ok.txt")
+	if err != nil || f.Check() != nil {
+		t.Errorf("a corobench file: %v, %v", err, f.Check())
+	}
+	f, _ = Read(strings.NewReader("BenchmarkPingPong/impl=stackless 100 5 ns/op\n# corobench:failed BenchmarkPingPong: x\n"), "note.txt")
+	if err := f.Check(); err == nil || !strings.HasPrefix(err.Error(), "note.txt:2:") {
+		t.Errorf("a note without a row: %v", err)
+	}
+}
