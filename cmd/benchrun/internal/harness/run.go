@@ -37,8 +37,10 @@ type Options struct {
 	// a table of its own instead of a column of one table. Per-row facts
 	// (gomaxprocs, timer floor) are one line each, listing every row.
 	Machine []benchfmt.Config
-	// Command builds the child process for a cell. Nil means re-executing
-	// this binary with the hidden `cell` subcommand.
+	// Command builds the child process for a cell, with
+	// exec.CommandContext(ctx, ...): the run kills it through ctx (timeout,
+	// Ctrl-C) and sets its death signal and process group itself. Nil means
+	// re-executing this binary with the hidden `cell` subcommand.
 	Command func(ctx context.Context, args []string) *exec.Cmd
 	// Progress is told about every cell; nil means no progress output.
 	Progress Progress
