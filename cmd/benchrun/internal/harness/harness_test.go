@@ -156,7 +156,7 @@ func TestCellKilledBySignalFails(t *testing.T) {
 	if sum.Failed != 1 || sum.Done != 1 {
 		t.Fatalf("summary %+v, want 1 failed, 1 done", sum)
 	}
-	if !strings.Contains(f.Notes[0].Reason, "signal: killed") {
+	if !strings.Contains(f.Notes[0].Reason, "signal: killed") || !strings.Contains(f.Notes[0].Reason, "OOM killer") {
 		t.Errorf("note %q does not say the child was killed by a signal", f.Notes[0].Reason)
 	}
 }

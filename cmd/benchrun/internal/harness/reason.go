@@ -13,7 +13,7 @@ import (
 //     "fatal error: all goroutines are asleep - deadlock!") or of a fatal
 //     signal ("SIGSEGV: segmentation violation");
 //  3. the first line that is not part of a stack dump;
-//  4. "(no stderr)".
+//  4. noStderr.
 //
 // Never a stack frame: a goroutine dump's last line is a file:line that
 // says nothing about the cause.
@@ -34,8 +34,11 @@ func failureReason(stderr string) string {
 			return t
 		}
 	}
-	return "(no stderr)"
+	return noStderr
 }
+
+// noStderr is the reason of a child that said nothing useful.
+const noStderr = "(no stderr)"
 
 var (
 	fatalSignalRE = regexp.MustCompile(`^SIG[A-Z]+: `)

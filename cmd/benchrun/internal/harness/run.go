@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -232,7 +233,16 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		out.err = fmt.Errorf("timed out after %v (raise --timeout, or lower the sweep with --param)", opts.Timeout)
 	case err != nil:
-		out.err = fmt.Errorf("%s (child %v)", failureReason(stderr.String()), err)
+		reason := failureReason(stderr.String())
+		var exit *exec.ExitError
+		if reason == noStderr && errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+				// Nothing printed, killed from outside: most often the
+				// kernel's OOM killer (dmesg says), or a kill -9.
+				reason = "killed by SIGKILL without a word (the kernel's OOM killer, or kill -9)"
+			}
+		}
+		out.err = fmt.Errorf("%s (child %v)", reason, err)
 		// The runtime's own words for a fiber misuse (an overflow is
 		// "stack size not a power of 2") cannot name our options; this
 		// says what happened and which option to change.
