@@ -19,7 +19,8 @@ import (
 // them in every child, alike for every row or per row as the row's policy
 // says, and refuses to start when the user has set one (CheckEnv), rather
 // than overriding the user's value without a word. What is in effect is
-// written to the results file's config (EnvConfig).
+// written to the results file's config (MachineConfig: the runtime-env,
+// godebug and gomaxprocs lines).
 //
 // Not in the list, on purpose:
 //   - GOTRACEBACK only changes what a crashing child prints, not how it
@@ -32,7 +33,7 @@ import (
 //     exit (go test -cover sets it).
 
 // controlledEnv lists the runtime variables benchrun controls, with what
-// they change and the value every child gets ("" = set per row).
+// they change and the value every child gets.
 var controlledEnv = []struct {
 	name, what string
 	value      string // "" = unset in every child
@@ -67,7 +68,8 @@ func CheckEnv(environ []string) error {
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
 		for _, c := range controlledEnv {
-			if k == c.name {
+			// The runtime reads an empty value as unset.
+			if k == c.name && v != "" {
 				set = append(set, fmt.Sprintf("%s=%s is set: it %s", k, v, c.what))
 			}
 		}

@@ -234,7 +234,7 @@ func TestRunRefusesForeignRuntimeEnv(t *testing.T) {
 			}
 		})
 	}
-	for _, ok := range []string{"GOTRACEBACK=all", "GOEXPERIMENT=foo", "GOCOVERDIR=/tmp", "GOGCX=1"} {
+	for _, ok := range []string{"GOTRACEBACK=all", "GOEXPERIMENT=foo", "GOCOVERDIR=/tmp", "GOGCX=1", "GOGC="} {
 		if err := CheckEnv([]string{ok}); err != nil {
 			t.Errorf("CheckEnv(%s) = %v, want nil", ok, err)
 		}
