@@ -492,8 +492,16 @@ func TestSIGTERMMarksTheRunIncomplete(t *testing.T) {
 	ctx, stop := SignalContext(context.Background())
 	defer stop()
 	rows := []scenarios.Row{scenarios.GoroutineSingle, scenarios.GoroutineMulti}
-	time.AfterFunc(3*time.Second, func() { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) })
-	sum, f, _ := runTestCells(t, ctx, rows, 2, map[scenarios.Row]string{scenarios.GoroutineMulti: "hang"}, time.Minute)
+	// The signal comes once the second cell (which hangs) has started.
+	pids := t.TempDir()
+	t.Setenv(pidDirEnv, pids)
+	go func() {
+		for len(readPids(pids, "cell")) == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	}()
+	sum, f, _ := runTestCells(t, ctx, rows, 2, map[scenarios.Row]string{scenarios.GoroutineMulti: "hang-pid"}, time.Minute)
 	if !sum.Interrupted {
 		t.Fatalf("summary %+v, want interrupted", sum)
 	}

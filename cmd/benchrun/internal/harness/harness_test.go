@@ -183,9 +183,17 @@ func TestHangingCellTimesOut(t *testing.T) {
 func TestInterruptKeepsFinishedCells(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rows := []scenarios.Row{scenarios.GoroutineSingle, scenarios.GoroutineMulti}
-	// The first cell finishes; the second hangs until the "Ctrl-C".
-	time.AfterFunc(3*time.Second, cancel)
-	sum, f, _ := runTestCells(t, ctx, rows, 3, map[scenarios.Row]string{scenarios.GoroutineMulti: "hang"}, time.Minute)
+	// The first cell finishes; the second hangs until the "Ctrl-C", which
+	// comes once it has started.
+	pids := t.TempDir()
+	t.Setenv(pidDirEnv, pids)
+	go func() {
+		for len(readPids(pids, "cell")) == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	sum, f, _ := runTestCells(t, ctx, rows, 3, map[scenarios.Row]string{scenarios.GoroutineMulti: "hang-pid"}, time.Minute)
 	if !sum.Interrupted || sum.Done != 1 || sum.Failed != 0 {
 		t.Fatalf("summary %+v, want interrupted after 1 done cell, no failure", sum)
 	}
