@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corobench/corobench/cmd/benchrun/internal/harness"
 	"github.com/corobench/corobench/internal/results"
 )
 
@@ -21,7 +23,19 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// A machine lock of this test process's own (inherited by the
+	// benchrun processes it starts): `go test ./...` runs packages in
+	// parallel, and the suite must not wait for a real run either.
+	lock, err := os.CreateTemp("", "corobench-test-*.lock")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	lock.Close()
+	os.Setenv(harness.LockEnv, lock.Name())
+	code := m.Run()
+	os.Remove(lock.Name())
+	os.Exit(code)
 }
 
 func benchrunCommand(args ...string) *exec.Cmd {

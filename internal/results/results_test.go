@@ -65,7 +65,6 @@ func TestWriteReadRoundTrip(t *testing.T) {
 func TestReadErrorsNameFileAndLine(t *testing.T) {
 	cases := map[string]string{
 		"corrupt benchmark line": "goos: linux\nBenchmarkX/impl=a 10 notanumber ns/op\n",
-		"truncated mid-line":     "goos: linux\nBenchmarkX/impl=a 10 5 ns/op\nBenchmarkX/impl=b 1",
 		"malformed note":         "BenchmarkX/impl=a 10 5 ns/op\n# corobench:failed nonsense\n",
 		"empty":                  "",
 		"no results":             "goos: linux\n",

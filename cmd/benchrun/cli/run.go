@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -33,7 +31,11 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		listScenarios(stdout)
 		return ExitOK
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if err := harness.CheckEnv(os.Environ()); err != nil {
+		fmt.Fprintf(stderr, "benchrun: %v\n", err)
+		return ExitUsage
+	}
+	ctx, stop := harness.SignalContext(context.Background())
 	defer stop()
 	return runBench(ctx, cfg, stdout, stderr)
 }
@@ -87,10 +89,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	timeout := fs.Duration("timeout", 2*time.Minute, "wall-clock limit per cell; a cell past it is killed and marked failed")
 	benchtime := fs.Duration("benchtime", 100*time.Millisecond, "minimum duration of one timed run inside a cell; --quick defaults to 10ms")
 	quick := fs.Bool("quick", false, "small sweeps, short bench time and 6 repetitions: a smoke run of every cell")
-	out := fs.String("out", "results", "directory for the results file and run log")
+	out := fs.String("out", harness.DefaultDir("results"), "directory for the results file and run log; the default is results/ at the root of the corobench checkout the working directory is in")
 	noReport := fs.Bool("no-report", false, "do not write a report at the end of the run")
 	gcOn := fs.Bool("gc-on", false, "leave the garbage collector on during timed runs, to show what it costs the GC-safe rows (stackful-asm reports not supported); default: forced GC, then off, for every row")
-	reports := fs.String("reports", "reports", "directory under which the run's report goes, as <runstamp>/index.html")
+	reports := fs.String("reports", harness.DefaultDir("reports"), "directory under which the run's report goes, as <runstamp>/index.html")
 	list := fs.Bool("list", false, "list the scenarios, their parameters and units, and the rows, then exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -226,29 +228,37 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 		Header:    "corobench results\nbenchrun " + strings.Join(cfg.args, " "),
 		Machine:   harness.MachineConfig(runstamp, cfg.benchtime, cfg.gcOn),
 		Progress:  harness.NewProgress(stderr, terminal),
+		Stderr:    stderr,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)
 		if sum != nil {
 			fmt.Fprintf(stderr, "benchrun: the cells finished so far are in %s\n", sum.ResultsPath)
 		}
+		if ctx.Err() != nil {
+			return harness.InterruptStatus(ctx)
+		}
 		return ExitFailed
 	}
 	fmt.Fprintf(stderr, "benchrun: %d cells ok, %d failed, %d not supported in %v; run log %s\n",
 		sum.Done, sum.Failed, sum.Unsupported, time.Since(start).Round(time.Second), sum.LogPath)
+	reportFailed := false
 	if !cfg.noReport {
 		if err := writeReport(sum.ResultsPath, cfg.reports, runstamp, stderr); err != nil {
 			// The results are complete on disk; say how to retry the report.
 			fmt.Fprintf(stderr, "benchrun: report: %v (rebuild it with: benchrun report %s)\n", err, sum.ResultsPath)
+			reportFailed = true
 		}
 	}
 	fmt.Fprintln(stdout, sum.ResultsPath)
 	switch {
 	case sum.Interrupted:
-		fmt.Fprintln(stderr, "benchrun: interrupted; the finished cells are kept")
-		return ExitInterrupt
+		fmt.Fprintf(stderr, "benchrun: %v; the finished cells are kept, and the results marked incomplete\n", context.Cause(ctx))
+		return harness.InterruptStatus(ctx)
 	case sum.Failed > 0:
 		fmt.Fprintf(stderr, "benchrun: %d cells failed; see %s\n", sum.Failed, sum.LogPath)
+		return ExitFailed
+	case reportFailed:
 		return ExitFailed
 	}
 	return ExitOK

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/corobench/corobench/scenarios"
@@ -13,6 +14,10 @@ import (
 
 // ChildSubcommand is the hidden benchrun subcommand that runs one cell.
 const ChildSubcommand = "cell"
+
+// cellErrorPrefix starts the line on which a failed child states its error,
+// so the parent can tell it from whatever else the child printed.
+const cellErrorPrefix = "benchrun cell error: "
 
 // childReport is the one JSON line a child writes to stdout.
 type childReport struct {
@@ -70,7 +75,14 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	if reason, ok := scenarios.IsNotSupported(err); ok {
 		rep.Unsupported = reason
 	} else if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", s.BenchName(row, p), err)
+		// The first line is the reason the parent records (failureReason);
+		// the whole error, panics' stacks included, follows for the log.
+		msg := fmt.Sprintf("%s: %v", s.BenchName(row, p), err)
+		first, rest, _ := strings.Cut(msg, "\n")
+		fmt.Fprintf(stderr, "%s%s\n", cellErrorPrefix, first)
+		if rest != "" {
+			fmt.Fprintln(stderr, rest)
+		}
 		return 1
 	} else {
 		rep.Iters, rep.Values = sm.Iters, sm.Values

@@ -3,8 +3,8 @@ package harness
 import (
 	"bufio"
 	"os"
-	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -47,13 +47,16 @@ func MachineConfig(runstamp string, benchtime time.Duration, gcOn bool) []benchf
 		{results.KeyKernel, kernelRelease()},
 		{results.KeyGoVersion, runtime.Version()},
 		{results.KeyNumCPU, strconv.Itoa(runtime.NumCPU())},
-		{results.KeyCommit, gitCommit()},
+		{results.KeyCommit, BuildCommit()},
+		{results.KeyBuild, BuildConfig()},
 		{results.KeyRunstamp, runstamp},
 		{results.KeyVersion, Version},
 		{results.KeyBenchtime, benchtime.String()},
 		{results.KeyGCPolicy, gcPolicy},
 		{results.KeyGOMAXPROCS, results.FormatPerRow(scenarios.RowNames(), gomaxprocs)},
 		{results.KeyTimerFloor, results.FormatPerRow(scenarios.RowNames(), timerFloor)},
+		{results.KeyRuntimeEnv, runtimeEnvValue()},
+		{results.KeyGODEBUG, results.FormatPerRow(scenarios.RowNames(), godebugPerRow())},
 	}
 	cfg := make([]benchfmt.Config, len(kv))
 	for i, p := range kv {
@@ -86,16 +89,70 @@ func kernelRelease() string {
 	return unix.ByteSliceToString(u.Release[:])
 }
 
-// gitCommit returns the checkout's commit, marked "+dirty" when tracked
-// files have uncommitted changes (the figures then belong to no commit).
-func gitCommit() string {
-	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
-	if err != nil {
+// BuildCommit returns the commit this binary was built from, from the
+// build's VCS stamp (debug.ReadBuildInfo: vcs.revision, vcs.modified),
+// marked "+dirty" when the checkout had changes, untracked files included
+// (the go command's rule), so the figures belong to no commit. Not the
+// working directory's repository: benchrun may run from anywhere. A build
+// without a stamp says "unknown" and why.
+func BuildCommit() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown (no build information in the binary)"
+	}
+	return buildCommit(bi.Settings)
+}
+
+func buildCommit(settings []debug.BuildSetting) string {
+	var rev, modified string
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "unknown (the binary has no VCS stamp: go run stamps none unless given -buildvcs=true; go build and go install in a git clone do, unless -buildvcs=false)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		rev += "+dirty"
+	}
+	return rev
+}
+
+// BuildConfig describes how the binary was built, from its build info:
+// the settings that change generated code (GOAMD64, GOEXPERIMENT, -race,
+// CGO_ENABLED, -gcflags…), as "key=value" pairs.
+func BuildConfig() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
 		return "unknown"
 	}
-	commit := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
-		commit += "+dirty"
+	return buildConfig(bi.Settings)
+}
+
+func buildConfig(settings []debug.BuildSetting) string {
+	var parts []string
+	for _, s := range settings {
+		// vcs.* is the commit line; GOOS and GOARCH have lines of their
+		// own; empty flags say nothing.
+		switch {
+		case strings.HasPrefix(s.Key, "vcs"), s.Value == "", s.Key == "GOOS", s.Key == "GOARCH", s.Key == "-compiler", s.Key == "-buildmode":
+			continue
+		}
+		v := s.Value
+		if strings.ContainsAny(v, " \t\"") {
+			v = strconv.Quote(v)
+		}
+		parts = append(parts, s.Key+"="+v)
 	}
-	return commit
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, " ")
 }

@@ -6,18 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/results"
-	"github.com/corobench/corobench/scenarios"
 )
 
 // Options configures a run.
@@ -38,11 +38,18 @@ type Options struct {
 	// a table of its own instead of a column of one table. Per-row facts
 	// (gomaxprocs, timer floor) are one line each, listing every row.
 	Machine []benchfmt.Config
-	// Command builds the child process for a cell. Nil means re-executing
-	// this binary with the hidden `cell` subcommand.
+	// Command builds the child process for a cell, with
+	// exec.CommandContext(ctx, ...): the run kills it through ctx (timeout,
+	// Ctrl-C) and sets its death signal and process group itself. Nil means
+	// re-executing this binary with the hidden `cell` subcommand.
 	Command func(ctx context.Context, args []string) *exec.Cmd
 	// Progress is told about every cell; nil means no progress output.
 	Progress Progress
+	// LockPath is the machine lock's file; "" means DefaultLockPath().
+	LockPath string
+	// Stderr receives messages outside the progress output (waiting for
+	// the machine lock); nil means os.Stderr.
+	Stderr io.Writer
 }
 
 // Progress receives the run's progress. Implementations draw a bar on a
@@ -71,6 +78,24 @@ const stderrTail = 4 << 10
 // cancelled (Ctrl-C) it kills the running child, leaves that cell out, and
 // returns with Interrupted set: everything finished is already on disk.
 func Run(ctx context.Context, opts Options) (*Summary, error) {
+	// Checked here too, not only by the command: Run must not measure
+	// under settings it cannot record (childEnv drops them anyway).
+	if err := CheckEnv(os.Environ()); err != nil {
+		return nil, err
+	}
+	stderr := opts.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	lockPath := opts.LockPath
+	if lockPath == "" {
+		lockPath = DefaultLockPath()
+	}
+	lock, err := acquireLock(ctx, lockPath, opts.Runstamp, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the output directory: %w (choose another with --out)", err)
 	}
@@ -89,12 +114,23 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	defer logFile.Close()
 
+	// Every record goes to disk whole and synced (results.Writer): a write
+	// that fails (a full disk) is cut off, and the cells before it stay
+	// readable.
+	writeErr := func(err error) error {
+		return fmt.Errorf("writing %s: %w; the %d cells finished before it are kept", sum.ResultsPath, err, sum.Done+sum.Failed+sum.Unsupported)
+	}
 	w, err := results.NewWriter(resFile, opts.Header)
 	if err != nil {
-		return nil, err
+		return sum, writeErr(err)
+	}
+	// The machine's config first, so that even a run in which no cell
+	// gives a figure says where it ran.
+	if err := w.Config(opts.Machine); err != nil {
+		return sum, writeErr(err)
 	}
 	if err := writeUnitMetadata(w, opts.Cells); err != nil {
-		return nil, err
+		return sum, writeErr(err)
 	}
 	command := opts.Command
 	if command == nil {
@@ -108,7 +144,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	defer progress.Finish()
 
 	unsupported := map[string]bool{}
+	ran := 0 // cells ended before an interruption
 	for i, c := range opts.Cells {
+		ran = i
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			break
@@ -125,35 +163,44 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			fmt.Fprintf(logFile, "%s rep %d: interrupted\n", name, c.Rep)
 			break
 		}
+		// A cell counts once its record is on disk: a failed write
+		// leaves it out of the file, so out of the summary too.
 		var status string
 		switch {
 		case out.err != nil:
-			sum.Failed++
 			status = "FAILED"
 			fmt.Fprintf(logFile, "%s rep %d: FAILED: %v\n%s\n", name, c.Rep, out.err, indent(out.stderrTail))
 			if err := w.Note(results.Note{Kind: results.NoteFailed, Name: name, Reason: fmt.Sprintf("rep %d: %v", c.Rep, out.err)}); err != nil {
-				return sum, err
+				return sum, writeErr(err)
 			}
+			sum.Failed++
 		case out.report.Unsupported != "":
-			sum.Unsupported++
 			unsupported[name] = true
 			status = "not supported"
 			fmt.Fprintf(logFile, "%s: not supported: %s\n", name, out.report.Unsupported)
 			if err := w.Note(results.Note{Kind: results.NoteUnsupported, Name: name, Reason: out.report.Unsupported}); err != nil {
-				return sum, err
+				return sum, writeErr(err)
 			}
+			sum.Unsupported++
 		default:
-			sum.Done++
 			status = "ok"
 			if err := w.Result(resultFor(c, out.report, opts.Machine)); err != nil {
-				return sum, err
+				return sum, writeErr(err)
 			}
+			sum.Done++
 			fmt.Fprintf(logFile, "%s rep %d: ok in %v\n", name, c.Rep, out.wall.Round(time.Millisecond))
 		}
-		if err := resFile.Sync(); err != nil {
-			return sum, fmt.Errorf("syncing %s: %w", sum.ResultsPath, err)
-		}
 		progress.Cell(i, c, status)
+	}
+	if sum.Interrupted {
+		why := "interrupted"
+		var sig *Signalled
+		if errors.As(context.Cause(ctx), &sig) {
+			why = sig.Error()
+		}
+		if err := w.Incomplete(fmt.Sprintf("%s after %d of %d cells", why, ran, len(opts.Cells))); err != nil {
+			return sum, writeErr(err)
+		}
 	}
 	return sum, nil
 }
@@ -177,13 +224,25 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	// holding them) must not hang the run either.
 	cmd.WaitDelay = 2 * time.Second
 	start := time.Now()
-	err := cmd.Run()
+	err := startChild(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	out := cellOutcome{wall: time.Since(start), stderrTail: tail(stderr.String(), stderrTail)}
 	switch {
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		out.err = fmt.Errorf("timed out after %v (raise --timeout, or lower the sweep with --param)", opts.Timeout)
 	case err != nil:
-		out.err = fmt.Errorf("child %v: %s", err, lastLine(stderr.String()))
+		reason := failureReason(stderr.String())
+		var exit *exec.ExitError
+		if reason == noStderr && errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+				// Nothing printed, killed from outside: most often the
+				// kernel's OOM killer (dmesg says), or a kill -9.
+				reason = "killed by SIGKILL without a word (the kernel's OOM killer, or kill -9)"
+			}
+		}
+		out.err = fmt.Errorf("%s (child %v)", reason, err)
 		// The runtime's own words for a fiber misuse (an overflow is
 		// "stack size not a power of 2") cannot name our options; this
 		// says what happened and which option to change.
@@ -207,33 +266,6 @@ func selfCommand(ctx context.Context, args []string) *exec.Cmd {
 		exe = os.Args[0]
 	}
 	return exec.CommandContext(ctx, exe, args...)
-}
-
-// childEnv is the environment a row's child runs with: the parent's, with
-// GOMAXPROCS and GODEBUG set for the row.
-func childEnv(base []string, row scenarios.Row) []string {
-	if base == nil {
-		base = os.Environ()
-	}
-	env := make([]string, 0, len(base)+2)
-	godebug := row.GODEBUG()
-	for _, kv := range base {
-		switch {
-		case strings.HasPrefix(kv, "GOMAXPROCS="):
-			continue
-		case strings.HasPrefix(kv, "GODEBUG="):
-			if godebug != "" {
-				godebug = strings.TrimPrefix(kv, "GODEBUG=") + "," + godebug
-				continue
-			}
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "GOMAXPROCS="+strconv.Itoa(row.GOMAXPROCS()))
-	if godebug != "" {
-		env = append(env, "GODEBUG="+godebug)
-	}
-	return env
 }
 
 // resultFor builds the result line for a cell's report.
@@ -274,22 +306,6 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
-}
-
-// lastLine picks the line of a child's stderr that says what went wrong: a
-// Go fatal error's or panic's first line if there is one (the goroutine
-// dump after it is noise in a one-line note), else the last line.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for _, l := range lines {
-		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
-			return strings.TrimSpace(l)
-		}
-	}
-	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
-		return l
-	}
-	return "(no stderr)"
 }
 
 func indent(s string) string {
