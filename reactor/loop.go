@@ -402,8 +402,7 @@ func (l *Loop) Close() error {
 	// Leave every event idle, so that Stop and Close on it after Loop.Close
 	// are the no-ops their owners expect.
 	for i := range l.timers.a {
-		t := l.timers.a[i].t
-		t.index, t.state = -1, stateIdle
+		l.timers.a[i].t.index = -1
 	}
 	for _, t := range l.triggers {
 		t.deactivate()
