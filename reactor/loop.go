@@ -109,7 +109,7 @@ type Loop struct {
 	waitInfo     WaitInfo
 	slackTid     int   // thread whose slack New lowered, 0 if none
 	slackPrev    int64 // that thread's slack before, restored by Close
-	wake         *FD // eventfd that Trigger.Signal writes
+	wake         *FD   // eventfd that Trigger.Signal writes
 	wakePending  atomic.Uint32
 	signalling   atomic.Int32 // Signal calls between checking closedShared and writing the eventfd
 	closedShared atomic.Bool  // closed, readable from other goroutines
