@@ -281,3 +281,71 @@ func BenchmarkTimerWheel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTimerFireSparse is the fire-all-due comparison with the timers
+// spread one per microsecond (about one per level-0 wheel slot) instead of
+// n within n ns as in BenchmarkTimerFireAllDue and BenchmarkTimerWheel
+// op=fire, where each wheel slot holds ~1000 timers to sort. The heap does
+// not care about the spread; the wheel sorts less but steps more slots.
+func BenchmarkTimerFireSparse(b *testing.B) {
+	for _, impl := range []string{"heap", "wheel"} {
+		for _, n := range []int{1_000, 100_000} {
+			b.Run(fmt.Sprintf("impl=%s/timers=%d", impl, n), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 2))
+				span := int64(n) * 1000
+				deadlines := make([]int64, n)
+				for i := range deadlines {
+					deadlines[i] = rng.Int64N(span)
+				}
+				var arm func(base int64)
+				var run func(now int64) int
+				if impl == "heap" {
+					l, c := newFakeLoop(b)
+					ws := make([]*benchWaiter, n)
+					for i := range ws {
+						ws[i] = new(benchWaiter)
+						ws[i].node.Init(l, ws[i])
+					}
+					arm = func(base int64) {
+						for i, w := range ws {
+							w.node.StartAt(base + deadlines[i])
+						}
+					}
+					run = func(now int64) int {
+						c.t = now
+						got, err := l.Tick(true)
+						if err != nil {
+							b.Fatal(err)
+						}
+						return got
+					}
+				} else {
+					wh := newTimerWheel(1000)
+					ws := make([]*wheelWaiter, n)
+					for i := range ws {
+						ws[i] = &wheelWaiter{node: wheelNode{slot: -1}}
+						ws[i].node.h = ws[i]
+					}
+					arm = func(base int64) {
+						for i, w := range ws {
+							wh.start(&w.node, base+deadlines[i])
+						}
+					}
+					run = wh.run
+				}
+				now, runs := int64(1000), 0
+				for b.Loop() {
+					b.StopTimer()
+					arm(now + 1)
+					now += span + 1
+					b.StartTimer()
+					if got := run(now); got != n {
+						b.Fatalf("fired %d of %d", got, n)
+					}
+					runs++
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*n), "ns/fire")
+			})
+		}
+	}
+}
