@@ -74,9 +74,16 @@
 // (one interface call, no closure, no allocation). Timer is a TimerNode plus
 // a stored callback, for callers without a struct of their own. All nodes
 // live in one 4-ary min-heap whose slots hold the key (deadline, start
-// sequence) beside the node pointer, so sifting never dereferences a node;
-// BenchmarkTimerWheel measured it against a hierarchical timing wheel (see
-// wheel_test.go). Start(d) is relative to the cached Now(), not to a fresh
+// sequence) beside the node pointer, so sifting compares without touching a
+// node (it only writes the moved node's index back).
+// A hierarchical timing wheel was measured against it (wheel_test.go,
+// BenchmarkTimerWheel, BenchmarkTimerFireSparse): the wheel arms and disarms
+// faster (about 7 against 10 ns), but keeping the start order of equal
+// deadlines means sorting each due slot, and it fired 1.4–3.6× slower than
+// the heap whenever many timers shared a slot, and only tied with it when
+// they were spread one per slot; it would also need occupancy bitmaps to find the nearest deadline
+// for a blocking wait. Firing is what a sleeping coroutine pays per wake, so
+// the heap stays. Start(d) is relative to the cached Now(), not to a fresh
 // clock reading: like libuv, a runtime that arms many timers in one round
 // calls UpdateTime once for the round rather than once per timer. See
 // ExampleTimerNode for the embedding.
