@@ -22,10 +22,11 @@ type TimerHandler interface {
 //
 // The zero value is uninitialised: call Init once with the loop and the
 // handler, then Start/StartAt and Stop as often as needed. A node must not be
-// copied after Init (the loop's heap points at it) and, while armed, must be
-// reachable from ordinary Go memory (the heap holds a pointer to it, which
-// keeps it alive; a node on a fiber stack the GC does not scan is fine as
-// long as the stack itself stays allocated).
+// copied after Init: the loop's heap points at it while it is armed. That
+// pointer also keeps a node in Go memory (and the struct around it) alive
+// until it fires or stops. A node placed in memory the GC does not scan (a
+// fiber stack) keeps nothing alive: its handler must then be reachable from
+// ordinary Go memory as well.
 //
 // Deadlines are nanoseconds on the loop's clock (Loop.Now). Nodes with equal
 // deadlines fire in the order they were started.
