@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // BenchmarkTickEmpty is a non-blocking tick with nothing to do: the floor
@@ -207,65 +205,6 @@ func BenchmarkPipeReadCycle(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(l.Stats().Syscalls-start)/float64(b.N), "syscalls/op")
-}
-
-// BenchmarkTimerLateness blocks on a lone timer of the given delay and
-// reports how late it fired (ns past the deadline, as seen right after the
-// wait returns). "slack=1ns" lowers the thread's timer slack with
-// PR_SET_TIMERSLACK, which epoll_pwait2 honours and a timerfd ignores.
-func BenchmarkTimerLateness(b *testing.B) {
-	for _, method := range []string{"epoll_pwait2", "timerfd"} {
-		for _, slack := range []string{"default", "1ns"} {
-			for _, d := range []time.Duration{50 * time.Microsecond, 500 * time.Microsecond} {
-				b.Run(fmt.Sprintf("wait=%s/slack=%s/delay=%v", method, slack, d), func(b *testing.B) {
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					if slack == "1ns" {
-						if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
-							b.Skip("PR_SET_TIMERSLACK: ", err)
-						}
-						defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) // 0 = back to the default
-					}
-					l := newLoop(b, Options{UseTimerfd: method == "timerfd"})
-					if method == "epoll_pwait2" && !l.pwait2 {
-						b.Skip(l.WaitMethod())
-					}
-					var firedAt int64
-					tm := l.NewTimer(func() { firedAt = l.Now() })
-					var late int64
-					for b.Loop() {
-						l.UpdateTime()
-						tm.Start(d)
-						for firedAt = 0; firedAt == 0; {
-							if _, err := l.Tick(false); err != nil {
-								b.Fatal(err)
-							}
-						}
-						late += firedAt - tm.Deadline()
-					}
-					b.ReportMetric(float64(late)/float64(b.N), "late-ns/op")
-				})
-			}
-		}
-	}
-}
-
-// BenchmarkGoSleepLateness is the comparison for BenchmarkTimerLateness:
-// how late Go's own time.Sleep wakes for the same delays. The runtime's
-// netpoller waits in whole milliseconds (runtime/netpoll_epoll.go rounds a
-// positive delay below 1 ms up to 1 ms), which is what our loop avoids.
-func BenchmarkGoSleepLateness(b *testing.B) {
-	for _, d := range []time.Duration{50 * time.Microsecond, 500 * time.Microsecond} {
-		b.Run(fmt.Sprintf("delay=%v", d), func(b *testing.B) {
-			var late int64
-			for b.Loop() {
-				start := nanotime()
-				time.Sleep(d)
-				late += nanotime() - start - int64(d)
-			}
-			b.ReportMetric(float64(late)/float64(b.N), "late-ns/op")
-		})
-	}
 }
 
 // BenchmarkChanRoundTripLockedThreads is the comparison for

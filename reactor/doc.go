@@ -5,18 +5,20 @@
 //
 // # Event model
 //
-// Events follow TrueAsync's waker model. An event is created idle with its
+// Events follow the reference design's waker model (docs/design.md §1, the
+// waker; docs/design.md §4 for the reactor). An event is created idle with its
 // callback (stored once, so the hot path never allocates); Start activates it
 // (a timer begins ticking, a poll begins listening); it fires once, running
 // its callback from Tick, and is idle again; Stop deactivates it early;
 // Close releases it. A waiter typically does: Start the events it waits for,
 // suspend, and on resume Stop the ones that did not fire.
 //
-//	Timer    NewTimer(cb)          Start(d) / StartAt(deadline)
-//	Poll     fd.NewPoll(want, cb)  fd readiness (Readable, Writable)
-//	Trigger  NewTrigger(cb)        Signal() from any goroutine
-//	Signal   NewSignal(sig, cb)    Unix signal delivered (via os/signal)
-//	Process  NewProcess(pid, cb)   process exit (pidfd)
+//	Timer      NewTimer(cb)          Start(d) / StartAt(deadline)
+//	TimerNode  embedded; Init(l, h)  the same, without an object or a closure
+//	Poll       fd.NewPoll(want, cb)  fd readiness (Readable, Writable)
+//	Trigger    NewTrigger(cb)        Signal() from any goroutine
+//	Signal     NewSignal(sig, cb)    Unix signal delivered (via os/signal)
+//	Process    NewProcess(pid, cb)   process exit (pidfd)
 //
 // Conditions that occur while an event is idle are not lost: an fd that
 // became ready, a trigger signalled, a signal delivered (after NewSignal), a
@@ -37,13 +39,54 @@
 // # The loop
 //
 // Tick(noWait) runs one iteration in named phases, modelled on libuv's
-// uv_run: (1) refresh the cached time, (2) run due timers, (3) decide the
-// wait, (4) one epoll wait whose results are queued, not run, (5) refresh the
-// time and run timers that came due during the wait, (6) run the queued
-// callbacks. With noWait the wait has a zero timeout; otherwise it blocks
-// until the nearest timer deadline or an fd/trigger/signal/process event —
-// unless nothing is active (Active() == 0) or something is already ready,
-// when it does not block at all.
+// uv_run (src/unix/core.c: uv__update_time, uv__run_timers,
+// uv_backend_timeout, uv__io_poll, then time and timers again). On one
+// screen, with the functions that do each step:
+//
+//	Tick(noWait)
+//	  1 time     l.UpdateTime()        now = clock(): one read for the phase
+//	  2 timers   l.runTimers()         pop and fire every node due at now, in
+//	                                   (deadline, start order); no syscall and
+//	                                   no clock read between firings
+//	  3 timeout  block, deadline       block only if !noWait, Active() > 0,
+//	                                   nothing queued, no timer due; until
+//	                                   l.timers.min().deadline (or forever)
+//	  4 poll     l.poll → l.wait       one epoll_pwait2 (ns timespec), or
+//	                                   epoll_wait + timerfd; retried on EINTR
+//	             l.dispatch            results are queued (l.ready), not run
+//	  5 timers   l.UpdateTime()        the wait took time: refresh once, and
+//	             l.runTimers()         fire what came due during it
+//	  6 ready    l.runReady()          run queued polls, triggers, signals,
+//	                                   process exits (queued before phase 6)
+//
+// So a scheduler that calls Tick(true) between batches of coroutines pays
+// one clock read per timer phase and one epoll syscall per tick, however
+// many timers fire. With noWait the wait has a zero timeout; otherwise it
+// blocks until the nearest timer deadline or an fd/trigger/signal/process
+// event — unless nothing is active (Active() == 0) or something is already
+// ready, when it does not block at all.
+//
+// # Timers
+//
+// There is one timer mechanism, the intrusive TimerNode: a deadline and a
+// heap position that a runtime embeds in its own per-coroutine waker, with
+// firing delivered through the TimerHandler interface the waker implements
+// (one interface call, no closure, no allocation). Timer is a TimerNode plus
+// a stored callback, for callers without a struct of their own. All nodes
+// live in one 4-ary min-heap whose slots hold the key (deadline, start
+// sequence) beside the node pointer, so sifting compares without touching a
+// node (it only writes the moved node's index back).
+// A hierarchical timing wheel was measured against it (wheel_test.go,
+// BenchmarkTimerWheel, BenchmarkTimerFireSparse): the wheel arms and disarms
+// faster (about 7 against 10 ns), but keeping the start order of equal
+// deadlines means sorting each due slot, and it fired 1.4–3.6× slower than
+// the heap whenever many timers shared a slot, and only tied with it when
+// they were spread one per slot; it would also need occupancy bitmaps to find the nearest deadline
+// for a blocking wait. Firing is what a sleeping coroutine pays per wake, so
+// the heap stays. Start(d) is relative to the cached Now(), not to a fresh
+// clock reading: like libuv, a runtime that arms many timers in one round
+// calls UpdateTime once for the round rather than once per timer. See
+// ExampleTimerNode for the embedding.
 //
 // Blocking waits honour nanosecond deadlines: epoll_pwait2 takes a timespec
 // (Linux 5.11+). Where it is missing (ENOSYS, probed once per process by the
@@ -56,7 +99,9 @@
 // BenchmarkGoSleepLateness measure both. The kernel's timer slack still
 // applies to epoll_pwait2 (50 µs by default; prctl PR_SET_TIMERSLACK lowers
 // it for the calling thread, so a runtime that locks its loop to a thread
-// can lower it); a timerfd is not subject to it.
+// can lower it, which Options.OwnThread makes the loop do); a timerfd is not
+// subject to it. WaitInfo reports the wait and the slack in effect, for a
+// results file's timer-floor line.
 //
 // Fds are registered once, edge-triggered, and never re-armed with epoll_ctl:
 // see FD for why, and for the rule that reads and writes go through the Try*

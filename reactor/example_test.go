@@ -61,3 +61,55 @@ func Example() {
 	// read "hello" after 1 wakeup(s)
 	// active events: 0
 }
+
+// waker is a runtime's per-coroutine wait record, reduced to what a sleep
+// needs: the timer node lives inside it, so arming a timeout allocates
+// nothing and firing lands on memory the resumed coroutine touches anyway.
+type waker struct {
+	timer reactor.TimerNode // Init once, when the record is created
+	name  string
+	woken bool // stands for "make the coroutine runnable"
+}
+
+// OnTimer is the waker's reactor.TimerHandler: it runs inside Tick when the
+// deadline passes. A runtime would queue the coroutine here.
+func (w *waker) OnTimer() {
+	w.woken = true
+	fmt.Println(w.name, "timed out")
+}
+
+// A runtime embeds a TimerNode in its waker and implements TimerHandler on
+// it. Sleeping is Start (relative to the loop's cached time) or StartAt (an
+// absolute deadline); a wake by something else Stops the node. Equal
+// deadlines fire in start order.
+func ExampleTimerNode() {
+	loop, err := reactor.New()
+	if err != nil {
+		panic(err)
+	}
+	defer loop.Close()
+
+	ws := []*waker{{name: "a"}, {name: "b"}, {name: "c"}}
+	for _, w := range ws {
+		w.timer.Init(loop, w)
+	}
+	// Suspend all three: b and c share a deadline, so b (started first)
+	// fires first; a is woken by something else before its deadline.
+	loop.UpdateTime() // one fresh reading for the batch, not one per timer
+	deadline := loop.Now() + int64(300*time.Microsecond)
+	ws[0].timer.Start(time.Second)
+	ws[1].timer.StartAt(deadline)
+	ws[2].timer.StartAt(deadline)
+	ws[0].timer.Stop() // "a" was resumed by its event: cancel its timeout
+
+	for !ws[1].woken || !ws[2].woken {
+		if _, err := loop.Tick(false); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println("a active:", ws[0].timer.Active(), "loop active:", loop.Active())
+	// Output:
+	// b timed out
+	// c timed out
+	// a active: false loop active: 0
+}

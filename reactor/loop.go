@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,6 +51,17 @@ type Options struct {
 	// slack, which epoll_pwait2 is (see BenchmarkTimerLateness). Also how
 	// tests exercise the fallback.
 	UseTimerfd bool
+	// OwnThread says that the goroutine calling NewWithOptions has locked
+	// its OS thread (runtime.LockOSThread) and will call Tick only from it,
+	// so the loop may tune that thread: under epoll_pwait2 it sets the
+	// thread's timer slack to 1 ns (prctl PR_SET_TIMERSLACK), which would
+	// otherwise let every blocking wait overrun its deadline by up to 50 µs.
+	// Close, called on the same thread, restores the previous slack. Go
+	// offers no way to check that a goroutine is locked, so the loop takes
+	// the caller's word; on an unlocked goroutine the setting lands on
+	// whichever thread ran New and the waits keep the default slack.
+	// Loop.WaitInfo says what is in effect.
+	OwnThread bool
 	// MaxEvents is the initial size of the epoll_wait result buffer (default
 	// 128). The buffer doubles, up to 4096, whenever a wait fills it.
 	MaxEvents int
@@ -94,7 +106,10 @@ type Loop struct {
 	tfd          *FD   // timerfd (fallback only)
 	tfdArmed     int64 // deadline the timerfd is armed for, noDeadline if disarmed
 	waitMethod   string
-	wake         *FD // eventfd that Trigger.Signal writes
+	waitInfo     WaitInfo
+	slackTid     int   // thread whose slack New lowered, 0 if none
+	slackPrev    int64 // that thread's slack before, restored by Close
+	wake         *FD   // eventfd that Trigger.Signal writes
 	wakePending  atomic.Uint32
 	signalling   atomic.Int32 // Signal calls between checking closedShared and writing the eventfd
 	closedShared atomic.Bool  // closed, readable from other goroutines
@@ -140,13 +155,31 @@ func NewWithOptions(o Options) (*Loop, error) {
 	})
 	perr := pwait2Probe.err
 	l.pwait2 = perr == nil && !o.UseTimerfd
+	l.waitInfo.Clock = clockName
 	switch {
 	case l.pwait2:
 		// epoll_pwait2 sleeps with the calling thread's timer slack; name the
 		// creating thread's so a reader knows the floor (timerfd has none).
+		// On a thread the caller gave us, lower it to 1 ns first.
+		l.waitInfo.Wait = "epoll_pwait2"
 		l.waitMethod = "clock=" + clockName + " wait=epoll_pwait2"
-		if slack, _, errno := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0); errno == 0 {
+		slack, _, errno := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
+		if errno == 0 && o.OwnThread && slack != 1 {
+			if _, _, errno := unix.Syscall(unix.SYS_PRCTL, unix.PR_SET_TIMERSLACK, 1, 0); errno == 0 {
+				l.slackTid, l.slackPrev = unix.Gettid(), int64(slack)
+				slack = 1
+			}
+		}
+		if errno == 0 {
+			l.waitInfo.Slack = time.Duration(slack)
+			l.waitInfo.SlackSet = o.OwnThread && slack == 1
 			l.waitMethod += fmt.Sprintf(" timerslack=%dns", slack)
+			if l.waitInfo.SlackSet {
+				l.waitMethod += " (set by the loop: Options.OwnThread)"
+			}
+		} else {
+			l.waitInfo.Slack = -1
+			l.waitMethod += " timerslack=unknown (PR_GET_TIMERSLACK: " + errno.Error() + ")"
 		}
 	default:
 		reason := "chosen by Options.UseTimerfd"
@@ -164,6 +197,7 @@ func NewWithOptions(o Options) (*Loop, error) {
 			return nil, err
 		}
 		l.waitMethod = "clock=" + clockName + " wait=epoll_wait+timerfd (" + reason + ")"
+		l.waitInfo.Wait, l.waitInfo.Reason = "epoll_wait+timerfd", reason
 	}
 
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
@@ -201,6 +235,27 @@ func (l *Loop) Active() int { return l.active }
 // kernel may let an epoll_pwait2 sleep overrun by that much (a timerfd is
 // not subject to it).
 func (l *Loop) WaitMethod() string { return l.waitMethod }
+
+// WaitInfo describes a loop's blocking wait, field by field, for a results
+// file's timer-floor line. Loop.WaitMethod is the same in one string.
+type WaitInfo struct {
+	Clock string // "CLOCK_MONOTONIC", or "injected" (Options.Clock)
+	Wait  string // "epoll_pwait2" or "epoll_wait+timerfd"
+	// Reason says why the timerfd wait is used: "chosen by
+	// Options.UseTimerfd" or the error epoll_pwait2 gave. Empty otherwise.
+	Reason string
+	// Slack is the timer slack the kernel may add to a blocking wait: under
+	// epoll_pwait2 the PR_GET_TIMERSLACK of the thread that created the loop
+	// (after SlackSet), -1 if it could not be read; under the timerfd wait
+	// 0, since a timerfd expiry is not subject to slack.
+	Slack time.Duration
+	// SlackSet reports that the loop lowered the thread's slack to 1 ns
+	// itself (Options.OwnThread under epoll_pwait2).
+	SlackSet bool
+}
+
+// WaitInfo returns how the loop's blocking waits honour deadlines.
+func (l *Loop) WaitInfo() WaitInfo { return l.waitInfo }
 
 // Stats returns a snapshot of the counters.
 func (l *Loop) Stats() Stats {
@@ -402,8 +457,7 @@ func (l *Loop) Close() error {
 	// Leave every event idle, so that Stop and Close on it after Loop.Close
 	// are the no-ops their owners expect.
 	for i := range l.timers.a {
-		t := l.timers.a[i].t
-		t.index, t.state = -1, stateIdle
+		l.timers.a[i].t.index = -1
 	}
 	for _, t := range l.triggers {
 		t.deactivate()
@@ -432,6 +486,12 @@ func (l *Loop) Close() error {
 				first = os.NewSyscallError("close", err)
 			}
 		}
+	}
+	if l.slackTid != 0 && l.slackTid == unix.Gettid() {
+		// Give the thread back as we found it; from another thread this
+		// would change the wrong one's slack, so then it is left alone.
+		unix.Syscall(unix.SYS_PRCTL, unix.PR_SET_TIMERSLACK, uintptr(l.slackPrev), 0)
+		l.slackTid = 0
 	}
 	if err := unix.Close(l.epfd); err != nil && first == nil {
 		first = os.NewSyscallError("close", err)

@@ -1107,3 +1107,72 @@ func TestWriteToClosedPipe(t *testing.T) {
 		t.Fatalf("write after the reader closed: %v, want EPIPE", err)
 	}
 }
+
+func threadSlack(t *testing.T) int64 {
+	t.Helper()
+	s, _, errno := unix.Syscall(unix.SYS_PRCTL, unix.PR_GET_TIMERSLACK, 0, 0)
+	if errno != 0 {
+		t.Skip("PR_GET_TIMERSLACK: ", errno)
+	}
+	return int64(s)
+}
+
+// TestOwnThreadLowersTimerSlack: with Options.OwnThread the loop sets its
+// thread's slack to 1 ns under epoll_pwait2, says so, and Close restores it;
+// without it the slack is reported and left alone; under timerfd it is 0.
+func TestOwnThreadLowersTimerSlack(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const prev = 40_000
+	if err := unix.Prctl(unix.PR_SET_TIMERSLACK, prev, 0, 0, 0); err != nil {
+		t.Skip("PR_SET_TIMERSLACK: ", err)
+	}
+	defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0)
+
+	plain, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wi := plain.WaitInfo()
+	plain.Close()
+	if wi.Wait != "epoll_pwait2" {
+		t.Skip("kernel lacks epoll_pwait2: " + plain.WaitMethod())
+	}
+	if wi.Slack != prev || wi.SlackSet || wi.Clock != "CLOCK_MONOTONIC" {
+		t.Fatalf("default loop: WaitInfo %+v, want Slack %d, SlackSet false", wi, prev)
+	}
+	if got := threadSlack(t); got != prev {
+		t.Fatalf("a loop without OwnThread changed the slack to %d", got)
+	}
+
+	l, err := NewWithOptions(Options{OwnThread: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wi = l.WaitInfo()
+	if wi.Slack != 1 || !wi.SlackSet {
+		t.Fatalf("OwnThread loop: WaitInfo %+v, want Slack 1ns, SlackSet", wi)
+	}
+	if got := threadSlack(t); got != 1 {
+		t.Fatalf("OwnThread loop: thread slack %d, want 1", got)
+	}
+	if want := "wait=epoll_pwait2 timerslack=1ns (set by the loop: Options.OwnThread)"; !strings.Contains(l.WaitMethod(), want) {
+		t.Fatalf("WaitMethod() = %q, want it to contain %q", l.WaitMethod(), want)
+	}
+	l.Close()
+	if got := threadSlack(t); got != prev {
+		t.Fatalf("after Close: thread slack %d, want %d restored", got, prev)
+	}
+
+	tl, err := NewWithOptions(Options{OwnThread: true, UseTimerfd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	if wi := tl.WaitInfo(); wi.Wait != "epoll_wait+timerfd" || wi.Slack != 0 || wi.SlackSet || wi.Reason != "chosen by Options.UseTimerfd" {
+		t.Fatalf("timerfd loop: WaitInfo %+v", wi)
+	}
+	if got := threadSlack(t); got != prev {
+		t.Fatalf("a timerfd loop changed the slack to %d", got)
+	}
+}

@@ -2,18 +2,130 @@ package reactor
 
 import "time"
 
-// Timer fires its callback once when the monotonic clock reaches its
-// deadline. Deadlines are nanoseconds on the loop's clock (see Loop.Now).
-// Timers with equal deadlines fire in the order they were started.
-type Timer struct {
-	event
+// TimerHandler is told that a TimerNode's deadline has passed. A runtime
+// implements it on the struct that embeds the node (its waker or task), so
+// firing is one interface call on a pointer: nothing is allocated, per timer
+// or per firing.
+type TimerHandler interface {
+	// OnTimer runs inside Tick, in a timer phase, with the node already idle:
+	// it may Start the node again (the new deadline fires in a later phase,
+	// never in the running one), Stop or Start any other node, and wake its
+	// coroutine.
+	OnTimer()
+}
+
+// TimerNode is an intrusive timer: a deadline and a heap position that live
+// inside the caller's own struct, typically a coroutine's waker, so arming a
+// timeout costs no separate object and no closure, and firing touches the
+// waiter's memory only. It is the loop's one timer mechanism; Timer is a
+// node plus a callback. See docs/design.md §4 (the reactor).
+//
+// The zero value is uninitialised: call Init once with the loop and the
+// handler, then Start/StartAt and Stop as often as needed. A node must not be
+// copied after Init: the loop's heap points at it while it is armed. That
+// pointer also keeps a node in Go memory (and the struct around it) alive
+// until it fires or stops. A node placed in memory the GC does not scan (a
+// fiber stack) keeps nothing alive: its handler must then be reachable from
+// ordinary Go memory as well.
+//
+// Deadlines are nanoseconds on the loop's clock (Loop.Now). Nodes with equal
+// deadlines fire in the order they were started.
+type TimerNode struct {
 	deadline int64
 	index    int // position in loop.timers, -1 when not in the heap
+	loop     *Loop
+	h        TimerHandler
 }
+
+// Init binds the node to a loop and the handler its firing calls. It may be
+// called again on an idle node to rebind it (a pooled waker reused by another
+// coroutine); on an armed node it panics.
+func (n *TimerNode) Init(l *Loop, h TimerHandler) {
+	if l == nil || h == nil {
+		panic("reactor: TimerNode.Init needs a loop and a non-nil TimerHandler")
+	}
+	if n.loop != nil && n.index >= 0 {
+		panic("reactor: TimerNode.Init on an armed node: Stop it first")
+	}
+	n.loop, n.h, n.index = l, h, -1
+}
+
+// Start arms the node to fire d after Now(), the loop's cached time (see
+// Loop.Now for when it is refreshed; this never reads the clock). A negative
+// d counts as zero. Starting an armed node re-arms it behind the nodes
+// already due at the new deadline.
+func (n *TimerNode) Start(d time.Duration) {
+	if n.loop == nil {
+		panic("reactor: TimerNode.Start before Init")
+	}
+	if d < 0 {
+		d = 0
+	}
+	n.StartAt(n.loop.now + int64(d))
+}
+
+// StartAt arms the node for an absolute deadline on the loop's clock. A
+// deadline before Now() is treated as Now(): the node fires in the next
+// timer phase, after the nodes that were already due.
+func (n *TimerNode) StartAt(deadline int64) {
+	l := n.loop
+	if l == nil {
+		panic("reactor: TimerNode.StartAt before Init")
+	}
+	if l.closed {
+		panic("reactor: TimerNode.Start after Loop.Close")
+	}
+	if n.index >= 0 {
+		l.timers.remove(n.index)
+	} else {
+		l.active++
+	}
+	if deadline < l.now {
+		deadline = l.now
+	}
+	n.deadline = deadline
+	l.seq++
+	l.timers.push(timerEntry{deadline: deadline, seq: l.seq, t: n})
+}
+
+// Stop disarms the node; it is a no-op on an idle or uninitialised node.
+// Safe inside any OnTimer, including that of another node due at the same
+// time: a stopped node never fires.
+func (n *TimerNode) Stop() {
+	if n.index >= 0 && n.loop != nil {
+		n.loop.timers.remove(n.index)
+		n.loop.active--
+	}
+}
+
+// Active reports whether the node is armed and has not fired since.
+func (n *TimerNode) Active() bool { return n.index >= 0 && n.loop != nil }
+
+// Deadline returns the deadline of the last Start.
+func (n *TimerNode) Deadline() int64 { return n.deadline }
+
+// Timer fires its callback once when the monotonic clock reaches its
+// deadline: a TimerNode whose handler runs a callback stored at creation.
+// Deadlines are nanoseconds on the loop's clock (see Loop.Now). Timers with
+// equal deadlines fire in the order they were started.
+type Timer struct {
+	event // state (only stateClosed is used: activity is the node's) and cb
+	node  TimerNode
+}
+
+// timerFire is Timer's TimerHandler. A separate named type keeps OnTimer out
+// of Timer's method set, so the public API stays Start/Stop/Close.
+type timerFire Timer
+
+// OnTimer runs the Timer's callback; the node has already counted the
+// firing in Stats.Fired and Active.
+func (f *timerFire) OnTimer() { f.cb() }
 
 // NewTimer creates an idle timer that will run cb when it fires.
 func (l *Loop) NewTimer(cb func()) *Timer {
-	return &Timer{event: newEvent(l, cb, "Timer"), index: -1}
+	t := &Timer{event: newEvent(l, cb, "Timer")}
+	t.node.Init(l, (*timerFire)(t))
+	return t
 }
 
 // Start arms the timer to fire d after Now() (the cached loop time; call
@@ -31,62 +143,65 @@ func (t *Timer) Start(d time.Duration) {
 // deadline before Now() is treated as Now(): the timer fires in the next timer
 // phase, after the timers that were already due.
 func (t *Timer) StartAt(deadline int64) {
-	l := t.loop
-	if !t.activate("Timer") {
-		l.timers.remove(t.index)
+	switch {
+	case t.state == stateClosed:
+		panic("reactor: Timer.Start after Close: create a new event instead")
+	case t.loop.closed:
+		panic("reactor: Timer.Start after Loop.Close")
 	}
-	if deadline < l.now {
-		deadline = l.now
-	}
-	t.deadline = deadline
-	l.seq++
-	l.timers.push(timerEntry{deadline: deadline, seq: l.seq, t: t})
+	t.node.StartAt(deadline)
 }
 
 // Stop disarms the timer; it is a no-op on an idle timer. Safe inside any
 // callback, including the callback of another timer due at the same time.
-func (t *Timer) Stop() {
-	if t.state == stateActive {
-		t.loop.timers.remove(t.index)
-		t.deactivate()
-	}
-}
+func (t *Timer) Stop() { t.node.Stop() }
 
 // Close stops the timer and releases it; it must not be started again.
 func (t *Timer) Close() {
-	t.Stop()
-	t.release()
+	t.node.Stop()
+	t.state = stateClosed
 }
 
-// Deadline returns the deadline of the last Start.
-func (t *Timer) Deadline() int64 { return t.deadline }
+// Active reports whether the timer is started and has not fired since.
+func (t *Timer) Active() bool { return t.node.Active() }
 
-// runTimers fires the timers due at the cached time, in (deadline, seq)
-// order. Only timers started before the phase began may fire: a callback
-// that starts a timer with a zero delay gets it in the next tick, not in an
-// endless loop here. Such a timer's deadline is >= now and its seq is above
-// the limit, while every older due timer sorts before it (earlier deadline,
-// or equal deadline and smaller seq), so stopping at the first new one skips
-// no old one.
-func (l *Loop) runTimers() {
+// Deadline returns the deadline of the last Start.
+func (t *Timer) Deadline() int64 { return t.node.deadline }
+
+// runTimers fires the nodes due at the cached time, in (deadline, seq)
+// order, and returns how many fired. Only nodes started before the phase
+// began may fire: a handler that starts a node with a zero delay gets it in
+// the next phase, not in an endless loop here. Such a node's deadline is >=
+// now and its seq is above the limit, while every older due node sorts
+// before it (earlier deadline, or equal deadline and smaller seq), so
+// stopping at the first new one skips no old one.
+//
+// Every due node fires in this one loop: no syscall and no clock read
+// between firings, however many are due.
+func (l *Loop) runTimers() int {
 	limit := l.seq
-	for l.timers.len() > 0 {
-		top := l.timers.min()
+	fired := 0
+	for len(l.timers.a) > 0 {
+		top := &l.timers.a[0]
 		if top.deadline > l.now || top.seq > limit {
-			return
+			break
 		}
-		t := top.t
-		l.timers.remove(0)
-		t.fire()
+		n := top.t
+		l.timers.pop()
+		l.active--
+		fired++
+		l.stats.Fired++
+		n.h.OnTimer()
 	}
+	return fired
 }
 
 // timerEntry is one heap slot. The key (deadline, seq) lives in the slot, so
-// sifting compares without touching the Timer.
+// sifting compares without touching the node.
 type timerEntry struct {
 	deadline int64
 	seq      uint64
-	t        *Timer
+	t        *TimerNode
 }
 
 func (a *timerEntry) less(b *timerEntry) bool {
@@ -94,8 +209,9 @@ func (a *timerEntry) less(b *timerEntry) bool {
 }
 
 // timerHeap is a 4-ary min-heap: half the depth of a binary heap, and the
-// four children of a node share one or two cache lines. Every Timer in it
-// knows its index, so removal of any timer is O(log n).
+// four children of a node share one or two cache lines. Every node in it
+// knows its index, so removal of any node is O(log n). BenchmarkTimerWheel
+// measures it against a timing wheel.
 type timerHeap struct{ a []timerEntry }
 
 func (h *timerHeap) len() int         { return len(h.a) }
@@ -108,6 +224,19 @@ func (h *timerHeap) set(i int, e timerEntry) {
 func (h *timerHeap) push(e timerEntry) {
 	h.a = append(h.a, e)
 	h.up(len(h.a)-1, e)
+}
+
+// pop removes the minimum: remove(0) without the sift-up test, since the
+// last entry moved into the root can only go down.
+func (h *timerHeap) pop() {
+	h.a[0].t.index = -1
+	last := len(h.a) - 1
+	e := h.a[last]
+	h.a[last] = timerEntry{} // drop the pointer for the GC
+	h.a = h.a[:last]
+	if last > 0 {
+		h.down(0, e)
+	}
 }
 
 // remove deletes slot i, moving the last entry into the hole.

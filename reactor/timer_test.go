@@ -3,6 +3,7 @@ package reactor
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -255,6 +256,30 @@ func (m *timerModel) next(limit uint64) (int, bool) {
 	return best, ok
 }
 
+// fuzzTimer is what Timer and TimerNode have in common.
+type fuzzTimer interface {
+	Start(time.Duration)
+	StartAt(int64)
+	Stop()
+	Active() bool
+	Deadline() int64
+}
+
+// nodeWaiter stands for a runtime's waker: a struct embedding a TimerNode
+// and handling its firing.
+type nodeWaiter struct {
+	node  TimerNode
+	cb    func()
+	fired int
+}
+
+func (w *nodeWaiter) OnTimer() {
+	w.fired++
+	if w.cb != nil {
+		w.cb()
+	}
+}
+
 // FuzzTimers drives random start / stop / advance sequences, including
 // callbacks that stop or start other timers, through the Loop with an
 // injected clock, and compares every firing with timerModel.
@@ -295,7 +320,9 @@ func FuzzTimers(f *testing.F) {
 		defer l.Close()
 		m := &timerModel{active: map[int]modelTimer{}}
 		var got, want []int
-		timers := make([]*Timer, nTimers)
+		// Even ids are Timers, odd ids bare TimerNodes embedded in a waiter
+		// struct: both must obey the same model, from the same heap.
+		timers := make([]fuzzTimer, nTimers)
 		// action[i] is what timer i's callback does to another timer:
 		// 0 nothing, 1 stop target, 2 start target with delay.
 		type action struct{ kind, target, delay int }
@@ -311,7 +338,7 @@ func FuzzTimers(f *testing.F) {
 		}
 		for i := range timers {
 			id := i
-			timers[i] = l.NewTimer(func() {
+			cb := func() {
 				got = append(got, id)
 				switch a := actions[id]; a.kind {
 				case 1:
@@ -319,7 +346,14 @@ func FuzzTimers(f *testing.F) {
 				case 2:
 					timers[a.target].Start(time.Duration(a.delay))
 				}
-			})
+			}
+			if id%2 == 0 {
+				timers[i] = l.NewTimer(cb)
+			} else {
+				w := &nodeWaiter{cb: cb}
+				w.node.Init(l, w)
+				timers[i] = &w.node
+			}
 		}
 		// modelPhase mirrors runTimers: fire due timers started before the phase.
 		modelPhase := func() {
@@ -384,4 +418,146 @@ func FuzzTimers(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestTimerNodeLifecycle(t *testing.T) {
+	l, c := newFakeLoop(t)
+	var w nodeWaiter
+	mustPanic(t, "Start before Init", "before Init", func() { w.node.Start(1) })
+	mustPanic(t, "StartAt before Init", "before Init", func() { w.node.StartAt(1) })
+	w.node.Stop() // uninitialised: a no-op
+	if w.node.Active() {
+		t.Fatal("uninitialised node reports Active")
+	}
+	mustPanic(t, "Init with a nil handler", "TimerHandler", func() { w.node.Init(l, nil) })
+	w.node.Init(l, &w)
+	w.node.Start(10)
+	if !w.node.Active() || l.Active() != 1 || w.node.Deadline() != c.t+10 {
+		t.Fatalf("after Start: Active=%v loop Active=%d deadline=%d", w.node.Active(), l.Active(), w.node.Deadline())
+	}
+	mustPanic(t, "Init while armed", "armed", func() { w.node.Init(l, &w) })
+	w.node.Start(20) // re-arm: still one active
+	if l.Active() != 1 {
+		t.Fatalf("re-armed node: loop Active=%d, want 1", l.Active())
+	}
+	c.t += 15
+	tick(t, l, true)
+	if w.fired != 0 {
+		t.Fatal("re-armed node fired at its old deadline")
+	}
+	c.t += 5
+	if n := tick(t, l, true); n != 1 || w.fired != 1 || w.node.Active() || l.Active() != 0 {
+		t.Fatalf("at deadline: tick fired %d, handler ran %d times, Active=%v loop Active=%d", n, w.fired, w.node.Active(), l.Active())
+	}
+	// Rebinding an idle node (a pooled waker) to another handler.
+	var other nodeWaiter
+	w.node.Init(l, &other)
+	w.node.Start(0)
+	tick(t, l, true)
+	if w.fired != 1 || other.fired != 1 {
+		t.Fatalf("after rebinding: old handler %d, new handler %d, want 1, 1", w.fired, other.fired)
+	}
+	w.node.Start(5)
+	l.Close()
+	if w.node.Active() {
+		t.Fatal("node still Active after Loop.Close")
+	}
+	w.node.Stop() // no-op after Loop.Close
+	mustPanic(t, "Start after Loop.Close", "Loop.Close", func() { w.node.Start(1) })
+}
+
+func mustPanic(t *testing.T, what, want string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if r == nil {
+			t.Fatalf("%s did not panic", what)
+		}
+		if s, _ := r.(string); !strings.Contains(s, want) {
+			t.Fatalf("%s panicked with %v, want a message containing %q", what, r, want)
+		}
+	}()
+	f()
+}
+
+// TestTimerNodesAndTimersShareOneOrder: nodes and Timers live in one heap,
+// so equal deadlines fire in start order across both kinds.
+func TestTimerNodesAndTimersShareOneOrder(t *testing.T) {
+	l, c := newFakeLoop(t)
+	var got []int
+	ws := make([]nodeWaiter, 3)
+	for i := range ws {
+		i := i
+		ws[i].cb = func() { got = append(got, 2*i+1) }
+		ws[i].node.Init(l, &ws[i])
+	}
+	tms := make([]*Timer, 3)
+	for i := range tms {
+		i := i
+		tms[i] = l.NewTimer(func() { got = append(got, 2*i) })
+	}
+	for i := range 3 {
+		tms[i].StartAt(c.t + 5)
+		ws[i].node.StartAt(c.t + 5)
+	}
+	c.t += 5
+	tick(t, l, true)
+	if want := []int{0, 1, 2, 3, 4, 5}; !slices.Equal(got, want) {
+		t.Fatalf("fire order %v, want %v", got, want)
+	}
+}
+
+// TestAllDueTimersFireInOneTickWithOneSyscall: n due timers cost one tick
+// and its one (non-blocking) epoll wait, not a syscall or a tick per timer.
+func TestAllDueTimersFireInOneTickWithOneSyscall(t *testing.T) {
+	l, c := newFakeLoop(t)
+	const n = 1000
+	ws := make([]nodeWaiter, n)
+	for i := range ws {
+		ws[i].node.Init(l, &ws[i])
+		ws[i].node.StartAt(c.t + int64(i%17))
+	}
+	c.t += 16
+	before := l.Stats()
+	if got := tick(t, l, true); got != n {
+		t.Fatalf("tick fired %d, want %d", got, n)
+	}
+	after := l.Stats()
+	if s := after.Syscalls - before.Syscalls; s != 1 {
+		t.Fatalf("firing %d due timers made %d syscalls, want 1 (the tick's poll)", n, s)
+	}
+	for i := range ws {
+		if ws[i].fired != 1 {
+			t.Fatalf("waiter %d fired %d times", i, ws[i].fired)
+		}
+	}
+}
+
+func TestTimerNodeDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	l, c := newFakeLoop(t)
+	var w nodeWaiter
+	w.node.Init(l, &w)
+	// Grow the heap first: append's growth is the only allocation.
+	var warm nodeWaiter
+	warm.node.Init(l, &warm)
+	warm.node.Start(1 << 40)
+	allocs := testing.AllocsPerRun(1000, func() {
+		w.node.Start(3)
+		w.node.Stop()
+		w.node.Start(0)
+		c.t++
+		if _, err := l.Tick(true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("TimerNode start/stop/fire allocated %.1f times per run", allocs)
+	}
+	if w.fired < 1000 {
+		t.Fatalf("handler ran %d times, want >= 1000", w.fired)
+	}
 }

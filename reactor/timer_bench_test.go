@@ -1,0 +1,235 @@
+package reactor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// benchWaiter stands for a runtime's per-coroutine record: the timer node
+// embedded beside the rest of the waiter's state, one allocation per waiter.
+type benchWaiter struct {
+	node  TimerNode
+	woken int
+	_     [64]byte // the rest of a coroutine record
+}
+
+func (w *benchWaiter) OnTimer() { w.woken++ }
+
+// closureWaiter is the same record before TimerNode: a pointer to a
+// separate Timer whose callback is a closure over the record (three objects).
+type closureWaiter struct {
+	t     *Timer
+	woken int
+	_     [64]byte
+}
+
+// BenchmarkTimerNodeStartStop is BenchmarkTimerStartStop on TimerNodes: arm
+// and disarm one node while n others are pending.
+func BenchmarkTimerNodeStartStop(b *testing.B) {
+	for _, n := range []int{1_000, 1_000_000} {
+		b.Run(fmt.Sprintf("timers=%d", n), func(b *testing.B) {
+			l := newLoop(b, Options{})
+			rng := rand.New(rand.NewPCG(1, 2))
+			const span = int64(time.Hour)
+			for range n {
+				w := new(benchWaiter)
+				w.node.Init(l, w)
+				w.node.Start(time.Duration(rng.Int64N(span)))
+			}
+			var delays [1024]time.Duration
+			for i := range delays {
+				delays[i] = time.Duration(rng.Int64N(span))
+			}
+			w := new(benchWaiter)
+			w.node.Init(l, w)
+			i := 0
+			for b.Loop() {
+				w.node.Start(delays[i&1023])
+				w.node.Stop()
+				i++
+			}
+			if l.Active() != n || w.woken != 0 {
+				b.Fatalf("Active() = %d, want %d; benchmark node fired %d times", l.Active(), n, w.woken)
+			}
+		})
+	}
+}
+
+// BenchmarkTimerFireAllDue arms n waiters at distinct random deadlines, then
+// moves the (injected) clock past all of them and runs the one Tick that
+// fires them all: the cost per firing of popping the heap and waking the
+// waiter, which is what a Timer scenario with n sleepers pays per wake.
+// Arming is outside the timed region (BenchmarkTimer*StartStop measure it).
+// api=timer is the Timer API with a closure per waiter, api=node the
+// embedded TimerNode.
+func BenchmarkTimerFireAllDue(b *testing.B) {
+	for _, api := range []string{"timer", "node"} {
+		for _, n := range []int{1_000, 100_000, 1_000_000} {
+			b.Run(fmt.Sprintf("api=%s/timers=%d", api, n), func(b *testing.B) {
+				l, c := newFakeLoop(b)
+				rng := rand.New(rand.NewPCG(1, 2))
+				deadlines := make([]int64, n)
+				for i := range deadlines {
+					deadlines[i] = rng.Int64N(int64(n))
+				}
+				var arm func(base int64)
+				var woken func() int
+				switch api {
+				case "timer":
+					ws := make([]*closureWaiter, n)
+					for i := range ws {
+						w := new(closureWaiter)
+						w.t = l.NewTimer(func() { w.woken++ })
+						ws[i] = w
+					}
+					arm = func(base int64) {
+						for i, w := range ws {
+							w.t.StartAt(base + deadlines[i])
+						}
+					}
+					woken = func() (s int) {
+						for _, w := range ws {
+							s += w.woken
+						}
+						return s
+					}
+				case "node":
+					ws := make([]*benchWaiter, n)
+					for i := range ws {
+						w := new(benchWaiter)
+						w.node.Init(l, w)
+						ws[i] = w
+					}
+					arm = func(base int64) {
+						for i, w := range ws {
+							w.node.StartAt(base + deadlines[i])
+						}
+					}
+					woken = func() (s int) {
+						for _, w := range ws {
+							s += w.woken
+						}
+						return s
+					}
+				}
+				runs := 0
+				for b.Loop() {
+					b.StopTimer()
+					arm(c.t + 1)
+					c.t += int64(n) + 1
+					b.StartTimer()
+					got, err := l.Tick(true)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if got != n {
+						b.Fatalf("tick fired %d of %d due timers", got, n)
+					}
+					runs++
+				}
+				if w := woken(); w != runs*n {
+					b.Fatalf("waiters woken %d times, want %d", w, runs*n)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*n), "ns/fire")
+			})
+		}
+	}
+}
+
+// latenessWaiter records when its node fired, on the monotonic clock.
+type latenessWaiter struct {
+	node    TimerNode
+	firedAt int64
+}
+
+func (w *latenessWaiter) OnTimer() { w.firedAt = nanotime() }
+
+// reportLateness reports the median, 99th percentile and mean of lates (ns).
+func reportLateness(b *testing.B, lates []int64) {
+	if len(lates) == 0 {
+		return
+	}
+	slices.Sort(lates)
+	var sum int64
+	for _, v := range lates {
+		sum += v
+	}
+	b.ReportMetric(float64(lates[len(lates)/2]), "p50-late-ns")
+	b.ReportMetric(float64(lates[len(lates)*99/100]), "p99-late-ns")
+	b.ReportMetric(float64(sum)/float64(len(lates)), "mean-late-ns")
+}
+
+// BenchmarkTimerLateness blocks on a lone timer of the given delay and
+// reports how late it fired (ns past the deadline, read in the handler) as
+// p50, p99 and mean over all iterations. The three waits:
+//
+//	epoll_pwait2/slack=default  the thread's default timer slack (50 µs)
+//	epoll_pwait2/slack=1ns      Options.OwnThread: the loop sets it to 1 ns
+//	timerfd                     Options.UseTimerfd: not subject to slack
+//
+// The goroutine is locked to its thread in all three, as a runtime's loop
+// thread would be, so the slack set is the slack the wait sees.
+func BenchmarkTimerLateness(b *testing.B) {
+	for _, wait := range []string{"epoll_pwait2/slack=default", "epoll_pwait2/slack=1ns", "timerfd"} {
+		for _, d := range []time.Duration{50 * time.Microsecond, 100 * time.Microsecond} {
+			b.Run(fmt.Sprintf("wait=%s/delay=%v", wait, d), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				// 0 = the thread's default slack (inherited, 50 µs normally).
+				if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0); err != nil {
+					b.Skip("PR_SET_TIMERSLACK: ", err)
+				}
+				l, err := NewWithOptions(Options{UseTimerfd: wait == "timerfd", OwnThread: wait == "epoll_pwait2/slack=1ns"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close() // before UnlockOSThread: restores the slack on this thread
+				wi := l.WaitInfo()
+				if wait != "timerfd" && wi.Wait != "epoll_pwait2" {
+					b.Skip(l.WaitMethod())
+				}
+				if wi.SlackSet != (wait == "epoll_pwait2/slack=1ns") {
+					b.Fatalf("%s: %s", wait, l.WaitMethod())
+				}
+				var w latenessWaiter
+				w.node.Init(l, &w)
+				lates := make([]int64, 0, 1<<14)
+				for b.Loop() {
+					l.UpdateTime()
+					w.node.Start(d)
+					for w.firedAt = 0; w.firedAt == 0; {
+						if _, err := l.Tick(false); err != nil {
+							b.Fatal(err)
+						}
+					}
+					lates = append(lates, w.firedAt-w.node.Deadline())
+				}
+				reportLateness(b, lates)
+			})
+		}
+	}
+}
+
+// BenchmarkGoSleepLateness is the comparison for BenchmarkTimerLateness:
+// how late Go's own time.Sleep wakes for the same delays. The runtime's
+// netpoller waits in whole milliseconds (runtime/netpoll_epoll.go rounds a
+// positive delay below 1 ms up to 1 ms), which is what our loop avoids.
+func BenchmarkGoSleepLateness(b *testing.B) {
+	for _, d := range []time.Duration{50 * time.Microsecond, 100 * time.Microsecond} {
+		b.Run(fmt.Sprintf("delay=%v", d), func(b *testing.B) {
+			lates := make([]int64, 0, 1<<12)
+			for b.Loop() {
+				start := nanotime()
+				time.Sleep(d)
+				lates = append(lates, nanotime()-start-int64(d))
+			}
+			reportLateness(b, lates)
+		})
+	}
+}
