@@ -26,6 +26,7 @@ var Memory = register(&scenarios.Scenario{
 		"goroutine ≈ 2–2.7 KB blocked (docs/design.md §8).",
 	Params: []scenarios.Param{{
 		Key: "n", Full: []string{"1000", "100000", "1000000"}, Quick: []string{"1000", "100000"},
+		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes,
 		Doc: "coroutines suspended at once",
 	}},
 	Metrics: []scenarios.Metric{

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/corobench/corobench/scenarios"
 )
 
 func TestQuickDefaults(t *testing.T) {
@@ -56,5 +59,62 @@ func TestSubcommandTableIsTheOneList(t *testing.T) {
 		if !strings.Contains(stderr.String(), "benchrun "+c.name) {
 			t.Errorf("benchrun %s without arguments says %q, not naming itself", c.name, stderr.String())
 		}
+	}
+}
+
+// TestBadParamsExitBeforeAnyCell: a bad --param value, a size the machine
+// cannot hold, and a repeated name exit 2 with a message naming the valid
+// range or the fix, before any cell runs: no results directory is made.
+func TestBadParamsExitBeforeAnyCell(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--scenario", "yield", "--param", "n=-5"}, []string{"n=-5", "valid range 1..16777216", "fix:"}},
+		{[]string{"--scenario", "yield", "--param", "n=abc"}, []string{"not an integer", "1..16777216"}},
+		{[]string{"--scenario", "yield", "--param", "n=99999999999"}, []string{"outside the valid range"}},
+		{[]string{"--scenario", "handoff", "--param", "via=sideways"}, []string{"direct, scheduler"}},
+		{[]string{"--scenario", "echo", "--param", "c=0"}, []string{"c=0", "1..16384"}},
+		{[]string{"--scenario", "switch,switch"}, []string{`"switch" twice`}},
+		{[]string{"--scenario", "pingpong", "--impl", "stackless,stackless"}, []string{`"stackless" twice`}},
+		{[]string{"--scenario", "yield", "--param", "n=2,2"}, []string{"given twice"}},
+	}
+	if avail := memAvailable(); avail > 0 && avail < 10_000_000*6<<10 {
+		cases = append(cases, struct {
+			args []string
+			want []string
+		}{[]string{"--scenario", "memory", "--param", "n=10000000"}, []string{"needs about", "available", "fits"}})
+	}
+	for _, c := range cases {
+		out := t.TempDir() + "/res"
+		var stdout, stderr bytes.Buffer
+		args := append(c.args, "--out", out, "--reports", out+"-rep", "--count", "1")
+		if code := Main(args, &stdout, &stderr); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d; stderr %s", c.args, code, ExitUsage, stderr.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("%v: message %q lacks %q", c.args, stderr.String(), w)
+			}
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: %s exists (a cell ran or a results file was started): %v", c.args, out, err)
+		}
+	}
+}
+
+// TestMemoryCheck: the memory estimate is compared with the available
+// memory given, independent of this machine's.
+func TestMemoryCheck(t *testing.T) {
+	mem, _ := scenarios.Lookup("memory")
+	over := map[string][]string{"n": {"1000000"}}
+	if err := checkCells([]*scenarios.Scenario{mem}, false, over, 1<<30); err == nil || !strings.Contains(err.Error(), "1.0 GiB available") {
+		t.Errorf("1M coroutines in 1 GiB: %v", err)
+	}
+	if err := checkCells([]*scenarios.Scenario{mem}, false, over, 16<<30); err != nil {
+		t.Errorf("1M coroutines in 16 GiB refused: %v", err)
+	}
+	if err := checkCells([]*scenarios.Scenario{mem}, false, over, 0); err != nil {
+		t.Errorf("unknown memory should not refuse: %v", err)
 	}
 }
