@@ -118,3 +118,86 @@ func TestMemoryCheck(t *testing.T) {
 		t.Errorf("unknown memory should not refuse: %v", err)
 	}
 }
+
+// TestOneReaderOneVerdict: check, report and compare accept and refuse the
+// same files for the same reason: plain go test -bench output and binary
+// data are refused by all three (exit 1) naming why; a torn last line is a
+// warning naming file:line for all three, which go on with the cells before
+// it (exit 0).
+func TestOneReaderOneVerdict(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile("../internal/compare/testdata/old.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, data []byte) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plain := write("plain.txt", []byte("goos: linux\nBenchmarkFoo-2 \t1000\t 12.5 ns/op\nPASS\n"))
+	binary := write("binary.txt", append([]byte("\x7fELF\x02\x01\x01"), make([]byte, 100)...))
+	cut := bytes.Index(good, []byte("12.2 ns/switch")) + 4
+	torn := write("torn.txt", good[:cut])
+	run := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(args, &stdout, &stderr)
+		return code, stderr.String()
+	}
+	for _, c := range []struct {
+		file, want string
+		code       int
+	}{
+		{plain, "has no /impl=<row> part", ExitFailed},
+		{binary, "not a results file", ExitFailed},
+		{torn, "torn.txt:8: file is truncated", ExitOK},
+	} {
+		for _, args := range [][]string{
+			{"check", c.file},
+			{"report", "-o", dir + "/rep", c.file},
+			{"compare", c.file, c.file},
+		} {
+			code, msg := run(args...)
+			if code != c.code || !strings.Contains(msg, c.want) {
+				t.Errorf("benchrun %v: exit %d, stderr %q; want exit %d and %q", args, code, msg, c.code, c.want)
+			}
+		}
+	}
+	code, msg := run("check", "-h")
+	if code != ExitOK || !strings.Contains(msg, "benchrun check FILE") || strings.Contains(msg, "open") {
+		t.Errorf("check -h: exit %d, %q", code, msg)
+	}
+}
+
+// TestReportDefaultDirIsAtTheModuleRoot: `benchrun report FILE` run from a
+// subdirectory of a checkout writes under the checkout's reports/, as a
+// run does, not under the working directory.
+func TestReportDefaultDirIsAtTheModuleRoot(t *testing.T) {
+	good, err := os.ReadFile("../internal/compare/testdata/old.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(root+"/go.mod", []byte("module github.com/corobench/corobench\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root+"/sub/dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(root+"/run1.txt", good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root + "/sub/dir")
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"report", "../../run1.txt"}, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(root + "/reports/run1/index.html"); err != nil {
+		t.Errorf("no report under the root's reports/: %v (stdout %s)", err, stdout.String())
+	}
+	if _, err := os.Stat("reports"); err == nil {
+		t.Error("report wrote reports/ in the working directory")
+	}
+}

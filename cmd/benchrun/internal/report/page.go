@@ -63,6 +63,7 @@ figure { margin: 10px 0 22px; }
 figure img { width: 100%; max-width: 1000px; height: auto; border: 1px solid #e5e7eb; }
 figcaption { font-size: 13px; color: #444; }
 .note { font-size: 13.5px; color: #444; }
+.alert { background: #fff1c2; border: 2px solid #d4a017; border-radius: 4px; padding: 6px 10px; font-weight: bold; }
 footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </style>
 </head>
@@ -70,7 +71,8 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 <main>
 <header>
 <h1>{{.Title}}</h1>
-<p class="lede">Coroutine runtimes measured on one machine: our stackful runtime with its own assembly switch (stackful-asm), the same runtime on Go's iter.Pull coroutines (stackful-coro), a stackless state-machine runtime (stackless), and goroutines with GOMAXPROCS=1 and all cores. Every figure is the median of the repetitions in the results file, with its 95% confidence interval.</p>
+{{range .Alerts}}<p class="alert">{{.}}</p>
+{{end}}<p class="lede">Coroutine runtimes measured on one machine: our stackful runtime with its own assembly switch (stackful-asm), the same runtime on Go's iter.Pull coroutines (stackful-coro), a stackless state-machine runtime (stackless), and goroutines with GOMAXPROCS=1 and all cores. Every figure is the median of the repetitions in the results file, with its 95% confidence interval.</p>
 <nav>
 <a href="#run">Run</a>
 <a href="#policy">Measurement policy</a>

@@ -299,8 +299,16 @@ func TestBuildCorruptInput(t *testing.T) {
 	if err := os.WriteFile(corrupt, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A torn last line: the page is written from the cells before it, and
+	// says so at its top, as check and compare warn (one verdict).
+	index, warnings, err := BuildWarn([]string{fixture, truncated}, filepath.Join(dir, "out-torn"))
+	want := fmt.Sprintf("%s:%d", truncated, truncLine)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], want) {
+		t.Errorf("Build with a torn file: %v, warnings %q; want a page and a warning naming %s", err, warnings, want)
+	} else if html, _ := os.ReadFile(index); !strings.Contains(string(html), want) || !strings.Contains(string(html), `class="alert"`) {
+		t.Errorf("the page does not warn of %s at its top", want)
+	}
 	for _, c := range []struct{ file, want string }{
-		{truncated, fmt.Sprintf("%s:%d", truncated, truncLine)},
 		{corrupt, corrupt + ":197"},
 	} {
 		out := filepath.Join(dir, "out-"+filepath.Base(c.file))
@@ -470,4 +478,27 @@ func resumeLines(t *testing.T, c bodies.LineCount) int {
 	}
 	t.Fatal("pingpong's state machine does not count (*pingPongSide).Resume")
 	return 0
+}
+
+// TestIncompleteRunSaysSo: the report of an interrupted run says so at its
+// top, before any table.
+func TestIncompleteRunSaysSo(t *testing.T) {
+	good, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "cut.txt")
+	if err := os.WriteFile(in, append(good, "# corobench:incomplete interrupted by SIGINT after 3 of 10 cells\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := Build([]string{in}, filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(index)
+	i := strings.Index(string(html), "Incomplete run: interrupted by SIGINT after 3 of 10 cells")
+	if i < 0 || i > strings.Index(string(html), "<table") {
+		t.Errorf("the report does not say the run is incomplete before its first table (at %d)", i)
+	}
 }
