@@ -57,6 +57,7 @@ table.fig td.c-absent { color: #888; text-align: center; }
 .reason { font-size: 12.5px; color: #333; max-width: 260px; }
 .v-holds { background: #dcf5e0; font-weight: bold; }
 .v-does-not-hold { background: #fde2e2; font-weight: bold; }
+.v-cheaper-than-claimed { background: #dbeafe; color: #0b3d91; font-weight: bold; }
 .v-not-measured { background: #eeeeee; font-weight: bold; color: #444; }
 .quote { font-style: italic; }
 figure { margin: 10px 0 22px; }
