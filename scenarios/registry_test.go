@@ -83,3 +83,34 @@ func TestParamsDeclareTheirRange(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlinesAreDeclaredOnce: the report's headline lines come from the
+// metrics' Headline fields: labels are distinct, and every preferred
+// setting names a parameter of its scenario with a valid value.
+func TestHeadlinesAreDeclaredOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range scenarios.All {
+		for _, m := range s.Metrics {
+			if m.Headline == "" {
+				if len(m.HeadlineAt) > 0 {
+					t.Errorf("%s %s: HeadlineAt without Headline", s.Name, m.Unit)
+				}
+				continue
+			}
+			if seen[m.Headline] {
+				t.Errorf("headline %q declared twice", m.Headline)
+			}
+			seen[m.Headline] = true
+			for _, at := range m.HeadlineAt {
+				k, v, _ := strings.Cut(at, "=")
+				p, ok := s.Param(k)
+				if !ok || p.Check(v) != nil {
+					t.Errorf("%s %s: HeadlineAt %q is not a valid setting", s.Name, m.Unit, at)
+				}
+			}
+		}
+	}
+	if len(seen) < 7 {
+		t.Errorf("only %d headline figures declared", len(seen))
+	}
+}

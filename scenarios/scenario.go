@@ -38,6 +38,16 @@ type Metric struct {
 	Kind MetricKind
 	// HigherIsBetter is true for throughput units such as req/s.
 	HigherIsBetter bool
+	// Headline, when not "", puts this metric in the report's headline
+	// table (its first screen) as a line with this label, e.g. "bare
+	// switch". The table's lines follow the display order of scenarios and
+	// then of their metrics; this field is the only place they are chosen.
+	Headline string
+	// HeadlineAt lists the parameter settings (in the report's column form,
+	// "n=100000", "c=64") the headline line may show, in order of
+	// preference: the first one the run has. Empty: the scenario's first
+	// setting (or its only one, when it has no parameters).
+	HeadlineAt []string
 }
 
 // MetricKind says how a metric's value is obtained.

@@ -69,9 +69,9 @@ var Echo = register(&scenarios.Scenario{
 		// the kernel's socket buffers are not counted.
 		Min: 1, Max: 16384, BytesPer: scenarios.CoroutineBytes}},
 	Metrics: []scenarios.Metric{
-		{Unit: "req/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true},
+		{Unit: "req/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true, Headline: "echo throughput", HeadlineAt: []string{"c=64", "c=1"}},
 		{Unit: "p50-ns/req", Kind: scenarios.BodyMeasured},
-		{Unit: "p99-ns/req", Kind: scenarios.BodyMeasured},
+		{Unit: "p99-ns/req", Kind: scenarios.BodyMeasured, Headline: "echo latency p99", HeadlineAt: []string{"c=64", "c=1"}},
 	},
 	Blocking:     echoBlocking,
 	StateMachine: echoStateMachine,

@@ -30,7 +30,7 @@ var Memory = register(&scenarios.Scenario{
 		Doc: "coroutines suspended at once",
 	}},
 	Metrics: []scenarios.Metric{
-		{Unit: "B/coroutine", Kind: scenarios.BodyMeasured},
+		{Unit: "B/coroutine", Kind: scenarios.BodyMeasured, Headline: "memory per coroutine (RSS)", HeadlineAt: []string{"n=100000", "n=1000000", "n=1000"}},
 		{Unit: "heap-B/coroutine", Kind: scenarios.BodyMeasured},
 	},
 	FixedIters: 1,

@@ -30,8 +30,8 @@ var Timer = register(&scenarios.Scenario{
 	Params: []scenarios.Param{{Key: "n", Full: []string{"1", "1000", "10000"}, Doc: "concurrently sleeping coroutines",
 		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes}},
 	Metrics: []scenarios.Metric{
-		{Unit: "p50-ns/wake", Kind: scenarios.BodyMeasured},
-		{Unit: "p99-ns/wake", Kind: scenarios.BodyMeasured},
+		{Unit: "p50-ns/wake", Kind: scenarios.BodyMeasured, Headline: "timer latency p50", HeadlineAt: []string{"n=1000", "n=1"}},
+		{Unit: "p99-ns/wake", Kind: scenarios.BodyMeasured, Headline: "timer latency p99", HeadlineAt: []string{"n=1000", "n=1"}},
 		{Unit: "max-ns/wake", Kind: scenarios.BodyMeasured},
 	},
 	Blocking:     timerBlocking,

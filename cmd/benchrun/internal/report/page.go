@@ -65,6 +65,8 @@ figure img { width: 100%; max-width: 1000px; height: auto; border: 1px solid #e5
 figcaption { font-size: 13px; color: #444; }
 .note { font-size: 13.5px; color: #444; }
 .alert { background: #fff1c2; border: 2px solid #d4a017; border-radius: 4px; padding: 6px 10px; font-weight: bold; }
+table.head td.best { background: #e6f4ea; }
+.star { color: #1a7f37; }
 footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </style>
 </head>
@@ -75,15 +77,39 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{range .Alerts}}<p class="alert">{{.}}</p>
 {{end}}<p class="lede">Coroutine runtimes measured on one machine: our stackful runtime with its own assembly switch (stackful-asm), the same runtime on Go's iter.Pull coroutines (stackful-coro), a stackless state-machine runtime (stackless), and goroutines with GOMAXPROCS=1 and all cores. Every figure is the median of the repetitions in the results file, with its 95% confidence interval.</p>
 <nav>
+<a href="#glance">At a glance</a>
+<a href="#claims">Claims</a>
 <a href="#run">Run</a>
 <a href="#policy">Measurement policy</a>
 <a href="#problems">Cells without a figure ({{len .Notes}})</a>
-<a href="#claims">Claims</a>
 <a href="#anchors">Published anchors</a>
 <a href="#colouring">Function colouring</a>
 {{range .Scenarios}}<a href="#{{.ID}}">{{.Name}}</a>
 {{end}}</nav>
 </header>
+
+<section id="glance">
+<h2>At a glance</h2>
+{{if .Headline.Lines}}<table class="fig head">
+<thead><tr><th>figure (median ± 95% CI)</th>{{range .Headline.Rows}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Headline.Lines}}<tr><th class="row"><a href="{{.Href}}">{{.Label}}</a><div class="detail">{{.Scenario}}{{if .Setting}} {{.Setting}}{{end}} · <code>{{.Unit}}</code> · {{if .Higher}}higher{{else}}lower{{end}} is better</div></th>{{range .Cells}}<td class="c-{{.Kind}}{{if .Best}} best{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}{{if .Best}}<span class="star">★</span> {{end}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{else if eq .Kind "absent"}}—{{else}}<span class="status">{{.Kind}}</span>{{end}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+<p class="note">★ marks the best median of each line, and every figure the Mann-Whitney U test cannot tell from it at alpha {{.Stats.Alpha}}. Each label links to its scenario's section, with every parameter setting, chart and caveat.</p>
+{{else}}<p>This run has none of the headline figures.</p>
+{{end}}</section>
+
+<section id="claims">
+<h2>Claims of the reference design</h2>
+<p class="note">The reference design's claims (docs/design.md §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
+<table>
+<thead><tr><th>claim</th><th>checked against</th><th>rule</th><th>measured in this run</th><th>verdict</th><th>why</th></tr></thead>
+<tbody>
+{{range .Claims}}<tr><td>{{.Text}}</td><td>{{.Measures}}</td><td>{{.Rule}}</td><td>{{if .Figure}}{{.Figure}}{{else}}—{{end}}</td><td class="{{verdictClass .Verdict}}">{{.Verdict}}</td><td>{{.Why}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
 
 <section id="run">
 <h2>Run</h2>
@@ -119,17 +145,6 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </table>
 {{else}}<p>Every cell produced a figure.</p>
 {{end}}</section>
-
-<section id="claims">
-<h2>Claims of the reference design</h2>
-<p class="note">The reference design's claims (docs/design.md §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
-<table>
-<thead><tr><th>claim</th><th>checked against</th><th>rule</th><th>measured in this run</th><th>verdict</th><th>why</th></tr></thead>
-<tbody>
-{{range .Claims}}<tr><td>{{.Text}}</td><td>{{.Measures}}</td><td>{{.Rule}}</td><td>{{if .Figure}}{{.Figure}}{{else}}—{{end}}</td><td class="{{verdictClass .Verdict}}">{{.Verdict}}</td><td>{{.Why}}</td></tr>
-{{end}}</tbody>
-</table>
-</section>
 
 <section id="anchors">
 <h2>Published anchors (quotations, not measured by this run)</h2>

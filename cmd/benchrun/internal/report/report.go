@@ -148,6 +148,7 @@ type page struct {
 	// Alerts head the page: a run that stopped before its last cell, a
 	// results file whose torn last line was left out.
 	Alerts    []string
+	Headline  headlineView
 	Files     []fileView
 	Policy    policyView
 	Notes     []cells.Note
@@ -267,6 +268,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 		}
 	}
 	p.Policy = policy(set)
+	p.Headline = headline(set)
 	for _, a := range claims.Anchors {
 		if n := len(p.Anchors); n == 0 || p.Anchors[n-1].Topic != a.Topic {
 			p.Anchors = append(p.Anchors, anchorTopic{Topic: a.Topic})

@@ -502,3 +502,39 @@ func TestIncompleteRunSaysSo(t *testing.T) {
 		t.Errorf("the report does not say the run is incomplete before its first table (at %d)", i)
 	}
 }
+
+// TestHeadlineFirst: the page opens with the headline table (before the
+// claims, and both before the run's metadata); its lines are the registry's
+// headline metrics in registry order; the best figure of a line is marked
+// and links to its section.
+func TestHeadlineFirst(t *testing.T) {
+	_, _, html := buildFixture(t)
+	glance, claimsAt, run := strings.Index(html, `<section id="glance">`), strings.Index(html, `<section id="claims">`), strings.Index(html, `<section id="run">`)
+	if glance < 0 || !(glance < claimsAt && claimsAt < run) {
+		t.Fatalf("sections at glance %d, claims %d, run %d: want glance, claims, run", glance, claimsAt, run)
+	}
+	head := html[glance:claimsAt]
+	var labels []string
+	for _, s := range scenarios.All {
+		for _, m := range s.Metrics {
+			if m.Headline != "" {
+				labels = append(labels, m.Headline)
+			}
+		}
+	}
+	last := -1
+	for _, l := range labels[:2] { // Switch and PingPong are in the fixture
+		i := strings.Index(head, ">"+l+"</a>")
+		if i < last {
+			t.Errorf("headline %q missing or out of registry order", l)
+		}
+		last = i
+	}
+	// Switch: stackless (~1 ns) is far below stackful-asm (~12 ns).
+	line := head[strings.Index(head, `href="#s-switch"`):]
+	line = line[:strings.Index(line, "</tr>")]
+	cellsOf := strings.Split(line, "<td")
+	if len(cellsOf) < 4 || !strings.Contains(cellsOf[3], "best") || strings.Contains(cellsOf[1], "best") {
+		t.Errorf("switch line: want stackless (third row) marked best, stackful-asm not:\n%s", line)
+	}
+}
