@@ -20,9 +20,12 @@ const groupWidth = 0.8
 // value printed on top. A series without a figure in a group gets "n/a" at
 // the baseline. With a single group the bars are labelled by series under
 // the axis and there is no legend. When the positive medians span more than
-// LogSpan (a 24 µs cold spawn beside a 35 ns warm one), the y axis is
-// logarithmic and the bars rise from its bottom, so small figures stay
-// visible.
+// LogSpan (a 24 µs cold spawn beside a 35 ns warm one, or one interval
+// reaching 40 ms over 100 µs medians), the y axis is logarithmic and the
+// bars rise from its bottom, so small figures stay visible. Value labels
+// are drawn only when every one fits its bar's slot (at 10 pt, else 8 pt):
+// labels that would run into each other are left out, and the table beside
+// the chart has the figures.
 func Bars(title, yLabel string, groups []string, series []Series) *Chart {
 	b := &barGroups{groups: groups, series: series}
 	b.log = b.span() > LogSpan
@@ -71,12 +74,15 @@ func Bars(title, yLabel string, groups []string, series []Series) *Chart {
 	return ch
 }
 
-// LogSpan is the ratio of largest to smallest positive median above which
-// a bar chart switches to a log axis.
-const LogSpan = 100
+// LogSpan is the ratio (1.5 decades) of the highest point a bar chart must
+// show (a median or the top of its interval) to its smallest positive
+// median above which the chart switches to a log axis: on a linear axis
+// the smallest bar would be under 3% of the axis, too flat to read.
+const LogSpan = 31.6
 
-// span returns the ratio of the largest to the smallest median, or 0 when
-// some median is not positive (a log axis cannot show it).
+// span returns the ratio of the highest median or interval top to the
+// smallest median, or 0 when some median is not positive (a log axis
+// cannot show it).
 func (b *barGroups) span() float64 {
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range b.series {
@@ -87,7 +93,7 @@ func (b *barGroups) span() float64 {
 			if v.Median <= 0 {
 				return 0
 			}
-			lo, hi = math.Min(lo, v.Median), math.Max(hi, v.Median)
+			lo, hi = math.Min(lo, v.Median), math.Max(hi, v.top())
 		}
 	}
 	if hi == 0 {
@@ -154,6 +160,7 @@ func (b *barGroups) Plot(c draw.Canvas, plt *plot.Plot) {
 		base = trY(0)
 	}
 	half := b.barWidth() / 2
+	labels := b.fitLabels(trX(b.barWidth()) - trX(0))
 	outline := draw.LineStyle{Color: color.Gray{Y: 60}, Width: 0.6}
 	whisker := draw.LineStyle{Color: color.Black, Width: 1.3}
 	na := b.labelStyle
@@ -183,9 +190,35 @@ func (b *barGroups) Plot(c draw.Canvas, plt *plot.Plot) {
 				c.StrokeLine2(whisker, xc-capw, hi, xc+capw, hi)
 				top = max(top, hi)
 			}
-			if b.labels && v.Label != "" {
-				c.FillText(b.labelStyle, vg.Point{X: trX(x), Y: top + 3}, v.Label)
+			if labels != nil && v.Label != "" {
+				c.FillText(*labels, vg.Point{X: trX(x), Y: top + 3}, v.Label)
 			}
 		}
 	}
+}
+
+// fitLabels returns the style in which every value label fits the width of
+// one bar's slot (the bar and its share of the gap) with 3 pt to spare
+// between neighbours, trying 10 pt then 8 pt, or nil when the labels are off
+// or would touch at either size.
+func (b *barGroups) fitLabels(slot vg.Length) *text.Style {
+	if !b.labels {
+		return nil
+	}
+	for _, size := range []vg.Length{10, 8} {
+		st := b.labelStyle
+		st.Font = font.From(sans, size)
+		fits := true
+		for _, s := range b.series {
+			for _, v := range s.Values {
+				if v.OK && st.Width(v.Label)+3 > slot {
+					fits = false
+				}
+			}
+		}
+		if fits {
+			return &st
+		}
+	}
+	return nil
 }

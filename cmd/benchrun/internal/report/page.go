@@ -67,6 +67,19 @@ figcaption { font-size: 13px; color: #444; }
 .alert { background: #fff1c2; border: 2px solid #d4a017; border-radius: 4px; padding: 6px 10px; font-weight: bold; }
 table.head td.best { background: #e6f4ea; }
 .star { color: #1a7f37; }
+table.notes { table-layout: fixed; width: 100%; }
+table.notes td { overflow-wrap: anywhere; word-break: break-word; }
+table.notes code { white-space: normal; overflow-wrap: anywhere; }
+@media print {
+  body { font-size: 11px; }
+  main { max-width: none; padding: 0; }
+  nav { display: none; }
+  table { font-size: 10.5px; width: 100%; }
+  table.kv td, table.kv th { overflow-wrap: anywhere; white-space: normal; }
+  tr, figure { break-inside: avoid; }
+  h2, h3 { break-after: avoid; }
+  figure img { max-width: 100%; }
+}
 footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </style>
 </head>
@@ -137,7 +150,8 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 
 <section id="problems">
 <h2>Cells without a figure</h2>
-{{if .Notes}}<table>
+{{if .Notes}}<table class="notes">
+<colgroup><col style="width: 11%"/><col style="width: 13%"/><col style="width: 11%"/><col style="width: 10%"/><col style="width: 40%"/><col style="width: 15%"/></colgroup>
 <thead><tr><th>scenario</th><th>row</th><th>parameters</th><th>status</th><th>reason</th><th>recorded at</th></tr></thead>
 <tbody>
 {{range .Notes}}<tr><td>{{.Scenario}}</td><td>{{.Row}}</td><td>{{.Column}}</td><td class="c-{{.Kind}}"><span class="status">{{.Kind}}</span></td><td>{{.Reason}}</td><td><code>{{.File}}:{{.Line}}</code></td></tr>

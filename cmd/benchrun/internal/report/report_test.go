@@ -538,3 +538,21 @@ func TestHeadlineFirst(t *testing.T) {
 		t.Errorf("switch line: want stackless (third row) marked best, stackful-asm not:\n%s", line)
 	}
 }
+
+// TestNotesTableWrapsForPrint: the cells-without-a-figure table has fixed
+// column widths and wraps long reasons and paths, and the page has print
+// rules, so the table stays within a printed page (checked by eye in a
+// Chromium PDF; this keeps the rules from being dropped).
+func TestNotesTableWrapsForPrint(t *testing.T) {
+	_, _, html := buildFixture(t)
+	for _, want := range []string{`<table class="notes">`, "table.notes { table-layout: fixed; width: 100%; }", "overflow-wrap: anywhere", "@media print"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"DESIGN", "ANCHORS.md", "seed", "issue 6"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("page speaks of %q, which a reader of the repository does not have", bad)
+		}
+	}
+}
