@@ -165,6 +165,15 @@ func TestOneReaderOneVerdict(t *testing.T) {
 			}
 		}
 	}
+	// An interrupted run: check says so, compare warns.
+	cutRun := write("cut.txt", append(good, "# corobench:incomplete interrupted by SIGINT after 3 of 10 cells\n"...))
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"check", cutRun}, &stdout, &stderr); code != ExitOK || !strings.Contains(stdout.String(), "incomplete: interrupted by SIGINT after 3 of 10 cells") {
+		t.Errorf("check of an interrupted run: exit %d, %q", code, stdout.String())
+	}
+	if code, msg := run("compare", cutRun, cutRun); code != ExitOK || !strings.Contains(msg, "old run is incomplete (interrupted by SIGINT") {
+		t.Errorf("compare of an interrupted run: exit %d, %q", code, msg)
+	}
 	code, msg := run("check", "-h")
 	if code != ExitOK || !strings.Contains(msg, "benchrun check FILE") || strings.Contains(msg, "open") {
 		t.Errorf("check -h: exit %d, %q", code, msg)

@@ -58,6 +58,14 @@ func Write(w io.Writer, oldPath, newPath string, opt Options) error {
 	for _, s := range append(slices.Clone(oldSet.Warnings), newSet.Warnings...) {
 		fmt.Fprintf(warn, "warning: %s\n", s)
 	}
+	for _, run := range []struct {
+		label string
+		set   *cells.Set
+	}{{"old", oldSet}, {"new", newSet}} {
+		if why := run.set.Files[0].Incomplete; why != "" {
+			fmt.Fprintf(warn, "warning: the %s run is incomplete (%s): cells it did not reach show as only in the other run\n", run.label, why)
+		}
+	}
 	diffs := ConfigDiffs(oldSet.Files[0].Config, newSet.Files[0].Config)
 	if len(diffs) > 0 && !opt.Force {
 		return fmt.Errorf("the two runs were measured under different conditions, so their deltas would not be the code's:\n  %s\n(--force compares them anyway, with these differences printed above the tables)",
