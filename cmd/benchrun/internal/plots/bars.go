@@ -56,18 +56,24 @@ func Bars(title, yLabel string, groups []string, series []Series) *Chart {
 
 	// Pad the top so the highest whisker and its label stay inside: 12%
 	// of the axis for the label's height (the chart is 4.5 in tall and a
-	// label ~0.2 in), or the same share of the decades on a log axis.
+	// label ~0.2 in), or the same share of the decades on a log axis. With
+	// several groups the labels may have to stand upright (fitLabels): 25%
+	// leaves room for a 7-character label at 8 pt.
 	_, _, lo, hi := b.DataRange()
+	share := 0.12
+	if len(groups) > 1 {
+		share = 0.25
+	}
 	if b.log {
 		lo, hi = niceLogRange(lo/1.3, hi)
-		ch.plot.Y.Min, ch.plot.Y.Max = lo, hi*math.Pow(hi/lo, 0.12)
+		ch.plot.Y.Min, ch.plot.Y.Max = lo, hi*math.Pow(hi/lo, share)
 		ch.plot.Y.Scale = plot.LogScale{}
 		ch.plot.Y.Tick.Marker = logTicks{}
 		return ch
 	}
 	pad := 0.04
 	if b.labels {
-		pad = 0.12
+		pad = share
 	}
 	ch.plot.Y.Min, ch.plot.Y.Max = lo, hi+pad*(hi-lo)
 	ch.plot.Y.Tick.Marker = linearTicks{}
@@ -160,7 +166,7 @@ func (b *barGroups) Plot(c draw.Canvas, plt *plot.Plot) {
 		base = trY(0)
 	}
 	half := b.barWidth() / 2
-	labels := b.fitLabels(trX(b.barWidth()) - trX(0))
+	labels := b.fitLabels(trX(b.barWidth())-trX(0), b.labelRoom(c, trY))
 	outline := draw.LineStyle{Color: color.Gray{Y: 60}, Width: 0.6}
 	whisker := draw.LineStyle{Color: color.Black, Width: 1.3}
 	na := b.labelStyle
@@ -197,28 +203,52 @@ func (b *barGroups) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 }
 
-// fitLabels returns the style in which every value label fits the width of
-// one bar's slot (the bar and its share of the gap) with 3 pt to spare
-// between neighbours, trying 10 pt then 8 pt, or nil when the labels are off
-// or would touch at either size.
-func (b *barGroups) fitLabels(slot vg.Length) *text.Style {
+// fitLabels returns the style in which every value label fits: across one
+// bar's slot (the bar and its share of the gap) with 3 pt to spare between
+// neighbours, at 10 pt then 8 pt; else upright (rotated a quarter turn) at
+// 8 pt, when the slot is wide enough for the text's height and every label
+// fits the room above its bar (room, from labelRoom). nil when the labels
+// are off or would touch or leave the chart in every way.
+func (b *barGroups) fitLabels(slot vg.Length, room func(series, group int) vg.Length) *text.Style {
 	if !b.labels {
 		return nil
+	}
+	all := func(fits func(st text.Style, label string, room vg.Length) bool, st text.Style) bool {
+		for j, s := range b.series {
+			for i, v := range s.Values {
+				if v.OK && !fits(st, v.Label, room(j, i)) {
+					return false
+				}
+			}
+		}
+		return true
 	}
 	for _, size := range []vg.Length{10, 8} {
 		st := b.labelStyle
 		st.Font = font.From(sans, size)
-		fits := true
-		for _, s := range b.series {
-			for _, v := range s.Values {
-				if v.OK && st.Width(v.Label)+3 > slot {
-					fits = false
-				}
-			}
-		}
-		if fits {
+		if all(func(st text.Style, l string, _ vg.Length) bool { return st.Width(l)+3 <= slot }, st) {
 			return &st
 		}
 	}
+	st := b.labelStyle
+	st.Font = font.From(sans, 8)
+	st.Rotation, st.XAlign, st.YAlign = math.Pi/2, draw.XLeft, draw.YCenter
+	if st.Height("0")+3 <= slot && all(func(st text.Style, l string, room vg.Length) bool { return st.Width(l) <= room }, st) {
+		return &st
+	}
 	return nil
+}
+
+// labelRoom returns, for the bar of series j in group i, the height between
+// the top of its bar or whisker (plus the 3 pt gap the label keeps) and the
+// top of the canvas: how long an upright label may be.
+func (b *barGroups) labelRoom(c draw.Canvas, trY func(float64) vg.Length) func(j, i int) vg.Length {
+	return func(j, i int) vg.Length {
+		v := b.series[j].Values[i]
+		top := trY(v.Median)
+		if v.hasCI() && (!b.log || v.Lo > 0) {
+			top = max(top, trY(v.Hi))
+		}
+		return c.Max.Y - top - 3
+	}
 }

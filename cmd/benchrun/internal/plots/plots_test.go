@@ -235,13 +235,17 @@ func TestLabelsThatWouldOverlapAreLeftOut(t *testing.T) {
 	}
 	b := &barGroups{groups: []string{"n=1", "n=1000", "n=10000"}, series: wide, labels: true}
 	b.labelStyle = Bars("t", "y", b.groups, wide).plot.Title.TextStyle
-	if st := b.fitLabels(20); st != nil {
-		t.Error("labels 13 characters wide fit a 20 pt slot")
+	room := func(int, int) vg.Length { return 30 } // above every bar
+	if st := b.fitLabels(20, room); st != nil {
+		t.Error("labels 13 characters wide fit a 20 pt slot and 30 pt of room above")
 	}
 	for j := range wide {
 		wide[j].Values[0].Label = "1.33ms"
 	}
-	if st := b.fitLabels(40); st == nil {
+	if st := b.fitLabels(40, room); st == nil || st.Rotation != 0 {
 		t.Error("6-character labels do not fit a 40 pt slot")
+	}
+	if st := b.fitLabels(20, room); st == nil || st.Rotation == 0 {
+		t.Error("6-character labels in a 20 pt slot with room above are not stood upright")
 	}
 }
