@@ -59,3 +59,58 @@ func TestRegisterRefusesMisuse(t *testing.T) {
 		scenarios.RegisterRow(scenarios.RowDef{Name: "a b", RunBlocking: func(scenarios.CellInfo, func(scenarios.Blocking)) error { return nil }})
 	})
 }
+
+// TestParamsDeclareTheirRange: every parameter is an integer with a range
+// or an enumeration, every value a run sweeps passes its own check, and an
+// integer parameter of a size declares its memory per unit.
+func TestParamsDeclareTheirRange(t *testing.T) {
+	for _, s := range scenarios.All {
+		for _, p := range s.Params {
+			if p.Doc == "" {
+				t.Errorf("%s: parameter %s has no Doc", s.Name, p.Key)
+			}
+			if p.Max > 0 && p.BytesPer == 0 {
+				t.Errorf("%s: integer parameter %s declares no BytesPer", s.Name, p.Key)
+			}
+			for _, v := range append(append([]string{}, p.Full...), p.Quick...) {
+				if err := p.Check(v); err != nil {
+					t.Errorf("%s: its own value: %v", s.Name, err)
+				}
+			}
+			if p.Check("-5") == nil || p.Check("abc") == nil || p.Check("99999999999") == nil {
+				t.Errorf("%s: parameter %s accepts -5, abc or 99999999999", s.Name, p.Key)
+			}
+		}
+	}
+}
+
+// TestHeadlinesAreDeclaredOnce: the report's headline lines come from the
+// metrics' Headline fields: labels are distinct, and every preferred
+// setting names a parameter of its scenario with a valid value.
+func TestHeadlinesAreDeclaredOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range scenarios.All {
+		for _, m := range s.Metrics {
+			if m.Headline == "" {
+				if len(m.HeadlineAt) > 0 {
+					t.Errorf("%s %s: HeadlineAt without Headline", s.Name, m.Unit)
+				}
+				continue
+			}
+			if seen[m.Headline] {
+				t.Errorf("headline %q declared twice", m.Headline)
+			}
+			seen[m.Headline] = true
+			for _, at := range m.HeadlineAt {
+				k, v, _ := strings.Cut(at, "=")
+				p, ok := s.Param(k)
+				if !ok || p.Check(v) != nil {
+					t.Errorf("%s %s: HeadlineAt %q is not a valid setting", s.Name, m.Unit, at)
+				}
+			}
+		}
+	}
+	if len(seen) < 7 {
+		t.Errorf("only %d headline figures declared", len(seen))
+	}
+}

@@ -38,6 +38,16 @@ type Metric struct {
 	Kind MetricKind
 	// HigherIsBetter is true for throughput units such as req/s.
 	HigherIsBetter bool
+	// Headline, when not "", puts this metric in the report's headline
+	// table (its first screen) as a line with this label, e.g. "bare
+	// switch". The table's lines follow the display order of scenarios and
+	// then of their metrics; this field is the only place they are chosen.
+	Headline string
+	// HeadlineAt lists the parameter settings (in the report's column form,
+	// "n=100000", "c=64") the headline line may show, in order of
+	// preference: the first one the run has. Empty: the scenario's first
+	// setting (or its only one, when it has no parameters).
+	HeadlineAt []string
 }
 
 // MetricKind says how a metric's value is obtained.
@@ -55,12 +65,23 @@ const (
 )
 
 // Param is one swept parameter: its key as it appears in benchmark names
-// (`/n=4096`) and its values for a full run and for --quick.
+// (`/n=4096`), its values for a full run and for --quick, and what values
+// are valid (Check), so that benchrun refuses a bad --param before any
+// cell runs (see params.go).
 type Param struct {
 	Key   string
 	Full  []string
 	Quick []string
 	Doc   string
+	// Min and Max, when Max > 0, make the parameter an integer in
+	// [Min, Max]. With Max == 0 it is an enumeration: its valid values are
+	// exactly Full.
+	Min, Max int
+	// BytesPer, when > 0, marks a size parameter: an estimate of the
+	// resident memory one unit (one coroutine, one connection) costs the
+	// cell's process, compared before the run with the machine's available
+	// memory (CheckMemory). CoroutineBytes is the usual figure.
+	BytesPer int64
 }
 
 // Scenario is one entry of the scenario set. See the package doc.

@@ -33,6 +33,7 @@ var Burst = register(&scenarios.Scenario{
 		// --quick runs n=10000 only: a 100000 cell costs ~1 s on a 2-core
 		// machine (the first touch of ~0.5 GB), over the quick budget.
 		Key: "n", Full: []string{"10000", "100000"}, Quick: []string{"10000"},
+		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes,
 		Doc: "coroutines per burst",
 	}},
 	Metrics: []scenarios.Metric{

@@ -62,11 +62,16 @@ var Echo = register(&scenarios.Scenario{
 		"req/s is the requests completed over the load's duration. Every reply is verified byte for byte.", echoRate, echoSize, echoMinBatch),
 	Claim: "Measurement (docs/design.md §6): closed-loop load and averages hide tails, so the load is open-loop from intended send times, with percentiles; " +
 		"reference: TrueAsync HTTP server 43k req/s, p99 2.3 ms on one thread; Go net echo p99 2.12 ms at c=100 (cloudwego/netpoll-benchmark#3).",
-	Params: []scenarios.Param{{Key: "c", Full: []string{"1", "64", "1024"}, Doc: "client connections"}},
+	Params: []scenarios.Param{{Key: "c", Full: []string{"1", "64", "1024"}, Doc: "client connections",
+		// At most 16384: every connection is a loopback socket pair from one
+		// client address, drawing on Linux's default ephemeral port range
+		// (net.ipv4.ip_local_port_range, 28232 ports). One coroutine each;
+		// the kernel's socket buffers are not counted.
+		Min: 1, Max: 16384, BytesPer: scenarios.CoroutineBytes}},
 	Metrics: []scenarios.Metric{
-		{Unit: "req/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true},
+		{Unit: "req/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true, Headline: "echo throughput", HeadlineAt: []string{"c=64", "c=1"}},
 		{Unit: "p50-ns/req", Kind: scenarios.BodyMeasured},
-		{Unit: "p99-ns/req", Kind: scenarios.BodyMeasured},
+		{Unit: "p99-ns/req", Kind: scenarios.BodyMeasured, Headline: "echo latency p99", HeadlineAt: []string{"c=64", "c=1"}},
 	},
 	Blocking:     echoBlocking,
 	StateMachine: echoStateMachine,

@@ -26,10 +26,11 @@ var Memory = register(&scenarios.Scenario{
 		"goroutine ≈ 2–2.7 KB blocked (docs/design.md §8).",
 	Params: []scenarios.Param{{
 		Key: "n", Full: []string{"1000", "100000", "1000000"}, Quick: []string{"1000", "100000"},
+		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes,
 		Doc: "coroutines suspended at once",
 	}},
 	Metrics: []scenarios.Metric{
-		{Unit: "B/coroutine", Kind: scenarios.BodyMeasured},
+		{Unit: "B/coroutine", Kind: scenarios.BodyMeasured, Headline: "memory per coroutine (RSS)", HeadlineAt: []string{"n=100000", "n=1000000", "n=1000"}},
 		{Unit: "heap-B/coroutine", Kind: scenarios.BodyMeasured},
 	},
 	FixedIters: 1,

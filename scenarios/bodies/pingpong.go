@@ -23,7 +23,7 @@ var PingPong = register(&scenarios.Scenario{
 		"ns/switch is one-way: a round trip counts as 2 switches.",
 	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (docs/design.md §1, the claims).",
 	Metrics: []scenarios.Metric{
-		{Unit: "ns/switch", Kind: scenarios.TimePerOp},
+		{Unit: "ns/switch", Kind: scenarios.TimePerOp, Headline: "full suspend/resume (per switch)"},
 		{Unit: "allocs/switch", Kind: scenarios.AllocsPerOp},
 	},
 	Blocking:     pingPongBlocking,

@@ -26,6 +26,7 @@ var Priority = register(&scenarios.Scenario{
 		"the head (docs/design.md §1, the scheduler).",
 	Params: []scenarios.Param{{
 		Key: "n", Full: []string{"1000"},
+		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes,
 		Doc: "runnable normal coroutines ahead in the queue",
 	}},
 	Metrics:      []scenarios.Metric{{Unit: "ns/wake", Kind: scenarios.BodyMeasured}},

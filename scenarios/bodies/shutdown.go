@@ -26,6 +26,7 @@ var Shutdown = register(&scenarios.Scenario{
 		// --quick runs n=1000 only: a 100000 cell costs 0.4–0.7 s on a
 		// 2-core machine (spawning and blocking them), over the quick budget.
 		Key: "n", Full: []string{"1000", "100000"}, Quick: []string{"1000"},
+		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes,
 		Doc: "blocked coroutines",
 	}},
 	Metrics:      []scenarios.Metric{{Unit: "ns/coroutine", Kind: scenarios.TimePerOp}},

@@ -41,7 +41,7 @@ var Spawn = register(&scenarios.Scenario{
 		Doc: "cold: nothing pooled before the timed spawns; warm: after an identical warm-up round",
 	}},
 	Metrics: []scenarios.Metric{
-		{Unit: "ns/spawn", Kind: scenarios.TimePerOp},
+		{Unit: "ns/spawn", Kind: scenarios.TimePerOp, Headline: "spawn cost (cold pool)", HeadlineAt: []string{"pool=cold"}},
 		{Unit: "allocs/spawn", Kind: scenarios.AllocsPerOp},
 	},
 	FixedIters:   spawnCount,

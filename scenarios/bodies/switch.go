@@ -25,7 +25,7 @@ var Switch = register(&scenarios.Scenario{
 		"10–50 ns (docs/design.md §1, the claims). docs/design.md §3's prototype: ~9.5 ns asm, ~34 ns iter.Pull, ~0.7 ns a state-machine " +
 		"resume.",
 	Metrics: []scenarios.Metric{
-		{Unit: "ns/switch", Kind: scenarios.TimePerOp},
+		{Unit: "ns/switch", Kind: scenarios.TimePerOp, Headline: "bare switch, one-way"},
 		{Unit: "allocs/switch", Kind: scenarios.AllocsPerOp},
 	},
 	Blocking:     switchBlocking,

@@ -27,10 +27,11 @@ var Timer = register(&scenarios.Scenario{
 		"The results file's timer-floor line names each row's clock and wait syscall.",
 	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
 		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
-	Params: []scenarios.Param{{Key: "n", Full: []string{"1", "1000", "10000"}, Doc: "concurrently sleeping coroutines"}},
+	Params: []scenarios.Param{{Key: "n", Full: []string{"1", "1000", "10000"}, Doc: "concurrently sleeping coroutines",
+		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes}},
 	Metrics: []scenarios.Metric{
-		{Unit: "p50-ns/wake", Kind: scenarios.BodyMeasured},
-		{Unit: "p99-ns/wake", Kind: scenarios.BodyMeasured},
+		{Unit: "p50-ns/wake", Kind: scenarios.BodyMeasured, Headline: "timer latency p50", HeadlineAt: []string{"n=1000", "n=1"}},
+		{Unit: "p99-ns/wake", Kind: scenarios.BodyMeasured, Headline: "timer latency p99", HeadlineAt: []string{"n=1000", "n=1"}},
 		{Unit: "max-ns/wake", Kind: scenarios.BodyMeasured},
 	},
 	Blocking:     timerBlocking,

@@ -21,6 +21,7 @@ var Yield = register(&scenarios.Scenario{
 		"per-switch cost at 30k coroutines vs 1 (docs/design.md §8: libcopp).",
 	Params: []scenarios.Param{{
 		Key: "n", Full: []string{"2", "64", "4096", "262144"}, Quick: []string{"2", "4096"},
+		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes,
 		Doc: "coroutines yielding in turn",
 	}},
 	Metrics:      []scenarios.Metric{{Unit: "ns/switch", Kind: scenarios.TimePerOp}},

@@ -1,34 +1,57 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
-	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
 )
 
-// runCheck validates results files: each must read back as benchfmt with
-// well-formed cell notes.
+// runCheck is `benchrun check FILE...`: it reads each file exactly as
+// report and compare do (cells.Load, i.e. results.ReadChecked and the
+// grouping), so a file check accepts is one they accept, and one they
+// refuse check refuses with the same reason. A torn last line is a warning
+// naming file:line, as in report and compare; the intact cells count.
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	fs := flag.NewFlagSet("benchrun check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usageLine("check")+"\nreads each results file as report and compare do and says what it holds, or why it is refused (exit 1)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "benchrun check: name at least one results file, e.g. benchrun check results/<runstamp>.txt")
 		return ExitUsage
 	}
 	code := ExitOK
-	for _, path := range args {
-		f, err := results.ReadFile(path)
+	for _, path := range fs.Args() {
+		set, err := cells.Load(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "benchrun check: %v\n", err)
 			code = ExitFailed
 			continue
 		}
-		failed := 0
-		for _, n := range f.Notes {
-			if n.Kind == results.NoteFailed {
-				failed++
-			}
+		warn(stderr, "check", set.Warnings)
+		f := set.Files[0]
+		fmt.Fprintf(stdout, "%s: %d results, %d failed cells, %d not supported", path, f.Results, f.Failed, f.Unsupported)
+		if f.Incomplete != "" {
+			fmt.Fprintf(stdout, "; incomplete: %s", f.Incomplete)
 		}
-		fmt.Fprintf(stdout, "%s: %d results, %d failed cells, %d not supported\n", path, len(f.Results), failed, len(f.Notes)-failed)
+		fmt.Fprintln(stdout)
 	}
 	return code
+}
+
+// warn prints the reader's warnings (a torn last line) for a subcommand.
+func warn(w io.Writer, sub string, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintf(w, "benchrun %s: warning: %s\n", sub, s)
+	}
 }

@@ -55,7 +55,7 @@ var subcommands []subcommand
 func init() {
 	subcommands = []subcommand{
 		{name: "report", usage: "[-o DIR] FILE...", doc: "rebuild a report from results files", run: runReport},
-		{name: "compare", usage: "OLD NEW", doc: "compare two runs, benchstat-style", run: runCompare},
+		{name: "compare", usage: "[--force] OLD NEW", doc: "compare two runs, benchstat-style", run: runCompare},
 		{name: "check", usage: "FILE...", doc: "validate results files (exit 1 naming file:line if not)", run: runCheck},
 		{name: harness.ChildSubcommand, usage: "-scenario S -impl ROW -params K=V,...", doc: "measure one cell (the harness's child process)", hidden: true, run: harness.ChildMain},
 		{name: harness.LoadgenSubcommand, usage: "FLAGS", doc: "the echo scenario's load generator process", hidden: true, run: loadgen.Main},

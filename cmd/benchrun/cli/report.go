@@ -7,15 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/corobench/corobench/cmd/benchrun/internal/harness"
 	"github.com/corobench/corobench/cmd/benchrun/internal/report"
 )
 
 // writeReport builds reports/<runstamp>/index.html from a run's results.
 func writeReport(resultsPath, reportsDir, runstamp string, stderr io.Writer) error {
-	index, err := report.Build([]string{resultsPath}, filepath.Join(reportsDir, runstamp))
+	index, warnings, err := report.BuildWarn([]string{resultsPath}, filepath.Join(reportsDir, runstamp))
 	if err != nil {
 		return err
 	}
+	warn(stderr, "report", warnings)
 	fmt.Fprintf(stderr, "benchrun: report %s\n", index)
 	return nil
 }
@@ -24,7 +26,7 @@ func writeReport(resultsPath, reportsDir, runstamp string, stderr io.Writer) err
 func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchrun report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "", "output directory (default reports/<name of the first file without .txt>)")
+	out := fs.String("o", "", "output directory (default "+filepath.Join(harness.DefaultDir("reports"), "<name of the first file without .txt>")+": reports/ at the root of the corobench checkout the working directory is in, as for a run)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, usageLine("report")+"\nrebuilds an HTML report (with PNG and SVG charts) from results files")
 		fs.PrintDefaults()
@@ -41,13 +43,14 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	dir := *out
 	if dir == "" {
-		dir = filepath.Join("reports", strings.TrimSuffix(filepath.Base(fs.Arg(0)), ".txt"))
+		dir = filepath.Join(harness.DefaultDir("reports"), strings.TrimSuffix(filepath.Base(fs.Arg(0)), ".txt"))
 	}
-	index, err := report.Build(fs.Args(), dir)
+	index, warnings, err := report.BuildWarn(fs.Args(), dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun report: %v\n", err)
 		return ExitFailed
 	}
+	warn(stderr, "report", warnings)
 	fmt.Fprintln(stdout, index)
 	return ExitOK
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -68,10 +69,16 @@ func (p paramFlags) Set(s string) error {
 		return fmt.Errorf("want key=v1,v2,... (for example n=1000,100000), got %q", s)
 	}
 	values := strings.Split(vs, ",")
-	for _, v := range values {
+	for i, v := range values {
 		if v == "" || strings.ContainsAny(v, " /=") {
 			return fmt.Errorf("value %q of %s is empty or contains a space, '/' or '='", v, k)
 		}
+		if slices.Contains(values[:i], v) {
+			return fmt.Errorf("value %s of %s is given twice: each cell would run twice; name it once", v, k)
+		}
+	}
+	if _, dup := p[k]; dup {
+		return fmt.Errorf("%s is given twice: give all its values in one --param %s=v1,v2", k, k)
 	}
 	p[k] = values
 	return nil
@@ -120,6 +127,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := checkOverrides(cfg.scenarios, params); err != nil {
 		return nil, err
 	}
+	if err := checkCells(cfg.scenarios, cfg.quick, params, memAvailable()); err != nil {
+		return nil, err
+	}
 	switch {
 	case cfg.count < 1:
 		return nil, fmt.Errorf("--count %d: need at least 1 repetition (6 or more for a confidence interval)", cfg.count)
@@ -148,14 +158,57 @@ func selectNamed[T any](list, kind, flagName string, all []T, lookup func(string
 		return all, nil
 	}
 	var out []T
+	seen := map[string]bool{}
 	for _, name := range strings.Split(list, ",") {
-		v, ok := lookup(strings.TrimSpace(name))
+		name = strings.TrimSpace(name)
+		v, ok := lookup(name)
 		if !ok {
 			return nil, fmt.Errorf("unknown %s %q for %s; valid: all, %s", kind, name, flagName, strings.Join(names, ", "))
 		}
+		// Refused rather than de-duplicated: a repeated name is more likely a
+		// typo for another than a wish to run each cell twice (--count does that).
+		if seen[name] {
+			return nil, fmt.Errorf("%s %s names %s %q twice: each of its cells would run twice; name it once (--count sets the repetitions)", flagName, list, kind, name)
+		}
+		seen[name] = true
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// checkCells checks every planned cell's parameters against their declared
+// type and range, and its memory estimate against the machine's available
+// memory (available <= 0: unknown, not checked), so that a bad --param
+// exits before any cell runs instead of failing, hanging or running the
+// machine out of memory in every cell.
+func checkCells(ss []*scenarios.Scenario, quick bool, overrides map[string][]string, available int64) error {
+	for _, s := range ss {
+		for _, combo := range s.Combos(quick, overrides) {
+			if err := s.CheckCell(combo, available); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// memAvailable is MemAvailable from /proc/meminfo in bytes (the kernel's
+// estimate of memory a new process can use without swapping), or 0 when
+// it cannot be read.
+func memAvailable() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 // checkOverrides rejects a --param whose key no selected scenario has.
@@ -200,7 +253,7 @@ func listScenarios(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-12s Benchmark%s  [%s]\n      %s\n", s.Name, s.Bench, strings.Join(units, ", "), s.Doc)
 		for _, p := range s.Params {
-			fmt.Fprintf(w, "      --param %s=%s (quick: %s)\n", p.Key, strings.Join(p.Full, ","), strings.Join(p.Quick, ","))
+			fmt.Fprintf(w, "      --param %s=%s (quick: %s; valid: %s)\n", p.Key, strings.Join(p.Full, ","), strings.Join(p.Quick, ","), p.Range())
 		}
 	}
 	fmt.Fprintf(w, "rows: %s\n", strings.Join(scenarios.RowNames(), ", "))

@@ -51,7 +51,10 @@ type Set struct {
 	Files     []FileMeta
 	Scenarios []*Scenario // in display order
 	Notes     []Note      // every failed or unsupported cell, in file order
-	units     benchfmt.UnitMetadataMap
+	// Warnings are problems that leave the figures read standing (a torn
+	// last line): each names the file and line. Callers show them.
+	Warnings []string
+	units    benchfmt.UnitMetadataMap
 }
 
 // FileMeta is one input file and the run metadata in its config lines.
@@ -62,6 +65,19 @@ type FileMeta struct {
 	// writes a title and the command line there). Empty when the file
 	// cannot be re-read, e.g. it came from a reader.
 	Header []string
+	// Results, Failed and Unsupported count the file's result lines and
+	// its failed and unsupported cell notes.
+	Results, Failed, Unsupported int
+	// Incomplete is why the run stopped before its last cell, "" if it
+	// did not (results.File.Incomplete).
+	Incomplete string
+	// Config is the file-level config in force at the end of the file
+	// (results.File.Config), per-cell keys included in their file form:
+	// what compare checks two runs agree on.
+	Config []KV
+	// Torn, when not "", says the file's last line was torn (a write cut
+	// short) and was left out; the cells before it are read.
+	Torn string
 }
 
 // KV is one configuration key and its value.
@@ -145,22 +161,36 @@ func (s *Set) HigherIsBetter(unit string) bool {
 	return strings.HasSuffix(unit, "/s")
 }
 
-// Load reads the results files at paths and groups them. Samples of the
-// same cell in several files are pooled. Errors from a corrupt or
-// truncated file name the file and the line (see results.ReadFile).
+// Load reads the results files at paths with results.ReadChecked (the one
+// reader check, report and compare share) and groups them. Samples of the
+// same cell in several files are pooled. Errors from a corrupt file name
+// the file and the line; a torn last line is a warning in Set.Warnings and
+// FileMeta.Torn, and the cells before it are read.
 func Load(paths ...string) (*Set, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no results files given")
 	}
 	var files []*results.File
+	var torn []*results.TornError
 	for _, p := range paths {
-		f, err := results.ReadFile(p)
+		f, t, err := results.ReadChecked(p)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, f)
+		torn = append(torn, t)
 	}
-	return Group(files)
+	set, err := Group(files)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range torn {
+		if t != nil {
+			set.Files[i].Torn = t.Error()
+			set.Warnings = append(set.Warnings, t.Error())
+		}
+	}
+	return set, nil
 }
 
 // Group groups files already read with the results package. It reads like
@@ -312,7 +342,20 @@ func (g *grouper) scenario(l place) *Scenario {
 
 // addFile is step 3 for one file.
 func (g *grouper) addFile(f *results.File) error {
-	g.set.Files = append(g.set.Files, FileMeta{Path: f.Path, Meta: fileMeta(f), Header: header(f.Path)})
+	fm := FileMeta{Path: f.Path, Meta: fileMeta(f), Header: header(f.Path), Results: len(f.Results), Incomplete: f.Incomplete}
+	for _, c := range f.Config {
+		if c.File {
+			fm.Config = append(fm.Config, KV{c.Key, string(c.Value)})
+		}
+	}
+	for _, n := range f.Notes {
+		if n.Kind == results.NoteFailed {
+			fm.Failed++
+		} else {
+			fm.Unsupported++
+		}
+	}
+	g.set.Files = append(g.set.Files, fm)
 	for k, v := range f.Units {
 		g.set.units[k] = v
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
 	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
 	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+	"github.com/corobench/corobench/internal/results"
 )
 
 // Write reads the results files oldPath and newPath and writes the
@@ -32,9 +33,16 @@ import (
 // Mann-Whitney U test rejects "same distribution" at alpha 0.05, else "~".
 // The last column flags a cell with fewer than 6 samples or a coefficient
 // of variation over 5%, a cell that failed or is unsupported (with the
-// reason), and a cell present in only one run. A corrupt or truncated
-// input is an error naming the file and line, and nothing is written.
-func Write(w io.Writer, oldPath, newPath string) error {
+// reason), and a cell present in only one run. A corrupt input is an error
+// naming the file and line, and nothing is written; a torn last line is a
+// warning (opt.Warn) and the cells before it are compared.
+//
+// Two runs whose config differs in a key that changes the figures
+// (MattersKeys) are refused with an error naming each key and both values,
+// unless opt.Force: then the differences head the output and go to
+// opt.Warn. A differing commit is shown, never refused: it is what a
+// comparison is usually for.
+func Write(w io.Writer, oldPath, newPath string, opt Options) error {
 	oldSet, err := cells.Load(oldPath)
 	if err != nil {
 		return fmt.Errorf("old run: %w", err)
@@ -43,10 +51,74 @@ func Write(w io.Writer, oldPath, newPath string) error {
 	if err != nil {
 		return fmt.Errorf("new run: %w", err)
 	}
-	return write(w, oldSet, newSet)
+	warn := opt.Warn
+	if warn == nil {
+		warn = io.Discard
+	}
+	for _, s := range append(slices.Clone(oldSet.Warnings), newSet.Warnings...) {
+		fmt.Fprintf(warn, "warning: %s\n", s)
+	}
+	for _, run := range []struct {
+		label string
+		set   *cells.Set
+	}{{"old", oldSet}, {"new", newSet}} {
+		if why := run.set.Files[0].Incomplete; why != "" {
+			fmt.Fprintf(warn, "warning: the %s run is incomplete (%s): cells it did not reach show as only in the other run\n", run.label, why)
+		}
+	}
+	diffs := ConfigDiffs(oldSet.Files[0].Config, newSet.Files[0].Config)
+	if len(diffs) > 0 && !opt.Force {
+		return fmt.Errorf("the two runs were measured under different conditions, so their deltas would not be the code's:\n  %s\n(--force compares them anyway, with these differences printed above the tables)",
+			strings.Join(diffs, "\n  "))
+	}
+	for _, d := range diffs {
+		fmt.Fprintf(warn, "warning: config differs: %s\n", d)
+	}
+	return write(w, oldSet, newSet, diffs)
 }
 
-func write(w io.Writer, oldSet, newSet *cells.Set) error {
+// Options tune Write.
+type Options struct {
+	// Force compares runs whose config differs in a key of MattersKeys.
+	Force bool
+	// Warn receives warnings (a torn file, config differences under
+	// Force); nil discards them.
+	Warn io.Writer
+}
+
+// MattersKeys are the config keys whose difference between two runs
+// changes the figures themselves: machine, toolchain, measurement policy
+// and the Go runtime's environment.
+var MattersKeys = []string{
+	results.KeyCPU, results.KeyNumCPU, results.KeyGOOS, results.KeyGOARCH, results.KeyGoVersion, results.KeyBuild,
+	results.KeyBenchtime, results.KeyGCPolicy, results.KeyGOMAXPROCS, results.KeyRuntimeEnv, results.KeyGODEBUG,
+	results.KeyTimerFloor,
+}
+
+// ConfigDiffs lists each key of MattersKeys whose value differs between
+// two files' config, as "key: old=<v> new=<v>" ("(absent)" for a missing
+// key). A key absent from both is no difference.
+func ConfigDiffs(old, new []cells.KV) []string {
+	get := func(kvs []cells.KV, key string) (string, bool) {
+		for _, kv := range kvs {
+			if kv.Key == key {
+				return kv.Value, true
+			}
+		}
+		return "(absent)", false
+	}
+	var out []string
+	for _, k := range MattersKeys {
+		o, okO := get(old, k)
+		n, okN := get(new, k)
+		if (okO || okN) && o != n {
+			out = append(out, fmt.Sprintf("%s: old=%s new=%s", k, o, n))
+		}
+	}
+	return out
+}
+
+func write(w io.Writer, oldSet, newSet *cells.Set, diffs []string) error {
 	for _, run := range []struct {
 		label string
 		set   *cells.Set
@@ -60,6 +132,9 @@ func write(w io.Writer, oldSet, newSet *cells.Set) error {
 			}
 		}
 		fmt.Fprintln(w)
+	}
+	for _, d := range diffs {
+		fmt.Fprintf(w, "config differs (compared with --force): %s\n", d)
 	}
 	fmt.Fprintf(w, "medians ± 95%% CI (benchmath, distribution-free); delta and p from the Mann-Whitney U test; ~ = not significant at alpha %.2f\n", stats.Alpha)
 

@@ -2,6 +2,7 @@ package plots
 
 import (
 	"encoding/xml"
+	"fmt"
 	"image/color"
 	"image/png"
 	"io"
@@ -78,7 +79,7 @@ func TestBars(t *testing.T) {
 	if ch.plot.Y.Max <= 340 || ch.plot.Y.Min > 2.9 {
 		t.Errorf("y range [%v, %v] clips the bars [2.9, 340]", ch.plot.Y.Min, ch.plot.Y.Max)
 	}
-	linear := Bars("Yield without stackless", "ns per switch", []string{"n=2", "n=64", "n=4096"}, append(s[:2:2], s[3:]...))
+	linear := Bars("Yield without stackless and stackful-asm", "ns per switch", []string{"n=2", "n=64", "n=4096"}, []Series{s[1], s[3], s[4]})
 	if _, ok := linear.plot.Y.Scale.(plot.LinearScale); !ok || linear.plot.Y.Max <= 340 || linear.plot.Y.Min != 0 {
 		t.Errorf("linear chart: scale %T, y range [%v, %v]; want linear from 0 past 340", linear.plot.Y.Scale, linear.plot.Y.Min, linear.plot.Y.Max)
 	}
@@ -199,5 +200,52 @@ func TestLogTicks(t *testing.T) {
 	}
 	if formatN(262144) != "262k" || formatN(1e6) != "1M" || formatN(4096) != "4096" || formatN(1e4) != "10k" {
 		t.Errorf("formatN: %s %s %s", formatN(262144), formatN(1e6), formatN(4096))
+	}
+}
+
+// TestLogForAWideInterval: medians within 2× of each other but one
+// interval reaching 200× above them (a noisy echo cell) make a log axis,
+// so that interval does not flatten every bar.
+func TestLogForAWideInterval(t *testing.T) {
+	s := []Series{
+		{"a", palette[0], []Value{{200e3, 190e3, 210e3, true, "200µs"}}},
+		{"b", palette[1], []Value{{300e3, 100e3, 40e6, true, "300µs"}}},
+	}
+	if ch := Bars("Echo", "ns", []string{""}, s); !isLog(ch) {
+		t.Error("a 40 ms interval over 200 µs medians is drawn on a linear axis")
+	}
+	s[1].Values[0].Hi = 320e3
+	if ch := Bars("Echo", "ns", []string{""}, s); isLog(ch) {
+		t.Error("medians and intervals within 2× drawn on a log axis")
+	}
+}
+
+func isLog(ch *Chart) bool {
+	_, ok := ch.plot.Y.Scale.(plot.LogScale)
+	return ok
+}
+
+// TestLabelsThatWouldOverlapAreLeftOut: labels wider than a bar's slot are
+// not drawn (they ran into each other: "1331212578"); narrow ones are.
+func TestLabelsThatWouldOverlapAreLeftOut(t *testing.T) {
+	wide := make([]Series, 5)
+	for j := range wide {
+		wide[j] = Series{fmt.Sprint("row", j), palette[j], []Value{
+			{1331e3, 1300e3, 1400e3, true, "1331212.578µs"}, {1, 0.9, 1.1, true, "1.00"}, {2, 1.9, 2.1, true, "2.00"}}}
+	}
+	b := &barGroups{groups: []string{"n=1", "n=1000", "n=10000"}, series: wide, labels: true}
+	b.labelStyle = Bars("t", "y", b.groups, wide).plot.Title.TextStyle
+	room := func(int, int) vg.Length { return 30 } // above every bar
+	if st := b.fitLabels(20, room); st != nil {
+		t.Error("labels 13 characters wide fit a 20 pt slot and 30 pt of room above")
+	}
+	for j := range wide {
+		wide[j].Values[0].Label = "1.33ms"
+	}
+	if st := b.fitLabels(40, room); st == nil || st.Rotation != 0 {
+		t.Error("6-character labels do not fit a 40 pt slot")
+	}
+	if st := b.fitLabels(20, room); st == nil || st.Rotation == 0 {
+		t.Error("6-character labels in a 20 pt slot with room above are not stood upright")
 	}
 }

@@ -52,8 +52,9 @@ func commonScale(u units.Unit, cs []*cells.Cell, logAxis bool) units.Scale {
 	return u.ScaleFor(hi)
 }
 
-// span is the ratio of the largest to the smallest median, 0 when some
-// median is not positive: plots.Bars draws a log axis above plots.LogSpan.
+// span is the ratio of the highest median or interval top to the smallest
+// median, 0 when some median is not positive: plots.Bars draws a log axis
+// above plots.LogSpan, by the same rule.
 func span(cs []*cells.Cell) float64 {
 	lo, hi := math.Inf(1), 0.0
 	for _, c := range cs {
@@ -61,7 +62,11 @@ func span(cs []*cells.Cell) float64 {
 		if m <= 0 {
 			return 0
 		}
-		lo, hi = math.Min(lo, m), math.Max(hi, m)
+		top := m
+		if h := c.Summary.Hi; !math.IsInf(c.Summary.CIPercent(), 0) && !math.IsNaN(h) && h > m {
+			top = h
+		}
+		lo, hi = math.Min(lo, m), math.Max(hi, top)
 	}
 	if hi == 0 {
 		return 0
@@ -76,7 +81,11 @@ func plotValue(c *cells.Cell, scale units.Scale) plots.Value {
 	s := c.Summary
 	return plots.Value{
 		Median: s.Median / scale.Div, Lo: s.Lo / scale.Div, Hi: s.Hi / scale.Div, OK: true,
-		Label: strings.TrimSuffix(scale.Format(s.Median), " "+scale.Symbol),
+		// Each bar's label in its own scale, without the space: "1.33ms",
+		// "20k", "4.74KiB": three significant digits and a unit, as narrow
+		// as a figure gets (plots.Bars leaves labels out that still
+		// overlap).
+		Label: strings.ReplaceAll(units.Format(s.Median, c.Unit), " ", ""),
 	}
 }
 

@@ -57,12 +57,29 @@ table.fig td.c-absent { color: #888; text-align: center; }
 .reason { font-size: 12.5px; color: #333; max-width: 260px; }
 .v-holds { background: #dcf5e0; font-weight: bold; }
 .v-does-not-hold { background: #fde2e2; font-weight: bold; }
+.v-cheaper-than-claimed { background: #dbeafe; color: #0b3d91; font-weight: bold; }
 .v-not-measured { background: #eeeeee; font-weight: bold; color: #444; }
 .quote { font-style: italic; }
 figure { margin: 10px 0 22px; }
 figure img { width: 100%; max-width: 1000px; height: auto; border: 1px solid #e5e7eb; }
 figcaption { font-size: 13px; color: #444; }
 .note { font-size: 13.5px; color: #444; }
+.alert { background: #fff1c2; border: 2px solid #d4a017; border-radius: 4px; padding: 6px 10px; font-weight: bold; }
+table.head td.best { background: #e6f4ea; }
+.star { color: #1a7f37; }
+table.notes { table-layout: fixed; width: 100%; }
+table.notes td { overflow-wrap: anywhere; word-break: break-word; }
+table.notes code { white-space: normal; overflow-wrap: anywhere; }
+@media print {
+  body { font-size: 11px; }
+  main { max-width: none; padding: 0; }
+  nav { display: none; }
+  table { font-size: 10.5px; width: 100%; }
+  table.kv td, table.kv th { overflow-wrap: anywhere; white-space: normal; }
+  tr, figure { break-inside: avoid; }
+  h2, h3 { break-after: avoid; }
+  figure img { max-width: 100%; }
+}
 footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </style>
 </head>
@@ -70,17 +87,42 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 <main>
 <header>
 <h1>{{.Title}}</h1>
-<p class="lede">Coroutine runtimes measured on one machine: our stackful runtime with its own assembly switch (stackful-asm), the same runtime on Go's iter.Pull coroutines (stackful-coro), a stackless state-machine runtime (stackless), and goroutines with GOMAXPROCS=1 and all cores. Every figure is the median of the repetitions in the results file, with its 95% confidence interval.</p>
+{{range .Alerts}}<p class="alert">{{.}}</p>
+{{end}}<p class="lede">Coroutine runtimes measured on one machine: our stackful runtime with its own assembly switch (stackful-asm), the same runtime on Go's iter.Pull coroutines (stackful-coro), a stackless state-machine runtime (stackless), and goroutines with GOMAXPROCS=1 and all cores. Every figure is the median of the repetitions in the results file, with its 95% confidence interval.</p>
 <nav>
+<a href="#glance">At a glance</a>
+<a href="#claims">Claims</a>
 <a href="#run">Run</a>
 <a href="#policy">Measurement policy</a>
 <a href="#problems">Cells without a figure ({{len .Notes}})</a>
-<a href="#claims">Claims</a>
 <a href="#anchors">Published anchors</a>
 <a href="#colouring">Function colouring</a>
 {{range .Scenarios}}<a href="#{{.ID}}">{{.Name}}</a>
 {{end}}</nav>
 </header>
+
+<section id="glance">
+<h2>At a glance</h2>
+{{if .Headline.Lines}}<table class="fig head">
+<thead><tr><th>figure (median ± 95% CI)</th>{{range .Headline.Rows}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Headline.Lines}}<tr><th class="row"><a href="{{.Href}}">{{.Label}}</a><div class="detail">{{.Scenario}}{{if .Setting}} {{.Setting}}{{end}} · <code>{{.Unit}}</code> · {{if .Higher}}higher{{else}}lower{{end}} is better</div></th>{{range .Cells}}<td class="c-{{.Kind}}{{if .Best}} best{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}{{if .Best}}<span class="star">★</span> {{end}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{else if eq .Kind "absent"}}—{{else}}<span class="status">{{.Kind}}</span>{{end}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+<p class="note">★ marks the best median of each line, and every figure the Mann-Whitney U test cannot tell from it at alpha {{.Stats.Alpha}}. Each label links to its scenario's section, with every parameter setting, chart and caveat.</p>
+{{else}}<p>This run has none of the headline figures.</p>
+{{end}}</section>
+
+<section id="claims">
+<h2>Claims of the reference design</h2>
+<p class="note">The reference design's claims (docs/design.md §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
+<table>
+<thead><tr><th>claim</th><th>checked against</th><th>rule</th><th>measured in this run</th><th>verdict</th><th>why</th></tr></thead>
+<tbody>
+{{range .Claims}}<tr><td>{{.Text}}</td><td>{{.Measures}}</td><td>{{.Rule}}</td><td>{{if .Figure}}{{.Figure}}{{else}}—{{end}}</td><td class="{{verdictClass .Verdict}}">{{.Verdict}}</td><td>{{.Why}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
 
 <section id="run">
 <h2>Run</h2>
@@ -108,7 +150,8 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 
 <section id="problems">
 <h2>Cells without a figure</h2>
-{{if .Notes}}<table>
+{{if .Notes}}<table class="notes">
+<colgroup><col style="width: 11%"/><col style="width: 13%"/><col style="width: 11%"/><col style="width: 10%"/><col style="width: 40%"/><col style="width: 15%"/></colgroup>
 <thead><tr><th>scenario</th><th>row</th><th>parameters</th><th>status</th><th>reason</th><th>recorded at</th></tr></thead>
 <tbody>
 {{range .Notes}}<tr><td>{{.Scenario}}</td><td>{{.Row}}</td><td>{{.Column}}</td><td class="c-{{.Kind}}"><span class="status">{{.Kind}}</span></td><td>{{.Reason}}</td><td><code>{{.File}}:{{.Line}}</code></td></tr>
@@ -116,17 +159,6 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </table>
 {{else}}<p>Every cell produced a figure.</p>
 {{end}}</section>
-
-<section id="claims">
-<h2>Claims of the reference design</h2>
-<p class="note">The reference design's claims (docs/design.md §1) checked against this run. A range claim holds when the 95% confidence interval of the median overlaps the range; a relative claim holds when the difference is significant (Mann-Whitney, alpha {{.Stats.Alpha}}) and at least as large as its rule says.</p>
-<table>
-<thead><tr><th>claim</th><th>checked against</th><th>rule</th><th>measured in this run</th><th>verdict</th><th>why</th></tr></thead>
-<tbody>
-{{range .Claims}}<tr><td>{{.Text}}</td><td>{{.Measures}}</td><td>{{.Rule}}</td><td>{{if .Figure}}{{.Figure}}{{else}}—{{end}}</td><td class="{{verdictClass .Verdict}}">{{.Verdict}}</td><td>{{.Why}}</td></tr>
-{{end}}</tbody>
-</table>
-</section>
 
 <section id="anchors">
 <h2>Published anchors (quotations, not measured by this run)</h2>

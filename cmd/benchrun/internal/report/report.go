@@ -47,10 +47,23 @@ var Baselines = []string{"goroutine-single", "stackful-asm"}
 // Build([]string{"results/<runstamp>.txt"}, "reports/<runstamp>"), and for
 // `benchrun report FILE...` with the files given.
 func Build(files []string, outDir string) (indexHTML string, err error) {
+	indexHTML, _, err = BuildWarn(files, outDir)
+	return indexHTML, err
+}
+
+// BuildWarn is Build that also returns the reader's warnings (a torn last
+// line: the cells before it are reported), for the caller to print; the
+// page shows them at its top too.
+func BuildWarn(files []string, outDir string) (indexHTML string, warnings []string, err error) {
 	set, err := cells.Load(files...)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	indexHTML, err = build(set, files, outDir)
+	return indexHTML, set.Warnings, err
+}
+
+func build(set *cells.Set, files []string, outDir string) (indexHTML string, err error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return "", err
 	}
@@ -131,7 +144,11 @@ func copyFile(from, to string) error {
 // ---- the page model ----
 
 type page struct {
-	Title     string
+	Title string
+	// Alerts head the page: a run that stopped before its last cell, a
+	// results file whose torn last line was left out.
+	Alerts    []string
+	Headline  headlineView
 	Files     []fileView
 	Policy    policyView
 	Notes     []cells.Note
@@ -237,6 +254,12 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 		Stats:  statsView{100 * stats.Confidence, stats.Alpha, 100 * stats.MaxCV, stats.MinSamples},
 	}
 	for i, f := range set.Files {
+		if f.Incomplete != "" {
+			p.Alerts = append(p.Alerts, fmt.Sprintf("Incomplete run: %s (%s). The figures below are the cells that finished; the cells it did not reach are missing from every table.", f.Incomplete, f.Path))
+		}
+		if f.Torn != "" {
+			p.Alerts = append(p.Alerts, "Torn results file: "+f.Torn+". That line is left out; the cells before it are reported.")
+		}
 		p.Files = append(p.Files, fileView{Raw: raws[i], Meta: f.Meta, Header: f.Header})
 		for _, kv := range f.Meta {
 			if kv.Key == "runstamp" && i == 0 {
@@ -245,6 +268,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 		}
 	}
 	p.Policy = policy(set)
+	p.Headline = headline(set)
 	for _, a := range claims.Anchors {
 		if n := len(p.Anchors); n == 0 || p.Anchors[n-1].Topic != a.Topic {
 			p.Anchors = append(p.Anchors, anchorTopic{Topic: a.Topic})

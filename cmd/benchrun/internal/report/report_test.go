@@ -94,14 +94,14 @@ func TestBuildFixture(t *testing.T) {
 		t.Errorf("%d notes listed, want the fixture's 9", n)
 	}
 	// Verdicts, in claim order: 12 ns switch (holds); stackful 12 ns is
-	// below 15 and stackless 3 ns below 10 (does not hold); memory, direct
+	// below 15 and stackless 3 ns below 10 (cheaper than claimed); memory, direct
 	// switch and pool hold.
 	verdicts := regexp.MustCompile(`<td class="v-[a-z-]+">([a-z ]+)</td>`).FindAllStringSubmatch(html, -1)
 	var got []string
 	for _, v := range verdicts {
 		got = append(got, v[1])
 	}
-	if want := "holds,does not hold,holds,holds,holds"; strings.Join(got, ",") != want {
+	if want := "holds,cheaper than claimed,holds,holds,holds"; strings.Join(got, ",") != want {
 		t.Errorf("verdicts %v, want %s", got, want)
 	}
 	// The raw results file is beside the page.
@@ -299,8 +299,16 @@ func TestBuildCorruptInput(t *testing.T) {
 	if err := os.WriteFile(corrupt, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A torn last line: the page is written from the cells before it, and
+	// says so at its top, as check and compare warn (one verdict).
+	index, warnings, err := BuildWarn([]string{fixture, truncated}, filepath.Join(dir, "out-torn"))
+	want := fmt.Sprintf("%s:%d", truncated, truncLine)
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], want) {
+		t.Errorf("Build with a torn file: %v, warnings %q; want a page and a warning naming %s", err, warnings, want)
+	} else if html, _ := os.ReadFile(index); !strings.Contains(string(html), want) || !strings.Contains(string(html), `class="alert"`) {
+		t.Errorf("the page does not warn of %s at its top", want)
+	}
 	for _, c := range []struct{ file, want string }{
-		{truncated, fmt.Sprintf("%s:%d", truncated, truncLine)},
 		{corrupt, corrupt + ":197"},
 	} {
 		out := filepath.Join(dir, "out-"+filepath.Base(c.file))
@@ -470,4 +478,81 @@ func resumeLines(t *testing.T, c bodies.LineCount) int {
 	}
 	t.Fatal("pingpong's state machine does not count (*pingPongSide).Resume")
 	return 0
+}
+
+// TestIncompleteRunSaysSo: the report of an interrupted run says so at its
+// top, before any table.
+func TestIncompleteRunSaysSo(t *testing.T) {
+	good, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "cut.txt")
+	if err := os.WriteFile(in, append(good, "# corobench:incomplete interrupted by SIGINT after 3 of 10 cells\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := Build([]string{in}, filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(index)
+	i := strings.Index(string(html), "Incomplete run: interrupted by SIGINT after 3 of 10 cells")
+	if i < 0 || i > strings.Index(string(html), "<table") {
+		t.Errorf("the report does not say the run is incomplete before its first table (at %d)", i)
+	}
+}
+
+// TestHeadlineFirst: the page opens with the headline table (before the
+// claims, and both before the run's metadata); its lines are the registry's
+// headline metrics in registry order; the best figure of a line is marked
+// and links to its section.
+func TestHeadlineFirst(t *testing.T) {
+	_, _, html := buildFixture(t)
+	glance, claimsAt, run := strings.Index(html, `<section id="glance">`), strings.Index(html, `<section id="claims">`), strings.Index(html, `<section id="run">`)
+	if glance < 0 || !(glance < claimsAt && claimsAt < run) {
+		t.Fatalf("sections at glance %d, claims %d, run %d: want glance, claims, run", glance, claimsAt, run)
+	}
+	head := html[glance:claimsAt]
+	var labels []string
+	for _, s := range scenarios.All {
+		for _, m := range s.Metrics {
+			if m.Headline != "" {
+				labels = append(labels, m.Headline)
+			}
+		}
+	}
+	last := -1
+	for _, l := range labels[:2] { // Switch and PingPong are in the fixture
+		i := strings.Index(head, ">"+l+"</a>")
+		if i < last {
+			t.Errorf("headline %q missing or out of registry order", l)
+		}
+		last = i
+	}
+	// Switch: stackless (~1 ns) is far below stackful-asm (~12 ns).
+	line := head[strings.Index(head, `href="#s-switch"`):]
+	line = line[:strings.Index(line, "</tr>")]
+	cellsOf := strings.Split(line, "<td")
+	if len(cellsOf) < 4 || !strings.Contains(cellsOf[3], "best") || strings.Contains(cellsOf[1], "best") {
+		t.Errorf("switch line: want stackless (third row) marked best, stackful-asm not:\n%s", line)
+	}
+}
+
+// TestNotesTableWrapsForPrint: the cells-without-a-figure table has fixed
+// column widths and wraps long reasons and paths, and the page has print
+// rules, so the table stays within a printed page (checked by eye in a
+// Chromium PDF; this keeps the rules from being dropped).
+func TestNotesTableWrapsForPrint(t *testing.T) {
+	_, _, html := buildFixture(t)
+	for _, want := range []string{`<table class="notes">`, "table.notes { table-layout: fixed; width: 100%; }", "overflow-wrap: anywhere", "@media print"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"DESIGN", "ANCHORS.md", "seed", "issue 6"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("page speaks of %q, which a reader of the repository does not have", bad)
+		}
+	}
 }
