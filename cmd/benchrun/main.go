@@ -97,6 +97,43 @@ type config struct {
 	reports   string
 	list      bool
 	args      []string
+	noise     noiseOptions
+}
+
+// Noise controls: the flags behind harness.Options' Pin, TargetCV, MaxCount
+// and AdaptBudget, kept in this one block so they move together.
+type noiseFlags struct {
+	pin      *bool
+	targetCV *float64
+	maxCount *int
+	budget   *time.Duration
+}
+
+type noiseOptions struct {
+	pin      bool
+	targetCV float64 // a fraction
+	maxCount int
+	budget   time.Duration
+}
+
+func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
+	return noiseFlags{
+		pin:      fs.Bool("pin", true, "run the cells of single-P rows on one CPU (the last one allowed) and benchrun on the others; false lets the kernel place everything"),
+		targetCV: fs.Float64("target-cv", 100*harness.DefaultTargetCV, "coefficient of variation, in percent, a cell's headline figure should reach; a cell above it after --count repetitions gets more"),
+		maxCount: fs.Int("max-count", 0, "most repetitions a cell gets when its CV stays above --target-cv (default 3 × --count; at or below --count: no extra repetitions)"),
+		budget:   fs.Duration("adapt-budget", 5*time.Minute, "wall time the extra repetitions of a run may take in all (0: none); --quick defaults to 15s"),
+	}
+}
+
+func (n noiseFlags) resolve(count int, quick bool, set map[string]bool) noiseOptions {
+	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget}
+	if !set["max-count"] {
+		o.maxCount = 3 * count
+	}
+	if quick && !set["adapt-budget"] {
+		o.budget = 15 * time.Second
+	}
+	return o
 }
 
 // paramFlags collects repeated --param key=v1,v2 flags.
@@ -136,6 +173,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	gcOn := fs.Bool("gc-on", false, "leave the garbage collector on during timed runs, to show what it costs the GC-safe rows (stackful-asm reports not supported); default: forced GC, then off, for every row")
 	reports := fs.String("reports", harness.DefaultDir("reports"), "directory under which the run's report goes, as <runstamp>/index.html")
 	list := fs.Bool("list", false, "list the scenarios, their parameters and units, and the rows, then exit")
+	noise := addNoiseFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -152,6 +190,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if *quick && !set["benchtime"] {
 		cfg.benchtime = 10 * time.Millisecond
 	}
+	cfg.noise = noise.resolve(cfg.count, *quick, set)
 	var err error
 	if cfg.scenarios, err = selectScenarios(*scenarioList); err != nil {
 		return nil, err
@@ -308,6 +347,11 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 		Machine:   harness.MachineConfig(runstamp, cfg.benchtime, cfg.gcOn),
 		Progress:  harness.NewProgress(stderr, terminal),
 		Stderr:    stderr,
+		// noiseFlags
+		Pin:         cfg.noise.pin,
+		TargetCV:    cfg.noise.targetCV,
+		MaxCount:    cfg.noise.maxCount,
+		AdaptBudget: cfg.noise.budget,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)

@@ -269,7 +269,7 @@ func TestChildRuntimeEnvIsRecorded(t *testing.T) {
 			return cmd
 		}
 		c := Cell{Scenario: scenarios.PingPong, Row: row, Params: map[string]string{}}
-		out := runCell(context.Background(), command, c, Options{Timeout: time.Minute, Benchtime: time.Millisecond})
+		out := runCell(context.Background(), command, c, Options{Timeout: time.Minute, Benchtime: time.Millisecond}, &pinPlan{cpu: -1, off: "off (test)"})
 		if out.err != nil {
 			t.Fatalf("%s: %v\n%s", row, out.err, out.stderrTail)
 		}
