@@ -72,6 +72,9 @@ func testChildMode(mode string) int {
 	case "runner":
 		return runner()
 	}
+	if code, ok := noiseChildMode(mode); ok {
+		return code
+	}
 	fmt.Fprintf(os.Stderr, "unknown test child mode %q\n", mode)
 	return 2
 }

@@ -29,8 +29,9 @@ const (
 	timerFloorSleep   = 50 * time.Microsecond
 )
 
-// procStat is where steal time is read (steal.go).
-const procStat = "/proc/stat"
+// procStat is where steal time is read (steal.go); tests point it at a
+// file of their own.
+var procStat = "/proc/stat"
 
 // Options configures a run.
 type Options struct {
@@ -341,6 +342,9 @@ rounds:
 			}
 			r := st.rule(rule)
 			v, c := r.decide(st.values, st.reps, st.failed)
+			if !adaptOn && v == verdictCap {
+				v = verdictMore // no cap was in play: extra repetitions are off
+			}
 			text := repsText(st.reps, v, c, r, budgetSpent)
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)

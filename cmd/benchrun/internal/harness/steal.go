@@ -44,6 +44,11 @@ func readSteal(path string, cpu int) (stealSample, error) {
 	return parseSteal(bufio.NewScanner(f), cpu)
 }
 
+// readStealText is readSteal on /proc/stat's text.
+func readStealText(text string, cpu int) (stealSample, error) {
+	return parseSteal(bufio.NewScanner(strings.NewReader(text)), cpu)
+}
+
 func parseSteal(sc *bufio.Scanner, cpu int) (stealSample, error) {
 	want := "cpu"
 	if cpu >= 0 {
