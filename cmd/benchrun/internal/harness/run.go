@@ -248,7 +248,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			}
 			st.values = append(st.values, out.report.Values[0])
 			sum.Done++
-			fmt.Fprintf(logFile, "%s rep %d: ok in %v, steal %v (%.2f%% on %s)\n", name, c.Rep, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn)
+			fmt.Fprintf(logFile, "%s rep %d: ok in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary\n",
+				name, c.Rep, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw)
 			if out.stealShare > stealMark {
 				text := fmt.Sprintf("rep %d: steal %v = %.1f%% of %v wall on %s (marked above %.0f%%)", c.Rep, out.stolen, 100*out.stealShare, out.wall.Round(time.Millisecond), out.stealOn, 100*stealMark)
 				if err := w.Annotate(results.Annotation{Kind: results.AnnotSteal, Name: name, Text: text}); err != nil {
@@ -401,6 +402,9 @@ type cellOutcome struct {
 	stolen     time.Duration
 	stealShare float64
 	stealOn    string
+	// Context switches of the child (getrusage of the waited child):
+	// involuntary ones are preemptions, another task taking its CPU.
+	nvcsw, nivcsw int64
 }
 
 // runCell runs one child and interprets how it ended.
@@ -430,6 +434,11 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 		err = cmd.Wait()
 	}
 	out := cellOutcome{wall: time.Since(start), stderrTail: tail(stderr.String(), stderrTail), stealOn: stealOn}
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			out.nvcsw, out.nivcsw = ru.Nvcsw, ru.Nivcsw
+		}
+	}
 	if after, err := readSteal(procStat, stealCPU); err == nil && stealErr == nil {
 		out.stolen, out.stealShare = stealOver(before, after, out.wall)
 	} else {
