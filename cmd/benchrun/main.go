@@ -125,15 +125,23 @@ func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
 	}
 }
 
-func (n noiseFlags) resolve(count int, quick bool, set map[string]bool) noiseOptions {
+func (n noiseFlags) resolve(count int, quick bool, set map[string]bool) (noiseOptions, error) {
 	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget}
+	switch {
+	case !(*n.targetCV > 0):
+		return o, fmt.Errorf("--target-cv %v: want a positive percentage, e.g. 5", *n.targetCV)
+	case o.maxCount < 0:
+		return o, fmt.Errorf("--max-count %d: want 0 or more repetitions", o.maxCount)
+	case o.budget < 0:
+		return o, fmt.Errorf("--adapt-budget %v: want 0 (no extra repetitions) or a positive duration", o.budget)
+	}
 	if !set["max-count"] {
 		o.maxCount = 3 * count
 	}
 	if quick && !set["adapt-budget"] {
 		o.budget = 15 * time.Second
 	}
-	return o
+	return o, nil
 }
 
 // paramFlags collects repeated --param key=v1,v2 flags.
@@ -190,8 +198,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if *quick && !set["benchtime"] {
 		cfg.benchtime = 10 * time.Millisecond
 	}
-	cfg.noise = noise.resolve(cfg.count, *quick, set)
 	var err error
+	if cfg.noise, err = noise.resolve(cfg.count, *quick, set); err != nil {
+		return nil, err
+	}
 	if cfg.scenarios, err = selectScenarios(*scenarioList); err != nil {
 		return nil, err
 	}

@@ -464,3 +464,16 @@ func TestTimerFloor(t *testing.T) {
 		}
 	}
 }
+
+func TestNoiseOptionsMisuse(t *testing.T) {
+	for name, o := range map[string]Options{
+		"TargetCV":    {TargetCV: -0.05},
+		"MaxCount":    {MaxCount: -1},
+		"AdaptBudget": {AdaptBudget: -time.Second},
+	} {
+		o.OutDir = t.TempDir()
+		if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "Options."+name) {
+			t.Errorf("%s: Run = %v, want an error naming Options.%s", name, err, name)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// under settings it cannot record (childEnv drops them anyway).
 	if err := CheckEnv(os.Environ()); err != nil {
 		return nil, err
+	}
+	switch {
+	case opts.TargetCV < 0 || math.IsNaN(opts.TargetCV):
+		return nil, fmt.Errorf("harness: Options.TargetCV %v: want a positive fraction, or 0 for DefaultTargetCV (--target-cv)", opts.TargetCV)
+	case opts.MaxCount < 0:
+		return nil, fmt.Errorf("harness: Options.MaxCount %d: want 0 or more repetitions (--max-count)", opts.MaxCount)
+	case opts.AdaptBudget < 0:
+		return nil, fmt.Errorf("harness: Options.AdaptBudget %v: want 0 or a positive duration (--adapt-budget)", opts.AdaptBudget)
 	}
 	stderr := opts.Stderr
 	if stderr == nil {
