@@ -49,7 +49,7 @@ func benchrunCommand(args ...string) *exec.Cmd {
 // and a report beside it.
 func TestRunEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	cmd := benchrunCommand("--scenario", "pingpong", "--impl", "stackless,goroutine-single", "--count", "2", "--benchtime", "1ms",
+	cmd := benchrunCommand("--scenario", "pingpong", "--impl", "stackless,goroutine-single", "--count", "2", "--benchtime", "1ms", "--adapt-budget", "0",
 		"--out", filepath.Join(dir, "results"), "--reports", filepath.Join(dir, "reports"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -70,6 +70,13 @@ const (
 	KeyRuntimeEnv = "runtime-env"
 	KeyGODEBUG    = "godebug"
 	KeyBuild      = "build"
+	// KeyCPUPin records, per row, the CPU its single-P cells were pinned
+	// to ("cpu1"), or why not ("unpinned": a multi-P row; "off": the run
+	// was asked not to pin); KeyTimerFloorOS the machine's own timer floor
+	// (the lateness of a short sleep on a plain thread), measured once at
+	// the start of the run.
+	KeyCPUPin       = "cpu-pin"
+	KeyTimerFloorOS = "timer-floor-os"
 )
 
 // FormatPerRow renders a per-row fact as one config value, rows in the
@@ -114,6 +121,43 @@ type Note struct {
 	Line   int    // line number in the file it was read from, 1-based
 }
 
+// Annotation kinds: facts about a cell that has figures, written as comment
+// lines benchstat skips. They are not Notes: a Note is a cell without a
+// figure, and readers count Notes as such.
+const (
+	// AnnotSteal marks one repetition of a cell taken while the hypervisor
+	// stole more than a stated share of the CPU time (/proc/stat steal).
+	AnnotSteal = "steal"
+	// AnnotReps says how many repetitions a cell got and why it stopped
+	// there (its CV reached the target, the cap, the time budget).
+	AnnotReps = "reps"
+)
+
+// Annotation is a comment line about a cell that has result lines.
+type Annotation struct {
+	Kind string // AnnotSteal or AnnotReps
+	Name string // the benchmark name without the "Benchmark" prefix
+	Text string // one line
+	Line int    // line number in the file it was read from, 1-based
+}
+
+// FormatAnnotation renders a as the comment line written to a results file.
+func FormatAnnotation(a Annotation) string {
+	return fmt.Sprintf("%s%s Benchmark%s: %s\n", notePrefix, a.Kind, a.Name, strings.Join(strings.Fields(a.Text), " "))
+}
+
+var annotRE = regexp.MustCompile(`^# corobench:(steal|reps) Benchmark(\S+): (.*)$`)
+
+// ParseAnnotation reports whether line is an annotation and, if so,
+// returns it.
+func ParseAnnotation(line string) (Annotation, bool) {
+	m := annotRE.FindStringSubmatch(line)
+	if m == nil {
+		return Annotation{}, false
+	}
+	return Annotation{Kind: m[1], Name: m[2], Text: m[3]}, true
+}
+
 // FormatNote renders n as the comment line written to a results file.
 // Newlines in the reason are folded so the note stays on one line.
 func FormatNote(n Note) string {
@@ -155,7 +199,10 @@ type File struct {
 	Path    string
 	Results []*benchfmt.Result
 	Notes   []Note
-	Units   benchfmt.UnitMetadataMap
+	// Annotations are the steal marks and repetition counts of cells
+	// that have figures, in file order.
+	Annotations []Annotation
+	Units       benchfmt.UnitMetadataMap
 	// Incomplete is the reason the run stopped early ("interrupted by
 	// SIGINT after 12 of 200 cells"), or "" when it ran every cell.
 	Incomplete string
@@ -227,9 +274,14 @@ func Read(r io.Reader, name string) (*File, error) {
 			out.Incomplete = m[1]
 			continue
 		}
+		if a, ok := ParseAnnotation(text); ok {
+			a.Line = line
+			out.Annotations = append(out.Annotations, a)
+			continue
+		}
 		n, ok := ParseNote(text)
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: malformed corobench note %q (want %q)", name, line, text, notePrefix+"failed|unsupported Benchmark<Name>: <reason>")
+			return nil, fmt.Errorf("%s:%d: malformed corobench note %q (want %q)", name, line, text, notePrefix+"failed|unsupported|steal|reps Benchmark<Name>: <text>")
 		}
 		n.Line = line
 		out.Notes = append(out.Notes, n)
@@ -320,6 +372,11 @@ func (f *File) Check() error {
 	for _, n := range f.Notes {
 		if !hasRow(n.Name) {
 			return fmt.Errorf("%s:%d: note for %q has no /impl=<row> part", f.Path, n.Line, n.Name)
+		}
+	}
+	for _, a := range f.Annotations {
+		if !hasRow(a.Name) {
+			return fmt.Errorf("%s:%d: %s line for %q has no /impl=<row> part", f.Path, a.Line, a.Kind, a.Name)
 		}
 	}
 	return nil
@@ -527,6 +584,21 @@ func (w *Writer) Note(n Note) error {
 		return errors.New("results: note kind must be failed or unsupported")
 	}
 	w.buf.WriteString(FormatNote(n))
+	return w.commit()
+}
+
+// Annotate writes an annotation line about a cell that has figures.
+func (w *Writer) Annotate(a Annotation) error {
+	if a.Kind != AnnotSteal && a.Kind != AnnotReps {
+		return errors.New("results: annotation kind must be steal or reps")
+	}
+	// Not CheckName: a failed cell's name may be one benchfmt would misread
+	// (its notes are written all the same); only white space would make
+	// the line unreadable.
+	if a.Name == "" || strings.ContainsAny(a.Name, " \t\n") {
+		return fmt.Errorf("results: annotation name %q is empty or contains white space", a.Name)
+	}
+	w.buf.WriteString(FormatAnnotation(a))
 	return w.commit()
 }
 

@@ -56,6 +56,7 @@ type config struct {
 	reports   string
 	list      bool
 	args      []string
+	noise     noiseOptions
 }
 
 // paramFlags collects repeated --param key=v1,v2 flags.
@@ -101,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	gcOn := fs.Bool("gc-on", false, "leave the garbage collector on during timed runs, to show what it costs the GC-safe rows (stackful-asm reports not supported); default: forced GC, then off, for every row")
 	reports := fs.String("reports", harness.DefaultDir("reports"), "directory under which the run's report goes, as <runstamp>/index.html")
 	list := fs.Bool("list", false, "list the scenarios, their parameters and units, and the rows, then exit")
+	noise := addNoiseFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -118,6 +120,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		cfg.benchtime = 10 * time.Millisecond
 	}
 	var err error
+	if cfg.noise, err = noise.resolve(cfg.count, *quick, set); err != nil {
+		return nil, err
+	}
 	if cfg.scenarios, err = selectScenarios(*scenarioList); err != nil {
 		return nil, err
 	}
@@ -282,6 +287,11 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 		Machine:   harness.MachineConfig(runstamp, cfg.benchtime, cfg.gcOn),
 		Progress:  harness.NewProgress(stderr, terminal),
 		Stderr:    stderr,
+		// The noise controls (noise.go).
+		Pin:         cfg.noise.pin,
+		TargetCV:    cfg.noise.targetCV,
+		MaxCount:    cfg.noise.maxCount,
+		AdaptBudget: cfg.noise.budget,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)

@@ -71,6 +71,9 @@ func testChildMode(mode string) int {
 	case "runner":
 		return runner()
 	}
+	if code, ok := noiseChildMode(mode); ok {
+		return code
+	}
 	fmt.Fprintf(os.Stderr, "unknown test child mode %q\n", mode)
 	return 2
 }
@@ -268,7 +271,7 @@ func TestChildRuntimeEnvIsRecorded(t *testing.T) {
 			return cmd
 		}
 		c := Cell{Scenario: bodies.PingPong, Row: row, Params: map[string]string{}}
-		out := runCell(context.Background(), command, c, Options{Timeout: time.Minute, Benchtime: time.Millisecond})
+		out := runCell(context.Background(), command, c, Options{Timeout: time.Minute, Benchtime: time.Millisecond}, &pinPlan{cpu: -1, off: "off (test)"})
 		if out.err != nil {
 			t.Fatalf("%s: %v\n%s", row, out.err, out.stderrTail)
 		}

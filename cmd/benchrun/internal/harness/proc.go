@@ -1,11 +1,19 @@
 package harness
 
 import (
+	"errors"
+	"fmt"
 	"os/exec"
 	"runtime"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
+
+// errAffinityAfterStart marks a startChild error that came after the child
+// had started: the child runs and must be waited for.
+var errAffinityAfterStart = errors.New("child started")
 
 // Children must die with benchrun: a run killed from outside (a CI timeout,
 // the OOM killer, kill -9) must not leave its running cell burning a core,
@@ -31,8 +39,11 @@ var (
 )
 
 // startChild starts cmd from the forking thread, dying with benchrun and
-// killed as a group.
-func startChild(cmd *exec.Cmd) error {
+// killed as a group. With aff non-nil the child starts with that CPU
+// affinity (pin.go): the forking thread takes it for the fork, which the
+// child inherits, and takes back after on the fork. after nil leaves it at
+// aff.
+func startChild(cmd *exec.Cmd, aff, after *unix.CPUSet) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -56,6 +67,23 @@ func startChild(cmd *exec.Cmd) error {
 		}()
 	})
 	done := make(chan error, 1)
-	spawnReq <- func() { done <- cmd.Start() }
+	spawnReq <- func() {
+		if aff != nil {
+			// SchedSetaffinity(0) is the calling thread: the locked one.
+			if err := unix.SchedSetaffinity(0, aff); err != nil {
+				done <- fmt.Errorf("setting the cell's CPU affinity: %w", err)
+				return
+			}
+		}
+		err := cmd.Start()
+		if aff != nil && after != nil {
+			if aerr := unix.SchedSetaffinity(0, after); aerr != nil && err == nil {
+				// The child runs; the parent's placement is off. Not
+				// a failure of the cell, but the run must say so.
+				err = fmt.Errorf("%w: restoring the forking thread's CPU affinity: %w", errAffinityAfterStart, aerr)
+			}
+		}
+		done <- err
+	}
 	return <-done
 }

@@ -55,3 +55,9 @@ func (p *lineProgress) Cell(i int, c Cell, status string) {
 }
 
 func (p *lineProgress) Finish() {}
+
+// Extend adds cells (extra repetitions) to the bar's total.
+func (p *barProgress) Extend(more int) { p.bar.ChangeMax(p.bar.GetMax() + more) }
+
+// Extend adds cells (extra repetitions) to the count shown.
+func (p *lineProgress) Extend(more int) { p.total += more }

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -18,7 +20,19 @@ import (
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/scenarios"
 )
+
+// The OS timer floor each run records (timerfloor.go): 2000 sleeps of
+// 50 µs take about 0.2 s on an idle core.
+const (
+	timerFloorSamples = 2000
+	timerFloorSleep   = 50 * time.Microsecond
+)
+
+// procStat is where steal time is read (steal.go); tests point it at a
+// file of their own.
+var procStat = "/proc/stat"
 
 // Options configures a run.
 type Options struct {
@@ -50,6 +64,21 @@ type Options struct {
 	// Stderr receives messages outside the progress output (waiting for
 	// the machine lock); nil means os.Stderr.
 	Stderr io.Writer
+	// Pin runs the cells of single-P rows on one chosen CPU, with
+	// benchrun's own threads on the others (pin.go); the choice is recorded
+	// in the cpu-pin config line. False runs everything where the kernel
+	// puts it.
+	Pin bool
+	// TargetCV, MaxCount and AdaptBudget govern extra repetitions
+	// (adapt.go): a cell whose headline CV is above TargetCV (0 means
+	// DefaultTargetCV) after its planned repetitions gets more, up to
+	// MaxCount repetitions in all, while the run's extra repetitions have
+	// taken less than AdaptBudget. MaxCount 0 or a zero budget turns extra
+	// repetitions off. Either way the results file says how many
+	// repetitions each cell got.
+	TargetCV    float64
+	MaxCount    int
+	AdaptBudget time.Duration
 }
 
 // Progress receives the run's progress. Implementations draw a bar on a
@@ -67,6 +96,8 @@ type Summary struct {
 	Done        int // cells with a figure
 	Failed      int
 	Unsupported int // cells noted as not supported (repetitions skipped)
+	Extra       int // extra repetitions run for cells above the target CV
+	Stolen      int // cells marked as taken under steal
 	Interrupted bool
 }
 
@@ -83,6 +114,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := CheckEnv(os.Environ()); err != nil {
 		return nil, err
 	}
+	switch {
+	case opts.TargetCV < 0 || math.IsNaN(opts.TargetCV):
+		return nil, fmt.Errorf("harness: Options.TargetCV %v: want a positive fraction, or 0 for DefaultTargetCV (--target-cv)", opts.TargetCV)
+	case opts.MaxCount < 0:
+		return nil, fmt.Errorf("harness: Options.MaxCount %d: want 0 or more repetitions (--max-count)", opts.MaxCount)
+	case opts.AdaptBudget < 0:
+		return nil, fmt.Errorf("harness: Options.AdaptBudget %v: want 0 or a positive duration (--adapt-budget)", opts.AdaptBudget)
+	}
 	stderr := opts.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
@@ -96,6 +135,23 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer lock.Close()
+	// Placement and the timer floor, before any file is made: a machine
+	// that refuses them refuses the run.
+	pins, err := newPinPlan(opts.Pin)
+	if err != nil {
+		return nil, err
+	}
+	if err := pins.keepParentOff(); err != nil {
+		return nil, fmt.Errorf("keeping benchrun off the cells' CPU: %w (run with --pin=false)", err)
+	}
+	defer pins.restore()
+	floor, err := measureTimerFloor(timerFloorSamples, timerFloorSleep, pins.cpu)
+	if err != nil {
+		return nil, err
+	}
+	machine := append(slices.Clone(opts.Machine),
+		benchfmt.Config{Key: results.KeyCPUPin, Value: []byte(pins.config()), File: true},
+		benchfmt.Config{Key: results.KeyTimerFloorOS, Value: []byte(floor.config()), File: true})
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the output directory: %w (choose another with --out)", err)
 	}
@@ -126,7 +182,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	// The machine's config first, so that even a run in which no cell
 	// gives a figure says where it ran.
-	if err := w.Config(opts.Machine); err != nil {
+	if err := w.Config(machine); err != nil {
 		return sum, writeErr(err)
 	}
 	if err := writeUnitMetadata(w, opts.Cells); err != nil {
@@ -143,35 +199,47 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	progress.Start(len(opts.Cells))
 	defer progress.Finish()
 
+	// Per cell (name): what its repetitions gave, for the extra rounds.
+	states := map[string]*cellState{}
+	var order []string
 	unsupported := map[string]bool{}
-	ran := 0 // cells ended before an interruption
-	for i, c := range opts.Cells {
-		ran = i
-		if ctx.Err() != nil {
-			sum.Interrupted = true
-			break
-		}
+	idx := 0 // cells ended, planned and extra
+	// runOne runs cell c and writes its record. It returns false when the
+	// run was interrupted (the cell is left out).
+	runOne := func(c Cell) (bool, error) {
 		name := c.Name()
-		if unsupported[name] {
-			progress.Cell(i, c, "not supported")
-			continue
+		st := states[name]
+		if st == nil {
+			st = &cellState{first: c}
+			states[name] = st
+			order = append(order, name)
 		}
-		out := runCell(ctx, command, c, opts)
+		if unsupported[name] {
+			progress.Cell(idx, c, "not supported")
+			idx++
+			return true, nil
+		}
+		if err := pins.keepParentOff(); err != nil {
+			return true, fmt.Errorf("keeping benchrun off the cells' CPU: %w (run with --pin=false)", err)
+		}
+		out := runCell(ctx, command, c, opts, pins)
 		if ctx.Err() != nil && out.err != nil {
 			// Killed by Ctrl-C: not a failure of the cell, and not a result.
-			sum.Interrupted = true
 			fmt.Fprintf(logFile, "%s rep %d: interrupted\n", name, c.Rep)
-			break
+			return false, nil
 		}
+		st.reps++
+		st.wall += out.wall
 		// A cell counts once its record is on disk: a failed write
 		// leaves it out of the file, so out of the summary too.
 		var status string
 		switch {
 		case out.err != nil:
 			status = "FAILED"
+			st.failed = true
 			fmt.Fprintf(logFile, "%s rep %d: FAILED: %v\n%s\n", name, c.Rep, out.err, indent(out.stderrTail))
 			if err := w.Note(results.Note{Kind: results.NoteFailed, Name: name, Reason: fmt.Sprintf("rep %d: %v", c.Rep, out.err)}); err != nil {
-				return sum, writeErr(err)
+				return true, writeErr(err)
 			}
 			sum.Failed++
 		case out.report.Unsupported != "":
@@ -179,18 +247,119 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			status = "not supported"
 			fmt.Fprintf(logFile, "%s: not supported: %s\n", name, out.report.Unsupported)
 			if err := w.Note(results.Note{Kind: results.NoteUnsupported, Name: name, Reason: out.report.Unsupported}); err != nil {
-				return sum, writeErr(err)
+				return true, writeErr(err)
 			}
 			sum.Unsupported++
 		default:
 			status = "ok"
-			if err := w.Result(resultFor(c, out.report, opts.Machine)); err != nil {
+			if err := w.Result(resultFor(c, out.report, machine)); err != nil {
+				return true, writeErr(err)
+			}
+			st.values = append(st.values, out.report.Values[0])
+			sum.Done++
+			fmt.Fprintf(logFile, "%s rep %d: ok in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary\n",
+				name, c.Rep, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw)
+			if out.stealShare > stealMark {
+				text := fmt.Sprintf("rep %d: steal %v = %.1f%% of %v wall on %s (marked above %.0f%%)", c.Rep, out.stolen, 100*out.stealShare, out.wall.Round(time.Millisecond), out.stealOn, 100*stealMark)
+				if err := w.Annotate(results.Annotation{Kind: results.AnnotSteal, Name: name, Text: text}); err != nil {
+					return true, writeErr(err)
+				}
+				sum.Stolen++
+				status = "ok, under steal"
+			}
+		}
+		progress.Cell(idx, c, status)
+		idx++
+		return true, nil
+	}
+
+	interrupted := func() {
+		sum.Interrupted = true
+	}
+	for _, c := range opts.Cells {
+		if ctx.Err() != nil {
+			interrupted()
+			break
+		}
+		ok, err := runOne(c)
+		if err != nil {
+			return sum, err
+		}
+		if !ok {
+			interrupted()
+			break
+		}
+	}
+	planned := idx
+
+	// Extra rounds (adapt.go): only the cells whose CV is still above the
+	// target, one repetition each per round, in plan order.
+	rule := adaptRule{targetCV: opts.TargetCV, maxReps: opts.MaxCount, budget: opts.AdaptBudget}
+	if rule.targetCV <= 0 {
+		rule.targetCV = DefaultTargetCV
+	}
+	adaptOn := rule.budget > 0 && rule.maxReps > 0
+	extraStart := time.Now()
+	budgetSpent := false
+rounds:
+	for adaptOn && !sum.Interrupted {
+		var round []Cell
+		for _, name := range order {
+			st := states[name]
+			if unsupported[name] {
+				continue
+			}
+			if v, _ := st.rule(rule).decide(st.values, st.reps, st.failed); v == verdictMore {
+				next := st.first
+				next.Rep = st.reps
+				round = append(round, next)
+			}
+		}
+		if len(round) == 0 {
+			break
+		}
+		if e, ok := progress.(extender); ok {
+			e.Extend(len(round))
+		}
+		for _, c := range round {
+			if ctx.Err() != nil {
+				interrupted()
+				break rounds
+			}
+			st := states[c.Name()]
+			if !rule.fits(time.Since(extraStart), st.wall/time.Duration(st.reps)) {
+				budgetSpent = true
+				fmt.Fprintf(logFile, "time budget of %v for extra repetitions spent after %v\n", rule.budget, time.Since(extraStart).Round(time.Millisecond))
+				break rounds
+			}
+			ok, err := runOne(c)
+			if err != nil {
+				return sum, err
+			}
+			if !ok {
+				interrupted()
+				break rounds
+			}
+			sum.Extra++
+		}
+	}
+	if !sum.Interrupted {
+		// Every cell says how many repetitions it got and why no more.
+		for _, name := range order {
+			st := states[name]
+			if unsupported[name] || st.reps == 0 {
+				continue
+			}
+			r := st.rule(rule)
+			v, c := r.decide(st.values, st.reps, st.failed)
+			if !adaptOn && v == verdictCap {
+				v = verdictMore // no cap was in play: extra repetitions are off
+			}
+			text := repsText(st.reps, v, c, r, budgetSpent)
+			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
-			sum.Done++
-			fmt.Fprintf(logFile, "%s rep %d: ok in %v\n", name, c.Rep, out.wall.Round(time.Millisecond))
 		}
-		progress.Cell(i, c, status)
 	}
 	if sum.Interrupted {
 		why := "interrupted"
@@ -198,22 +367,57 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		if errors.As(context.Cause(ctx), &sig) {
 			why = sig.Error()
 		}
-		if err := w.Incomplete(fmt.Sprintf("%s after %d of %d cells", why, ran, len(opts.Cells))); err != nil {
+		ran := min(idx, planned)
+		total := len(opts.Cells)
+		if idx > planned {
+			why += " during the extra repetitions"
+			ran, total = idx, idx
+		}
+		if err := w.Incomplete(fmt.Sprintf("%s after %d of %d cells", why, ran, total)); err != nil {
 			return sum, writeErr(err)
 		}
 	}
 	return sum, nil
 }
 
+// cellState is what the repetitions of one cell gave so far.
+type cellState struct {
+	first  Cell // its first repetition, the template for extra ones
+	values []float64
+	reps   int // repetitions ended (failed ones too)
+	failed bool
+	wall   time.Duration // wall time of its repetitions, in all
+}
+
+// rule is the run's rule with the cap lowered to the scenario's own cap
+// for this cell's parameter values, if it has one (expensive cells).
+func (st *cellState) rule(r adaptRule) adaptRule {
+	if max, ok := st.first.Scenario.MaxCount[scenarios.FormatParams(st.first.Params)]; ok && max < r.maxReps {
+		r.maxReps = max
+	}
+	return r
+}
+
+// extender is a Progress that can take more cells than it started with.
+type extender interface{ Extend(more int) }
+
 type cellOutcome struct {
 	report     childReport
 	err        error
 	stderrTail string
 	wall       time.Duration
+	// Steal over the child's life, on the CPU it was pinned to or over
+	// the whole machine (stealOn says which).
+	stolen     time.Duration
+	stealShare float64
+	stealOn    string
+	// Context switches of the child (getrusage of the waited child):
+	// involuntary ones are preemptions, another task taking its CPU.
+	nvcsw, nivcsw int64
 }
 
 // runCell runs one child and interprets how it ended.
-func runCell(ctx context.Context, command func(context.Context, []string) *exec.Cmd, c Cell, opts Options) cellOutcome {
+func runCell(ctx context.Context, command func(context.Context, []string) *exec.Cmd, c Cell, opts Options, pins *pinPlan) cellOutcome {
 	cctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	cmd := command(cctx, childArgs(c, opts))
@@ -223,13 +427,35 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	// A child that ignores the kill's effect on its pipes (a grandchild
 	// holding them) must not hang the run either.
 	cmd.WaitDelay = 2 * time.Second
+	stealCPU, stealOn := -1, "all CPUs"
+	if pins.pinned(c.Scenario, c.Row) {
+		stealCPU, stealOn = pins.cpu, fmt.Sprintf("cpu%d", pins.cpu)
+	}
+	// A machine without the counter (not Linux /proc) has no mark.
+	before, stealErr := readSteal(procStat, stealCPU)
 	start := time.Now()
-	err := startChild(cmd)
+	err := startChild(cmd, pins.childAffinity(c.Scenario, c.Row), &pins.rest)
+	var placeErr error
+	if errors.Is(err, errAffinityAfterStart) {
+		placeErr, err = err, nil
+	}
 	if err == nil {
 		err = cmd.Wait()
 	}
-	out := cellOutcome{wall: time.Since(start), stderrTail: tail(stderr.String(), stderrTail)}
+	out := cellOutcome{wall: time.Since(start), stderrTail: tail(stderr.String(), stderrTail), stealOn: stealOn}
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			out.nvcsw, out.nivcsw = ru.Nvcsw, ru.Nivcsw
+		}
+	}
+	if after, err := readSteal(procStat, stealCPU); err == nil && stealErr == nil {
+		out.stolen, out.stealShare = stealOver(before, after, out.wall)
+	} else {
+		out.stealOn = "(no /proc/stat)"
+	}
 	switch {
+	case placeErr != nil:
+		out.err = placeErr
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		out.err = fmt.Errorf("timed out after %v (raise --timeout, or lower the sweep with --param)", opts.Timeout)
 	case err != nil:

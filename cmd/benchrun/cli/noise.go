@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/harness"
+)
+
+// Noise controls: the flags behind harness.Options' Pin, TargetCV, MaxCount
+// and AdaptBudget, kept in this one block so they move together.
+type noiseFlags struct {
+	pin      *bool
+	targetCV *float64
+	maxCount *int
+	budget   *time.Duration
+}
+
+type noiseOptions struct {
+	pin      bool
+	targetCV float64 // a fraction
+	maxCount int
+	budget   time.Duration
+}
+
+func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
+	return noiseFlags{
+		pin:      fs.Bool("pin", true, "run the cells of single-P rows on one CPU (the last one allowed) and benchrun on the others; false lets the kernel place everything"),
+		targetCV: fs.Float64("target-cv", 100*harness.DefaultTargetCV, "coefficient of variation, in percent, a cell's headline figure should reach; a cell above it after --count repetitions gets more"),
+		maxCount: fs.Int("max-count", 0, "most repetitions a cell gets when its CV stays above --target-cv (default 3 × --count; at or below --count: no extra repetitions)"),
+		budget:   fs.Duration("adapt-budget", 5*time.Minute, "wall time the extra repetitions of a run may take in all (0: none); --quick defaults to 15s"),
+	}
+}
+
+func (n noiseFlags) resolve(count int, quick bool, set map[string]bool) (noiseOptions, error) {
+	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget}
+	switch {
+	case !(*n.targetCV > 0):
+		return o, fmt.Errorf("--target-cv %v: want a positive percentage, e.g. 5", *n.targetCV)
+	case o.maxCount < 0:
+		return o, fmt.Errorf("--max-count %d: want 0 or more repetitions", o.maxCount)
+	case o.budget < 0:
+		return o, fmt.Errorf("--adapt-budget %v: want 0 (no extra repetitions) or a positive duration", o.budget)
+	}
+	if !set["max-count"] {
+		o.maxCount = 3 * count
+	}
+	if quick && !set["adapt-budget"] {
+		o.budget = 15 * time.Second
+	}
+	return o, nil
+}

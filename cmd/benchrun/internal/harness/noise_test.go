@@ -1,0 +1,480 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/bodies"
+)
+
+// noiseChildMode runs the test binary as a cell child of the noise tests:
+//
+//	seq:<file>:<v1>,<v2>,...  reports v[i mod n] for its i-th run (counted in file)
+//	affinity:<dir>            writes its own and its parent's threads' CPU affinity
+//	steal:<file>              adds 50 ticks of steal to every line of a fake /proc/stat
+//
+// Each reports a figure the parent accepts (its first metric; the others 0).
+func noiseChildMode(mode string) (int, bool) {
+	kind, arg, _ := strings.Cut(mode, ":")
+	value := 1.0
+	switch kind {
+	case "seq":
+		file, list, _ := strings.Cut(arg, ":")
+		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			panic(err)
+		}
+		fi, _ := f.Stat()
+		f.Write([]byte{'x'})
+		f.Close()
+		vs := strings.Split(list, ",")
+		value, _ = strconv.ParseFloat(vs[int(fi.Size())%len(vs)], 64)
+	case "affinity":
+		var own, parent unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &own); err != nil {
+			panic(err)
+		}
+		// The parent's threads while this cell runs: none may share
+		// the cell's CPU when pinned.
+		var pcpus []int
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", os.Getppid()))
+		for _, t := range tasks {
+			tid, _ := strconv.Atoi(t.Name())
+			if unix.SchedGetaffinity(tid, &parent) == nil {
+				pcpus = append(pcpus, cpuList(parent)...)
+			}
+		}
+		b, _ := json.Marshal(map[string][]int{"own": cpuList(own), "parent": pcpus})
+		if err := os.WriteFile(filepath.Join(arg, cellRow(os.Args)+".json"), b, 0o644); err != nil {
+			panic(err)
+		}
+	case "steal":
+		data, err := os.ReadFile(arg)
+		if err != nil {
+			panic(err)
+		}
+		var out []string
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			f := strings.Fields(line)
+			n, _ := strconv.Atoi(f[8])
+			f[8] = strconv.Itoa(n + 50)
+			out = append(out, strings.Join(f, " "))
+		}
+		if err := os.WriteFile(arg, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+			panic(err)
+		}
+	default:
+		return 0, false
+	}
+	s, _ := scenarios.Lookup(cellArg(os.Args, "-scenario"))
+	vals := make([]float64, len(s.Metrics))
+	vals[0] = value
+	_ = json.NewEncoder(os.Stdout).Encode(childReport{Iters: 1, Values: vals})
+	return 0, true
+}
+
+func cellArg(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func cellRow(args []string) string { return cellArg(args, "-impl") }
+
+func cpuList(set unix.CPUSet) []int {
+	var cpus []int
+	for cpu := 0; cpu < len(set)*64; cpu++ {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	return cpus
+}
+
+// modeCommand runs the test binary as the child in the mode given per row.
+func modeCommand(modes map[scenarios.Row]string) func(context.Context, []string) *exec.Cmd {
+	return func(ctx context.Context, args []string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], args...)
+		cmd.Env = append(os.Environ(), childModeEnv+"="+modes[scenarios.Row(cellRow(args))])
+		return cmd
+	}
+}
+
+func runNoise(t *testing.T, s *scenarios.Scenario, rows []scenarios.Row, count int, modes map[scenarios.Row]string, tweak func(*Options)) (*Summary, *results.File) {
+	t.Helper()
+	opts := Options{
+		Cells:     Plan([]*scenarios.Scenario{s}, rows, true, nil, count),
+		Benchtime: time.Millisecond,
+		Timeout:   time.Minute,
+		OutDir:    t.TempDir(),
+		Runstamp:  NewRunstamp(time.Now()),
+		Header:    "noise test",
+		Machine:   MachineConfig("test", time.Millisecond, false),
+		Command:   modeCommand(modes),
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	sum, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.ReadFile(sum.ResultsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Check(); err != nil {
+		t.Error(err)
+	}
+	return sum, f
+}
+
+func TestCV(t *testing.T) {
+	cases := []struct {
+		values []float64
+		want   float64
+	}{
+		// mean 11, sample sd sqrt(2)/1: 1.41421/11
+		{[]float64{10, 12}, math.Sqrt2 / 11},
+		// mean 20, deviations -10 0 10: sd sqrt(200/2) = 10
+		{[]float64{10, 20, 30}, 0.5},
+		{[]float64{5, 5, 5}, 0},
+		{[]float64{0, 0}, 0},
+		{[]float64{-1, 1}, math.Inf(1)},
+	}
+	for _, c := range cases {
+		if got := cv(c.values); math.Abs(got-c.want) > 1e-12 && got != c.want {
+			t.Errorf("cv(%v) = %v, want %v", c.values, got, c.want)
+		}
+	}
+	if got := cv([]float64{7}); !math.IsNaN(got) {
+		t.Errorf("cv of one value = %v, want NaN", got)
+	}
+}
+
+func TestAdaptDecide(t *testing.T) {
+	r := adaptRule{targetCV: 0.05, maxReps: 10, budget: time.Minute}
+	cases := []struct {
+		values []float64
+		reps   int
+		failed bool
+		want   adaptVerdict
+	}{
+		{[]float64{10, 12}, 2, false, verdictMore},         // cv 12.9%
+		{[]float64{10, 12}, 9, false, verdictMore},         // one under the cap
+		{[]float64{10, 12}, 10, false, verdictCap},         // at the cap
+		{[]float64{100, 101, 99}, 3, false, verdictStable}, // cv 1%
+		{[]float64{100, 105, 95}, 3, false, verdictStable}, // cv exactly 5%: at the target is stable
+		{[]float64{100, 106, 94}, 3, false, verdictMore},   // cv 6%
+		{[]float64{7}, 1, false, verdictTooFew},            // no cv
+		{[]float64{10, 12}, 3, true, verdictFailures},      // a failed repetition
+		{nil, 2, true, verdictFailures},                    // every repetition failed
+		{[]float64{10, 12, 11, 13}, 4, false, verdictMore}, // cv 11.7%
+		{[]float64{1000, 1000, 1000, 1001}, 4, false, verdictStable},
+	}
+	for _, c := range cases {
+		if got, cvv := r.decide(c.values, c.reps, c.failed); got != c.want {
+			t.Errorf("decide(%v, reps %d, failed %v) = %v (cv %v), want %v", c.values, c.reps, c.failed, got, cvv, c.want)
+		}
+	}
+}
+
+func TestAdaptBudget(t *testing.T) {
+	r := adaptRule{budget: 10 * time.Second}
+	if !r.fits(8*time.Second, 2*time.Second) {
+		t.Error("8s spent + 2s expected does not fit a 10s budget")
+	}
+	if r.fits(8*time.Second, 2*time.Second+1) {
+		t.Error("8s spent + 2.000000001s expected fits a 10s budget")
+	}
+	if (adaptRule{}).fits(0, 1) {
+		t.Error("a zero budget fits a repetition")
+	}
+}
+
+// A noisy cell gets extra repetitions up to the cap, interleaved with the
+// other noisy row; a steady one gets none; the file says how many each got.
+func TestExtraRepetitions(t *testing.T) {
+	dir := t.TempDir()
+	noisy := "seq:" + filepath.Join(dir, "a") + ":10,20"
+	noisy2 := "seq:" + filepath.Join(dir, "b") + ":30,40"
+	steady := "seq:" + filepath.Join(dir, "c") + ":50"
+	rows := []scenarios.Row{scenarios.GoroutineSingle, scenarios.Stackless, scenarios.GoroutineMulti}
+	modes := map[scenarios.Row]string{scenarios.GoroutineSingle: noisy, scenarios.Stackless: noisy2, scenarios.GoroutineMulti: steady}
+	sum, f := runNoise(t, bodies.PingPong, rows, 2, modes, func(o *Options) {
+		o.MaxCount, o.AdaptBudget = 5, time.Minute
+	})
+	if sum.Extra != 6 || sum.Done != 12 {
+		t.Errorf("summary %+v, want 6 extra and 12 done (2×3 planned, 3 more for each noisy row)", sum)
+	}
+	var order []string
+	for _, r := range f.Results[6:] {
+		order = append(order, string(r.Name))
+	}
+	wantOrder := []string{"PingPong/impl=goroutine-single", "PingPong/impl=stackless"}
+	for i, n := range order {
+		if n != wantOrder[i%2] {
+			t.Fatalf("extra repetitions in order %v, want the noisy rows interleaved", order)
+		}
+	}
+	reps := map[string]string{}
+	for _, a := range f.Annotations {
+		if a.Kind == results.AnnotReps {
+			reps[a.Name] = a.Text
+		}
+	}
+	for name, want := range map[string]string{
+		"PingPong/impl=goroutine-single": "5 repetitions: cv ",
+		"PingPong/impl=stackless":        "5 repetitions: cv ",
+		"PingPong/impl=goroutine-multi":  "2 repetitions: cv 0.0% <= target 5.0%",
+	} {
+		if !strings.HasPrefix(reps[name], want) {
+			t.Errorf("%s: reps note %q, want it to start %q", name, reps[name], want)
+		}
+	}
+	if !strings.Contains(reps["PingPong/impl=goroutine-single"], "cap of 5 repetitions reached") {
+		t.Errorf("noisy cell's reps note %q does not name the cap", reps["PingPong/impl=goroutine-single"])
+	}
+}
+
+// A spent budget stops the extra repetitions, and the file says so.
+func TestExtraRepetitionsBudget(t *testing.T) {
+	dir := t.TempDir()
+	modes := map[scenarios.Row]string{scenarios.GoroutineSingle: "seq:" + filepath.Join(dir, "a") + ":10,20"}
+	sum, f := runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineSingle}, 2, modes, func(o *Options) {
+		o.MaxCount, o.AdaptBudget = 50, time.Nanosecond
+	})
+	if sum.Extra != 0 || len(f.Results) != 2 {
+		t.Errorf("summary %+v with %d results, want no extra repetition within a 1ns budget", sum, len(f.Results))
+	}
+	if len(f.Annotations) != 1 || !strings.Contains(f.Annotations[0].Text, "2 repetitions: cv 47.1% > target 5.0%; time budget of 1ns for extra repetitions spent") {
+		t.Errorf("annotations %+v, want the reps note to say the budget is spent", f.Annotations)
+	}
+	// Off: no budget at all.
+	_, f = runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineSingle}, 2, modes, nil)
+	if len(f.Results) != 2 || len(f.Annotations) != 1 || !strings.Contains(f.Annotations[0].Text, "extra repetitions off") {
+		t.Errorf("%d results, annotations %+v, want 2 and a note that extra repetitions are off", len(f.Results), f.Annotations)
+	}
+}
+
+// Single-P cells start on the chosen CPU with benchrun's threads off it;
+// multi-P cells and the self-placing echo start with benchrun's whole set;
+// --pin=false pins nothing; the choice is recorded; the parent's affinity is
+// restored after the run.
+func TestPinning(t *testing.T) {
+	var orig unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &orig); err != nil {
+		t.Fatal(err)
+	}
+	if orig.Count() < 2 {
+		t.Skip("needs 2 CPUs allowed")
+	}
+	all := cpuList(orig)
+	last := all[len(all)-1]
+	read := func(dir string, row scenarios.Row) (own, parent []int) {
+		b, err := os.ReadFile(filepath.Join(dir, string(row)+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string][]int
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m["own"], m["parent"]
+	}
+	rows := []scenarios.Row{scenarios.GoroutineSingle, scenarios.GoroutineMulti}
+	for _, pin := range []bool{true, false} {
+		for _, s := range []*scenarios.Scenario{bodies.PingPong, bodies.Echo} {
+			t.Run(fmt.Sprintf("%s/pin=%v", s.Name, pin), func(t *testing.T) {
+				dir := t.TempDir()
+				modes := map[scenarios.Row]string{}
+				for _, r := range rows {
+					modes[r] = "affinity:" + dir
+				}
+				_, f := runNoise(t, s, rows, 1, modes, func(o *Options) {
+					o.Pin = pin
+					o.Cells = o.Cells[:len(rows)] // one parameter combination
+				})
+				single, parent := read(dir, scenarios.GoroutineSingle)
+				multi, _ := read(dir, scenarios.GoroutineMulti)
+				if fmt.Sprint(multi) != fmt.Sprint(all) {
+					t.Errorf("multi-P cell ran on %v, want benchrun's whole set %v", multi, all)
+				}
+				cfg := f.Results[0].GetConfig(results.KeyCPUPin)
+				if pin && s.Name != "echo" {
+					if fmt.Sprint(single) != fmt.Sprint([]int{last}) {
+						t.Errorf("single-P cell ran on %v, want [%d]", single, last)
+					}
+					for _, cpu := range parent {
+						if cpu == last {
+							t.Errorf("a benchrun thread may run on the cell's cpu %d (parent's threads: %v)", last, parent)
+							break
+						}
+					}
+				} else if fmt.Sprint(single) != fmt.Sprint(all) {
+					t.Errorf("single-P cell ran on %v, want %v (not pinned)", single, all)
+				}
+				if pin && !strings.Contains(cfg, "goroutine-single=cpu"+strconv.Itoa(last)) {
+					t.Errorf("cpu-pin config %q does not record cpu%d", cfg, last)
+				}
+				if !pin && !strings.HasPrefix(cfg, "off") {
+					t.Errorf("cpu-pin config %q, want off", cfg)
+				}
+				if fl := f.Results[0].GetConfig(results.KeyTimerFloorOS); !strings.HasPrefix(fl, "p50=") {
+					t.Errorf("timer-floor-os config %q", fl)
+				}
+			})
+		}
+	}
+	// After the runs, every thread of this process has its set back.
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		var set unix.CPUSet
+		if unix.SchedGetaffinity(tid, &set) == nil && set != orig {
+			t.Errorf("thread %d has affinity %v after the run, had %v", tid, cpuList(set), all)
+		}
+	}
+}
+
+// A cell during which the steal counter moves is marked; one during which
+// it does not is not.
+func TestStealMark(t *testing.T) {
+	stat := filepath.Join(t.TempDir(), "stat")
+	if err := os.WriteFile(stat, []byte("cpu  1 2 3 4 5 6 7 100 0 0\ncpu0 1 2 3 4 5 6 7 50 0 0\ncpu1 1 2 3 4 5 6 7 50 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := procStat
+	procStat = stat
+	defer func() { procStat = old }()
+	modes := map[scenarios.Row]string{
+		scenarios.GoroutineSingle: "steal:" + stat,
+		scenarios.GoroutineMulti:  "seq:" + filepath.Join(t.TempDir(), "a") + ":1",
+	}
+	sum, f := runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineMulti, scenarios.GoroutineSingle}, 1, modes, func(o *Options) {
+		o.Cells = o.Cells[:2]
+	})
+	if sum.Stolen != 1 {
+		t.Errorf("summary %+v, want 1 cell under steal", sum)
+	}
+	var marked []string
+	for _, a := range f.Annotations {
+		if a.Kind == results.AnnotSteal {
+			marked = append(marked, a.Name+": "+a.Text)
+		}
+	}
+	if len(marked) != 1 || !strings.HasPrefix(marked[0], "PingPong/impl=goroutine-single: rep 0: steal 500ms") {
+		t.Errorf("steal marks %q, want one on goroutine-single with 500ms (50 ticks)", marked)
+	}
+}
+
+func TestParseSteal(t *testing.T) {
+	text := "cpu  146799 272 49298 251579 365 0 848 236 0 0\ncpu0 72505 160 24992 126353 100 0 215 126 0 0\ncpu1 74294 111 24306 125226 265 0 632 110 0 0\nintr 1 2 3\n"
+	read := func(cpu int) stealSample {
+		s, err := readStealText(text, cpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := read(-1); s.ticks != 236 || s.cpus != 2 {
+		t.Errorf("machine: %+v, want 236 ticks over 2 cpus", s)
+	}
+	if s := read(1); s.ticks != 110 || s.cpus != 1 {
+		t.Errorf("cpu1: %+v, want 110 ticks over 1 cpu", s)
+	}
+	if _, err := readStealText(text, 2); err == nil {
+		t.Error("cpu2 of a 2-CPU machine read without error")
+	}
+	if _, err := readStealText("cpu  1 2 3 4\n", -1); err == nil {
+		t.Error("a line without the steal column read without error")
+	}
+	// 3 ticks (30 ms) over 1 s on one CPU: 3%; over 2 CPUs: 1.5%.
+	stolen, share := stealOver(stealSample{100, 1}, stealSample{103, 1}, time.Second)
+	if stolen != 30*time.Millisecond || math.Abs(share-0.03) > 1e-12 {
+		t.Errorf("one cpu: %v %v, want 30ms 3%%", stolen, share)
+	}
+	if _, share := stealOver(stealSample{100, 2}, stealSample{103, 2}, time.Second); math.Abs(share-0.015) > 1e-12 {
+		t.Errorf("two cpus: share %v, want 1.5%%", share)
+	}
+	if stolen, _ := stealOver(stealSample{100, 1}, stealSample{90, 1}, time.Second); stolen != 0 {
+		t.Errorf("a counter that went back gives %v, want 0", stolen)
+	}
+}
+
+func TestTimerFloor(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	cpus := cpuList(set)
+	tf, err := measureTimerFloor(200, 50*time.Microsecond, cpus[len(cpus)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tf.samples) != 200 || tf.slack != 1 {
+		t.Fatalf("%d samples with slack %dns, want 200 with 1ns", len(tf.samples), tf.slack)
+	}
+	for _, s := range tf.samples {
+		// clock_nanosleep never returns early.
+		if s < 0 {
+			t.Fatalf("a sleep of 50µs woke %v early", -s)
+		}
+	}
+	if tf.p50 > tf.p99 {
+		t.Errorf("p50 %v > p99 %v", tf.p50, tf.p99)
+	}
+	cfg := tf.config()
+	want := fmt.Sprintf("p50=%dns p99=%dns (200 sleeps of 50µs, clock_nanosleep, slack 1ns, cpu%d)", tf.p50, tf.p99, cpus[len(cpus)-1])
+	if cfg != want {
+		t.Errorf("config %q, want %q", cfg, want)
+	}
+	// The measuring thread's slack stays on that thread.
+	if after, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); after != before {
+		t.Errorf("the caller's timer slack changed from %d to %d", before, after)
+	}
+	if _, err := measureTimerFloor(0, time.Microsecond, -1); err == nil {
+		t.Error("0 samples measured without error")
+	}
+	for _, c := range []struct{ n, q100, want int }{{100, 99, 98}, {2000, 50, 999}, {2000, 99, 1979}, {1, 99, 0}, {3, 50, 1}} {
+		if got := rankIndex(c.n, float64(c.q100)/100); got != c.want {
+			t.Errorf("rankIndex(%d, %d%%) = %d, want %d", c.n, c.q100, got, c.want)
+		}
+	}
+}
+
+func TestNoiseOptionsMisuse(t *testing.T) {
+	for name, o := range map[string]Options{
+		"TargetCV":    {TargetCV: -0.05},
+		"MaxCount":    {MaxCount: -1},
+		"AdaptBudget": {AdaptBudget: -time.Second},
+	} {
+		o.OutDir = t.TempDir()
+		if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "Options."+name) {
+			t.Errorf("%s: Run = %v, want an error naming Options.%s", name, err, name)
+		}
+	}
+}
