@@ -61,10 +61,10 @@ func Yield() error {
 	co.waker.status = WakerQueued
 	s.queue.PushBack(co) // a yield always goes to the tail
 	// s.suspend(co), inline (see Scheduler.suspend).
-	if next := s.pickNext(); next != co {
+	if len(co.handlers) != 0 {
+		s.suspendHandlers(co, true)
+	} else if next := s.pickNext(); next != co {
 		switch {
-		case len(co.handlers) != 0:
-			s.suspendTo(co, next)
 		case s.direct && next != nil && next.ctx != nil:
 			s.current = next
 			s.stats.Switches++
@@ -76,7 +76,7 @@ func Yield() error {
 			s.stats.SchedulerSwitches++
 			co.ctx.yield(struct{}{})
 		default:
-			s.suspendTo(co, next)
+			s.switchFrom(co.ctx, next)
 		}
 	}
 	s.afterResume(co)
@@ -102,6 +102,9 @@ func AwaitTimeout(ev *Event, d time.Duration) (any, error) {
 // ErrTimeout.
 func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	s, co := self("Await")
+	if ev == nil {
+		awaitNil()
+	}
 	if err := s.checkBlocking(co); err != nil {
 		return nil, err
 	}
@@ -126,10 +129,10 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	w.timeout = timeout
 	w.start(s)
 	// s.suspend(co), inline (see Scheduler.suspend).
-	if next := s.pickNext(); next != co {
+	if len(co.handlers) != 0 {
+		s.suspendHandlers(co, false)
+	} else if next := s.pickNext(); next != co {
 		switch {
-		case len(co.handlers) != 0:
-			s.suspendTo(co, next)
 		case s.direct && next != nil && next.ctx != nil:
 			s.current = next
 			s.stats.Switches++
@@ -141,12 +144,17 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 			s.stats.SchedulerSwitches++
 			co.ctx.yield(struct{}{})
 		default:
-			s.suspendTo(co, next)
+			s.switchFrom(co.ctx, next)
 		}
 	}
 	s.afterResume(co)
 	w.status = WakerResult
 	return w.result, w.err
+}
+
+// awaitNil is Await's misuse panic, out of line to keep AwaitWith small.
+func awaitNil() {
+	panic("stackful: Await on a nil *Event: pass the event to wait for (NewEvent)")
 }
 
 // Sleep suspends the coroutine for d (through a reactor timer).
@@ -189,8 +197,21 @@ func EnqueueMicrotask(m *Microtask) {
 	s.micro.Push(m)
 }
 
-// AddSwitchHandler binds h to the current coroutine.
+// AddSwitchHandler binds h to the current coroutine or, called while no
+// Scheduler is running, to the main coroutine of the next Run, which calls
+// it with Enter when main starts (the reference design's form: "the current
+// coroutine, or main if the scheduler has not started yet"; docs/design.md
+// §1, switch handlers). Before Run it must be called from the goroutine
+// that calls Run; unlike Scheduler.AddMainStartHandler it binds h to one
+// Run only.
 func AddSwitchHandler(h SwitchHandler) {
+	if h == nil {
+		panic("stackful: AddSwitchHandler(nil)")
+	}
+	if running == nil {
+		preRunHandlers = append(preRunHandlers, h)
+		return
+	}
 	_, co := self("AddSwitchHandler")
 	co.AddSwitchHandler(h)
 }

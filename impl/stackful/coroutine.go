@@ -120,6 +120,30 @@ func (co *Coroutine) cancel(err error) {
 	}
 }
 
+// Destroy finalises the coroutine without running more of its code (the
+// reference design's IGNORED waker; docs/design.md §1, the waker). A
+// coroutine not yet started is dropped without running, as by Cancel. A
+// started one that is queued or waiting becomes IGNORED (a waiting one is
+// woken): when the scheduler reaches it, it is resumed only to unwind, as
+// in final cleanup: its blocking call does not return, its deferred calls
+// run, and it finishes without an error. Destroying the running coroutine
+// itself makes its next blocking call unwind it. Destroying a finished
+// coroutine does nothing.
+func (co *Coroutine) Destroy() {
+	switch {
+	case co.state == coFinished:
+	case co.state == coNew:
+		co.waker.status = WakerIgnored
+	default:
+		co.killed = true
+		if co == co.s.current {
+			return // checkBlocking unwinds it at its next blocking call
+		}
+		co.waker.cancelWith(errFinalCleanup) // enqueues it if it was waiting
+		co.waker.status = WakerIgnored
+	}
+}
+
 // kill marks the coroutine for final cleanup: it unwinds (running its
 // defers) at its next suspension point instead of continuing.
 func (co *Coroutine) kill() {

@@ -59,12 +59,17 @@ type Options struct {
 	// MainName is the name of the main coroutine Run starts (default
 	// "main"), as Coroutine.Name and in deadlock and panic reports.
 	MainName string
-	// ViaScheduler (Asm) routes every hand-off through the scheduler's own
-	// context, two switches per suspend/resume instead of one, as schedulers
-	// without TrueAsync's direct switch do. It exists to measure what the
-	// direct switch saves (the handoff scenario); leave it off otherwise.
-	// Coro always goes through the scheduler, so it changes nothing there.
-	// The finished-context takeover stays on either way.
+	// ViaScheduler (Asm) routes every hand-off between two coroutines
+	// through the scheduler's own context, two switches instead of one, as
+	// schedulers without TrueAsync's direct switch do: a suspending
+	// coroutine (Yield, a wait, Sleep) and a finishing one whose successor
+	// has already started both switch to the scheduler, which switches to
+	// the next coroutine. It exists to measure what the direct switch saves
+	// (the handoff scenario); leave it off otherwise. Coro always goes
+	// through the scheduler, so it changes nothing there. One thing stays:
+	// a finished coroutine's context is taken over by the next coroutine if
+	// that one has not started yet (Stats.Takeovers), which is no switch at
+	// all, so there is nothing to route.
 	ViaScheduler bool
 }
 
@@ -119,6 +124,10 @@ type Scheduler struct {
 // running is the scheduler whose Run is in progress; the package-level
 // blocking API acts on it.
 var running *Scheduler
+
+// preRunHandlers are the switch handlers AddSwitchHandler received while no
+// Scheduler was running: the next Run binds them to its main coroutine.
+var preRunHandlers []SwitchHandler
 
 // New returns a scheduler. With the Asm backend it returns an error wrapping
 // ErrNotSupported when the fiber switch cannot run safely in this process
@@ -237,6 +246,8 @@ func (s *Scheduler) Run(main func()) (err error) {
 	}()
 	co := s.spawn(main, s.opts.MainName, Normal)
 	co.handlers = append(co.handlers, s.mainStart...)
+	co.handlers = append(co.handlers, preRunHandlers...)
+	preRunHandlers = nil
 
 	s.loop.UpdateTime()
 	s.lastTick = s.loop.Now()
@@ -326,11 +337,11 @@ func (s *Scheduler) pickNext() *Coroutine {
 		if !ok {
 			return nil
 		}
-		if co.waker.status == WakerIgnored {
+		if co.waker.status == WakerIgnored && co.state == coNew {
 			s.dropUnstarted(co, nil)
 			continue
 		}
-		return co
+		return co // an IGNORED started coroutine (Destroy) unwinds when resumed
 	}
 }
 
@@ -355,23 +366,50 @@ func (s *Scheduler) tick(noWait bool) {
 // predictor, so each frame between the switch and the user's code costs
 // several nanoseconds per switch.
 func (s *Scheduler) suspend(co *Coroutine) {
+	if len(co.handlers) != 0 {
+		s.suspendHandlers(co, false)
+		return
+	}
 	next := s.pickNext()
 	if next == co {
 		return // a Yield with nobody else ready: no switch
 	}
-	s.suspendTo(co, next)
+	s.switchFrom(co.ctx, next)
 }
 
-// suspendTo switches from co to next (nil: the scheduler), calling co's
-// Leave and Enter handlers around the switch.
-func (s *Scheduler) suspendTo(co, next *Coroutine) {
-	if len(co.handlers) != 0 {
+// suspendHandlers is the suspend point of a coroutine with switch handlers
+// (Yield and the waits take it before anything else when co has any). Leave
+// is called when co gives control up and before the scheduler tick picks
+// the next coroutine, as in TrueAsync: a coroutine a Leave handler spawns
+// with High priority runs next, ahead of those already queued (the
+// reference design's shutdown example relies on it; docs/design.md §1,
+// switch handlers). Enter is called when co runs again.
+//
+// A Yield with nobody else queued usually continues without a switch and
+// then calls no handler, so for it the tick runs first: Leave is called only
+// if the tick picked another coroutine, which is then put back at the head
+// of the queue and the pick made again, so a High coroutine spawned by Leave
+// still runs first. A wait whose event fires during the tick (before any
+// switch) calls Leave then Enter: co gave control up and got it back.
+func (s *Scheduler) suspendHandlers(co *Coroutine, yield bool) {
+	var next *Coroutine
+	if yield && s.queue.Len() == 1 { // only co itself is queued
+		if next = s.pickNext(); next == co {
+			return
+		}
 		co.fire(Leave)
+		if next != nil {
+			s.queue.PushFront(next)
+		}
+		next = s.pickNext()
+	} else {
+		co.fire(Leave)
+		next = s.pickNext()
 	}
-	s.switchFrom(co.ctx, next)
-	if len(co.handlers) != 0 {
-		co.fire(Enter)
+	if next != co {
+		s.switchFrom(co.ctx, next)
 	}
+	co.fire(Enter)
 }
 
 // switchFrom leaves the context from (running s.current, or a finished
@@ -469,12 +507,15 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 }
 
 // exitTo chooses the context a dying context finishes into: next's, or the
-// scheduler's (with next handed off) if next is nil or has no context. It
+// scheduler's (with next handed off) if next is nil or has no context, or if
+// Options.ViaScheduler routes every hand-off through the scheduler. It
 // counts the switch the backend is about to make.
 func (s *Scheduler) exitTo(from *execContext, next *Coroutine) *execContext {
 	to := s.schedCtx
 	s.current = nil
-	if next != nil {
+	if next != nil && !s.direct {
+		s.handoff = next
+	} else if next != nil {
 		if c, err := s.contextFor(next); err == nil {
 			to, s.current = c, next
 		} else {
@@ -550,6 +591,16 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 	co.waker.co = co
 	co.waker.reset()
 	co.waker.status = WakerQueued
+	if s.shuttingDown {
+		// Every coroutine receives the shutdown's cancellation, one spawned
+		// during it too (by a cleanup, say): it starts cancelled, so it
+		// cannot hold Run open. In final cleanup it is dropped unstarted.
+		if s.finalCleanup {
+			co.waker.status = WakerIgnored
+		} else {
+			co.cancelPending, co.cancelErr = true, errShutdownCancel
+		}
+	}
 	s.linkLive(co)
 	s.enqueue(co)
 	return co

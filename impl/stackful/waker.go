@@ -19,8 +19,9 @@ const (
 	// WakerQueued: the coroutine is in the run queue (woken, yielded, or
 	// spawned and not started); its outcome is fixed.
 	WakerQueued = wakerstate.Queued
-	// WakerIgnored: the coroutine is queued but was cancelled before it
-	// started: the scheduler drops it without running it.
+	// WakerIgnored: the coroutine is queued but must be destroyed: one
+	// cancelled before it started is dropped without running; a started one
+	// (Coroutine.Destroy) is resumed only to unwind.
 	WakerIgnored = wakerstate.Ignored
 	// WakerResult: the coroutine resumed from a wait; the outcome is
 	// available until its next blocking call.

@@ -139,6 +139,9 @@ func (c *Context) TryAwait(ev *Event) bool {
 	if co.cancelPending || co.unwinding {
 		return c.tryAwaitSlow(ev)
 	}
+	if ev == nil {
+		awaitNil()
+	}
 	if !ev.done {
 		return false
 	}
@@ -150,6 +153,9 @@ func (c *Context) TryAwait(ev *Event) bool {
 	c.s.stats.FastPaths++
 	return true
 }
+
+// awaitNil is the nil-event panic of the await helpers, out of line.
+func awaitNil() { panic("stackless: Await on a nil *Event: pass the event to wait for") }
 
 // tryAwaitSlow delivers a pending cancellation (or the unwinding) through
 // the regular start path.

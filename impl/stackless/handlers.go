@@ -35,6 +35,25 @@ func (s *Scheduler) AddSwitchHandler(t Task, h SwitchHandler) {
 	*co.handlers = append(*co.handlers, h)
 }
 
+// AddCurrentSwitchHandler is the reference design's form of adding a
+// switch handler: to the current task or, if the scheduler has not started,
+// to the main task (docs/design.md §1, switch handlers). Called before Run,
+// it binds h to the main task of the next RunMain, which calls it with
+// Enter when it starts (once: unlike AddStartHandler it is not kept for
+// later runs). Called during Run, it binds h to the task being resumed (or,
+// from a microtask or reactor callback, the task that ran last), as
+// Context.AddSwitchHandler does.
+func (s *Scheduler) AddCurrentSwitchHandler(h SwitchHandler) {
+	if h == nil {
+		panic("stackless: AddCurrentSwitchHandler(nil)")
+	}
+	if !s.running || s.ctx.cur == nil {
+		s.preRun = append(s.preRun, h)
+		return
+	}
+	s.AddSwitchHandler(s.ctx.cur.task, h)
+}
+
 // AddStartHandler registers a main-task start handler (seed: main-coroutine
 // start handlers): RunMain copies every registered handler into its main
 // task, which calls them with Enter when it starts. Register before RunMain.

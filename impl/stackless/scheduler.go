@@ -41,7 +41,8 @@ type Scheduler struct {
 	left *Coro
 
 	startHandlers []SwitchHandler
-	microErr      func(error) // microtask error handler; nil: errors fail the run
+	preRun        []SwitchHandler // AddCurrentSwitchHandler before Run: bound to the next RunMain's main task
+	microErr      func(error)     // microtask error handler; nil: errors fail the run
 	phase         phase
 	errs          []error // task, microtask and deadlock errors, in order
 	running       bool
@@ -152,6 +153,10 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 	s.nextID++
 	// Keep handlers added before Spawn (a finished task has none left).
 	*co = Coro{task: t, sched: s, id: s.nextID, prio: p, life: lifeSpawned, handlers: co.handlers}
+	// A task spawned during a graceful shutdown (by a cleanup, say) starts
+	// cancelled: every task receives the shutdown's cancellation, so it
+	// cannot hold Run open.
+	co.cancelPending = s.phase == phaseGraceful
 	for i := range co.waker.nodes {
 		co.waker.nodes[i].co = co
 	}
@@ -191,10 +196,15 @@ func (s *Scheduler) RunMain(main Task) error {
 	if err := s.Spawn(main); err != nil {
 		return err
 	}
-	if len(s.startHandlers) > 0 {
+	if len(s.startHandlers) > 0 || len(s.preRun) > 0 {
 		co := main.coro()
 		hs := append([]SwitchHandler(nil), s.startHandlers...)
+		hs = append(hs, s.preRun...)
+		if co.handlers != nil { // added with AddSwitchHandler before RunMain
+			hs = append(hs, *co.handlers...)
+		}
 		co.handlers = &hs
+		s.preRun = nil
 	}
 	return s.Run()
 }
@@ -282,8 +292,8 @@ func (s *Scheduler) next() *Coro {
 		if !ok {
 			return nil
 		}
-		if co.waker.status != Ignored {
-			return co
+		if co.waker.status != Ignored || co.life == lifeRunning {
+			return co // a started Ignored task (Destroy) is resumed to unwind
 		}
 		s.stats.Ignored++
 		s.retire(co)
@@ -293,21 +303,31 @@ func (s *Scheduler) next() *Coro {
 // resume runs one dequeued task until it waits, yields or finishes.
 func (s *Scheduler) resume(co *Coro) {
 	w := &co.waker
-	if w.waited {
-		w.waited = false
-		w.status = Result
-	} else {
-		w.status = NoStatus
-	}
 	if co == s.left {
 		s.left = nil // the task that gave control up continues: no switch
 	} else {
-		s.leave()
+		if l := s.left; l != nil {
+			s.left = nil
+			if l.handlers != nil {
+				// A Yield whose Leave was deferred (see the stepYield case):
+				// it runs now, before co gets control, and a High task it
+				// spawns must go first: put co back and pick again.
+				callHandlers(l, Leave)
+				s.queue.PushFront(co)
+				return
+			}
+		}
 		s.stats.Switches++
 		co.life = lifeRunning
 		if co.handlers != nil {
 			callHandlers(co, Enter)
 		}
+	}
+	if w.waited {
+		w.waited = false
+		w.status = Result
+	} else {
+		w.status = NoStatus
 	}
 	if co.unwinding {
 		// Final phase: the wait does not deliver its outcome; the task unwinds.
@@ -331,7 +351,14 @@ func (s *Scheduler) resume(co *Coro) {
 				}
 				continue // the wait is already over: no suspend point, no switch
 			}
-			s.left = co
+			if co.handlers != nil {
+				// Leave is called as the task gives control up, before the
+				// scheduler picks the next task (as in TrueAsync), so a High
+				// task a Leave handler spawns runs next.
+				callHandlers(co, Leave)
+			} else {
+				s.left = co
+			}
 		case stepYield:
 			if co.cancelPending || co.unwinding {
 				// Returns at once; the waker status stays as it was.
@@ -348,7 +375,16 @@ func (s *Scheduler) resume(co *Coro) {
 			}
 			w.status = Queued
 			s.queue.PushBack(co) // a yield always goes to the tail
-			s.left = co
+			if co.handlers != nil && s.queue.Len() > 1 {
+				// Others are queued: control leaves co for sure, so Leave
+				// is called now, before the pick (see stepSuspend). With
+				// nobody else queued co usually continues without a switch
+				// and no handler call: Leave is deferred until another
+				// task really takes control (see the top of resume).
+				callHandlers(co, Leave)
+			} else {
+				s.left = co
+			}
 		case stepDone:
 			s.finish(co, nil)
 		case stepFail:
@@ -433,6 +469,35 @@ func (s *Scheduler) Shutdown() {
 	for co := s.liveHead; co != nil; co = co.liveNext {
 		s.cancel(co)
 	}
+}
+
+// Destroy finalises t without running more of its code (the reference
+// design's IGNORED waker; docs/design.md §1, the waker). A task not yet
+// started is dropped without running, as by Cancel. A started task that is
+// queued or waiting becomes Ignored (a waiting one is woken): when the
+// scheduler reaches it, it is resumed once with Context.Unwinding true and
+// ErrCancelled instead of its wait's outcome, as in the final shutdown
+// phase, so it runs its cleanup states and finishes; every further wait
+// returns ErrCancelled at once. A task destroying itself unwinds from its
+// next wait. Destroying a finished task does nothing.
+func (s *Scheduler) Destroy(t Task) error {
+	co := t.coro()
+	if co.sched != s {
+		return fmt.Errorf("stackless: Destroy: task %T was not spawned on this scheduler", t)
+	}
+	switch co.life {
+	case lifeSpawned:
+		co.waker.status = Ignored
+	case lifeRunning:
+		co.unwinding, co.cancelPending = true, false
+		if co.waker.status == Waiting {
+			s.wake(co, nil, nil, ErrCancelled)
+		}
+		if co.waker.status == Queued {
+			co.waker.status = Ignored
+		}
+	}
+	return nil
 }
 
 // ShuttingDown reports whether a shutdown has started.

@@ -103,7 +103,7 @@ func (w *Waker) prepare() *Waker {
 // subscribe records ev in slot without starting it (resume_when).
 func (w *Waker) subscribe(slot int, ev *Event) {
 	if ev == nil {
-		panic("stackless: Await on a nil *Event: pass the event to wait for")
+		awaitNil()
 	}
 	w.nodes[slot].ev = ev
 	if slot != slotEvent {

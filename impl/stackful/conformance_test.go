@@ -1,0 +1,67 @@
+package stackful
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// panicText runs fn and returns what it panicked with, as text ("" if it
+// did not panic).
+func panicText(fn func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	fn()
+	return ""
+}
+
+// TestAwaitNilNamed: Await(nil) is a named misuse, not a nil dereference.
+func TestAwaitNilNamed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		var msg string
+		err := s.Run(func() { msg = panicText(func() { Await(nil) }) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(msg, "Await on a nil *Event") {
+			t.Errorf("Await(nil) panicked with %q, want a message naming the nil event", msg)
+		}
+	})
+}
+
+// TestViaSchedulerEveryHandoff: with Options.ViaScheduler every switch has
+// the scheduler's context at one end, a finishing coroutine's too (P ends
+// after waking main, which has started: no takeover is possible).
+func TestViaSchedulerEveryHandoff(t *testing.T) {
+	s, err := New(Options{Backend: Asm, ViaScheduler: true})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer s.Close()
+	err = s.Run(func() {
+		ping, pong := NewEvent(), NewEvent()
+		Go(func() {
+			for i := 0; i < 3; i++ {
+				Await(ping)
+				ping.Reset()
+				pong.Resolve(i)
+			}
+		})
+		for i := 0; i < 3; i++ {
+			ping.Resolve(i)
+			Await(pong)
+			pong.Reset()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	if st.Switches == 0 || st.Switches != st.SchedulerSwitches {
+		t.Errorf("ViaScheduler: %d switches, %d through the scheduler: want every switch through it", st.Switches, st.SchedulerSwitches)
+	}
+}
