@@ -2,6 +2,7 @@ package stackful
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/microtask"
@@ -12,7 +13,10 @@ import (
 // running Scheduler (or from a microtask, for the blocking ones) panics with
 // a message saying so.
 
-// self returns the running scheduler and its current coroutine.
+// self returns the running scheduler and its current coroutine. The
+// blocking calls follow it with the foreign-goroutine check (onOwnStack,
+// then checkGoroutine), spelled at each call site rather than in here: self
+// must stay within the inliner's budget.
 func self(op string) (*Scheduler, *Coroutine) {
 	s := running
 	if s == nil || s.current == nil {
@@ -24,12 +28,40 @@ func self(op string) (*Scheduler, *Coroutine) {
 	return s, s.current
 }
 
-// scheduler returns the running scheduler.
+// onOwnStack is the inline half of the foreign-goroutine check: on asm, the
+// caller's frame must lie in co's fiber stack [lo, lo+span). A coro context
+// has span 0, so it always fails and checkGoroutine decides.
+func (co *Coroutine) onOwnStack() bool {
+	var probe byte
+	ctx := co.ctx
+	return uintptr(unsafe.Pointer(&probe))-ctx.lo < ctx.span
+}
+
+// scheduler returns the running scheduler, for the calls that need no
+// current coroutine (spawning, microtasks, creating events on the reactor).
 func scheduler(op string) *Scheduler {
-	if running == nil {
+	s := running
+	if s == nil {
 		panic("stackful: " + op + " called with no Scheduler running: call it from code run by Scheduler.Run")
 	}
-	return running
+	if co := s.current; co != nil && !co.onOwnStack() {
+		s.checkGoroutine(op, co)
+	}
+	return s
+}
+
+// checkGoroutine is the slow half of the check that the caller runs on co,
+// the current coroutine, rather than on another goroutine that called the
+// API while co runs: on asm the caller is not on co's fiber stack, so it is
+// foreign; on coro the caller's goroutine must be co's Pull coroutine
+// (fiber.Goroutine, one TLS load; where the fiber package has no switch it
+// returns 0 for every goroutine and the check passes).
+func (s *Scheduler) checkGoroutine(op string, co *Coroutine) {
+	if s.asm != nil || fiber.Goroutine() != co.ctx.g {
+		panic("stackful: " + op + " called from a goroutine that is not running the Scheduler: " +
+			"a Scheduler and its coroutines belong to the goroutine that called Run; " +
+			"wake a coroutine from another goroutine with a Trigger (NewTrigger, Trigger.Fire)")
+	}
 }
 
 // Go spawns fn as a new coroutine with Normal priority. It does not switch:
@@ -54,6 +86,9 @@ func Current() *Coroutine {
 // a pending cancellation error (and then does not yield).
 func Yield() error {
 	s, co := self("Yield")
+	if !co.onOwnStack() { // see onOwnStack
+		s.checkGoroutine("Yield", co)
+	}
 	if err := s.checkBlocking(co); err != nil {
 		return err
 	}
@@ -102,6 +137,9 @@ func AwaitTimeout(ev *Event, d time.Duration) (any, error) {
 // ErrTimeout.
 func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	s, co := self("Await")
+	if !co.onOwnStack() { // see onOwnStack
+		s.checkGoroutine("Await", co)
+	}
 	if ev == nil {
 		awaitNil()
 	}
@@ -160,6 +198,9 @@ func awaitNil() {
 // Sleep suspends the coroutine for d (through a reactor timer).
 func Sleep(d time.Duration) error {
 	s, co := self("Sleep")
+	if !co.onOwnStack() { // see onOwnStack
+		s.checkGoroutine("Sleep", co)
+	}
 	if err := s.checkBlocking(co); err != nil {
 		return err
 	}
@@ -212,7 +253,10 @@ func AddSwitchHandler(h SwitchHandler) {
 		preRunHandlers = append(preRunHandlers, h)
 		return
 	}
-	_, co := self("AddSwitchHandler")
+	s, co := self("AddSwitchHandler")
+	if !co.onOwnStack() {
+		s.checkGoroutine("AddSwitchHandler", co)
+	}
 	co.AddSwitchHandler(h)
 }
 

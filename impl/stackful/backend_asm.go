@@ -77,6 +77,7 @@ func (b *asmBackend) newContext() (*execContext, error) {
 		ctx.fiber.entry = func() *fiber.Context { return &b.s.contextMain(ctx).fiber.fc }
 	}
 	ctx.fiber.stack = st
+	ctx.lo, ctx.span = st.Lo(), st.Hi()-st.Lo()
 	if err := ctx.fiber.fc.Init(st.Lo(), st.Hi(), ctx.fiber.entry); err != nil {
 		b.stacks.Put(st)
 		ctx.fiber.stack = stackpool.Stack{}

@@ -65,3 +65,33 @@ func TestViaSchedulerEveryHandoff(t *testing.T) {
 		t.Errorf("ViaScheduler: %d switches, %d through the scheduler: want every switch through it", st.Switches, st.SchedulerSwitches)
 	}
 }
+
+// TestForeignGoroutineNamed: a blocking call (and a spawn) made from a plain
+// goroutine while a coroutine runs panics naming the call and the rule,
+// instead of running the scheduler on that goroutine.
+func TestForeignGoroutineNamed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		msgs := map[string]string{}
+		err := s.Run(func() {
+			ev := NewEvent()
+			for name, call := range map[string]func(){
+				"Yield": func() { Yield() },
+				"Await": func() { Await(ev) },
+				"Go":    func() { Go(func() {}) },
+			} {
+				done := make(chan string)
+				go func() { done <- panicText(call) }()
+				msgs[name] = <-done // the coroutine blocks its goroutine: it is still the current one
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, msg := range msgs {
+			if !strings.Contains(msg, name+" called from a goroutine that is not running the Scheduler") {
+				t.Errorf("%s from a foreign goroutine panicked with %q, want a message naming the call and the rule", name, msg)
+			}
+		}
+	})
+}
