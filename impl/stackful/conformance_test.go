@@ -1,9 +1,12 @@
 package stackful
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // panicText runs fn and returns what it panicked with, as text ("" if it
@@ -94,4 +97,31 @@ func TestForeignGoroutineNamed(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestGoexitCoro: runtime.Goexit in a coro coroutine fails Run with an
+// error naming it; Run returns, and the other coroutines' cleanup runs.
+// (Without the fix Goexit ends the goroutine that called Run: here the test
+// goroutine, which fails the test.)
+func TestGoexitCoro(t *testing.T) {
+	s := newSched(t, Coro)
+	cleaned, deferred := false, false
+	err := s.Run(func() {
+		Go(func() {
+			defer func() { cleaned = true }()
+			Sleep(time.Hour) // cancelled by the shutdown the Goexit starts
+		})
+		Yield()
+		defer func() { deferred = true }()
+		runtime.Goexit()
+	})
+	if !errors.Is(err, ErrGoexit) || !strings.Contains(err.Error(), "runtime.Goexit") {
+		t.Errorf("Run = %v, want an error wrapping ErrGoexit", err)
+	}
+	if !cleaned || !deferred {
+		t.Errorf("cleanup ran: other coroutine %v, the coroutine's own defer %v; want both", cleaned, deferred)
+	}
+	if err := s.Run(func() { Yield() }); err != nil {
+		t.Errorf("the next Run: %v", err)
+	}
 }

@@ -17,6 +17,10 @@ var (
 	ErrDeadlock = errors.New("stackful: deadlock")
 	// ErrNotSupported wraps every "not supported: <reason>" error.
 	ErrNotSupported = errors.New("not supported")
+	// ErrGoexit is wrapped by the *PanicError Run returns (Coro backend)
+	// when a coroutine called runtime.Goexit.
+	ErrGoexit = errors.New("runtime.Goexit called in a coroutine (t.FailNow, t.Fatal and t.Skip call it): " +
+		"a coroutine cannot end the goroutine that runs it; report failures with t.Error or a returned error")
 )
 
 // Cancellation errors delivered by the scheduler itself. They are static so

@@ -529,9 +529,13 @@ func (s *Scheduler) exitTo(from *execContext, next *Coroutine) *execContext {
 // runBody runs co's function, turning a panic into Run's error. The kill
 // panic of final cleanup ends the coroutine quietly.
 func (s *Scheduler) runBody(co *Coroutine) {
+	returned := false
 	defer func() {
 		r := recover()
 		if r == nil {
+			if !returned && s.asm == nil {
+				s.goexited(co) // never returns
+			}
 			return
 		}
 		if _, ok := r.(killSignal); ok {
@@ -544,6 +548,32 @@ func (s *Scheduler) runBody(co *Coroutine) {
 	co.waker.status = WakerNoStatus
 	co.fire(Enter)
 	co.fn()
+	returned = true
+}
+
+// goexited handles runtime.Goexit called by co's code on the coro backend
+// (recover returns nil for it, and runBody's body did not return). Left
+// alone, Goexit would end co's Pull goroutine and iter.Pull would re-raise
+// it in the goroutine that called Run, which would then never return, with
+// no other coroutine's cleanup run and nothing printed. Instead, with co's
+// deferred calls already run, co is finished and Run fails with an error
+// wrapping ErrGoexit (a graceful shutdown follows); then this goroutine
+// hands control back to the scheduler for good, parked in the middle of its
+// Goexit: its context is never resumed or reused (one goroutine leaks per
+// such misuse). The asm backend cannot do this (the fiber shares the
+// scheduler's goroutine); package fiber ends the process with a message
+// instead.
+func (s *Scheduler) goexited(co *Coroutine) {
+	ctx := co.ctx
+	co.err = &PanicError{Coroutine: co.String(), Value: ErrGoexit, Stack: string(debug.Stack())}
+	s.fail(co.err, errShutdownCancel)
+	s.finish(co)
+	ctx.co = nil
+	s.handoff, s.current = nil, nil
+	s.stats.Switches++
+	s.stats.SchedulerSwitches++
+	ctx.yield(struct{}{})
+	select {} // never resumed: nothing holds ctx any more
 }
 
 // finish ends co after its body returned or unwound.
