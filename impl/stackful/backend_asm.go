@@ -106,6 +106,18 @@ func (b *asmBackend) close() {
 	}
 }
 
+// ExplainCrashes makes the fatal errors that misuse of the Asm backend
+// produces (and that Run cannot turn into errors: the runtime kills the
+// process) explain themselves on this process's stderr: after the runtime's
+// "fatal error: stack size not a power of 2" comes a line naming the cause,
+// a collection started by code in a coroutine (runtime.GC,
+// debug.FreeOSMemory) or a fiber stack overflow (naming
+// Options.Stacks.StackSize). It starts a small monitor process, a copy of
+// this executable, once per process (fiber.MonitorCrashes); call it at
+// start-up. A harness that runs cells in child processes can explain their
+// crashes itself with fiber.ExplainCrash instead.
+func ExplainCrashes() error { return fiber.MonitorCrashes() }
+
 // Errors and crash explanations of the fiber and stackpool packages name
 // the settings a user of this package changes. A harness with flags of its
 // own overrides these after init.

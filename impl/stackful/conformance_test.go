@@ -3,10 +3,14 @@ package stackful
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/corobench/corobench/impl/stackful/fiber"
+	"github.com/corobench/corobench/internal/selfexec"
 )
 
 // panicText runs fn and returns what it panicked with, as text ("" if it
@@ -123,5 +127,52 @@ func TestGoexitCoro(t *testing.T) {
 	}
 	if err := s.Run(func() { Yield() }); err != nil {
 		t.Errorf("the next Run: %v", err)
+	}
+}
+
+// TestCrashesExplainedInProcess: with ExplainCrashes, the fatal errors the
+// asm backend cannot turn into Run errors explain themselves in the
+// process's own stderr: a collection started by code in a coroutine, and a
+// fiber stack overflow naming Options.Stacks.StackSize.
+func TestCrashesExplainedInProcess(t *testing.T) {
+	needAsm(t)
+	switch os.Getenv(childEnv) {
+	case "":
+	case "gc-explained", "overflow-explained":
+		if err := ExplainCrashes(); err != nil {
+			fmt.Println("MONITOR ERROR:", err)
+			os.Exit(0)
+		}
+		s := newSched(t, Asm, func(o *Options) { o.Stacks.StackSize = 16 << 10 })
+		s.Run(func() {
+			if os.Getenv(childEnv) == "gc-explained" {
+				runtime.GC()
+			} else {
+				recurse(1 << 20)
+			}
+		})
+		fmt.Println("child survived")
+		os.Exit(0)
+	default:
+		return
+	}
+	for _, c := range []struct{ mode, want string }{
+		{"gc-explained", "runtime.GC"},
+		{"overflow-explained", "stackful.Options.Stacks.StackSize"},
+	} {
+		// GODEBUG=gcshrinkstackoff=0: the default a user's program runs with
+		// (the collection then tries to shrink the fiber stack: fatal).
+		out, _ := selfexec.CombinedOutput([]string{"-test.run=^TestCrashesExplainedInProcess$", "-test.v"},
+			childEnv+"="+c.mode, "GODEBUG=gcshrinkstackoff=0")
+		if strings.Contains(out, "MONITOR ERROR:") {
+			t.Skipf("the crash monitor cannot start here: %s", tail(out, 500))
+		}
+		if !strings.Contains(out, "fatal error: stack size not a power of 2") {
+			t.Errorf("%s: want the runtime's fatal error; output:\n%s", c.mode, tail(out, 2000))
+		}
+		i := strings.Index(out, fiber.ExplainedPrefix)
+		if i < 0 || !strings.Contains(out[i:], c.want) {
+			t.Errorf("%s: stderr has no explanation naming %q; output:\n%s", c.mode, c.want, tail(out, 3000))
+		}
 	}
 }

@@ -10,8 +10,8 @@
 //     all. The scheduler's own context (the goroutine that called Run) is
 //     entered only when the queue is empty and the reactor must block, when a
 //     switch could not be made, or on deadlock. The garbage collector is held
-//     off for the whole run (DESIGN.md §3); a GC cycle that happens anyway
-//     fails Run with an error saying so.
+//     off for the whole run (docs/design.md §3); for what a collection that
+//     runs anyway does, see the rules below.
 //   - Coro (row stackful-coro): every coroutine is a Go runtime coroutine
 //     (iter.Pull). It is GC-safe but asymmetric: each handoff goes from the
 //     suspending coroutine to the scheduler and from there to the next one.
@@ -57,9 +57,36 @@
 // # Rules for code running on asm fibers
 //
 // No GC may run while a fiber is suspended: the runtime disables the
-// collector during Run, so a run must not allocate without bound. Code on a
-// fiber must not call runtime.Goexit (so no t.Fatal or t.FailNow in a
-// coroutine): record failures and check them after Run returns. A fiber's
-// stack does not grow: Options.Stacks.StackSize bounds it, and overflowing it is a
-// fatal error naming that option.
+// collector during Run, so a run must not allocate without bound. What
+// happens if a collection runs anyway depends on who starts it and on
+// GODEBUG: code in a coroutine that calls runtime.GC or debug.FreeOSMemory
+// makes the collector try to shrink the fiber stack it runs on, and the
+// runtime kills the process with "fatal error: stack size not a power of
+// 2" (a clean stop, not corruption: fiber stacks have such sizes on
+// purpose); with GODEBUG=gcshrinkstackoff=1, or for a collection started
+// from the scheduler's own context, the run completes and Run fails with
+// an error saying a collection ran (the run is invalid). The runtime's
+// fatal message cannot be changed; ExplainCrashes makes the process print,
+// after it, a line naming the cause (the collection started by code in a
+// fiber, or an overflow).
+//
+// A fiber's stack does not grow: Options.Stacks.StackSize bounds it, and
+// deeper recursion is the same fatal error from runtime.newstack; with
+// ExplainCrashes the line after it names Options.Stacks.StackSize, and
+// without it fiber.ExplainCrash recognises the message in a child's stderr
+// (benchrun's parent process does this for its cells).
+//
+// Code on a fiber must not call runtime.Goexit (so no t.Fatal or t.FailNow
+// in a coroutine): on asm the process exits with a message naming it (the
+// fiber shares the goroutine that called Run, which must not end); on coro
+// the coroutine finishes (its defers run) and Run fails with an error
+// wrapping ErrGoexit after a graceful shutdown. Record failures and check
+// them after Run returns.
+//
+// The API belongs to the goroutine that called Run: a blocking call, a
+// spawn or a microtask made from another goroutine while a coroutine runs
+// panics naming the call and this rule (asm: the caller's frame is not on
+// the running coroutine's fiber stack; coro: the caller is not its
+// goroutine; the check is a few loads and a compare, inline). Wake a
+// coroutine from another goroutine with a Trigger.
 package stackful
