@@ -71,6 +71,15 @@ type Options struct {
 	// that one has not started yet (Stats.Takeovers), which is no switch at
 	// all, so there is nothing to route.
 	ViaScheduler bool
+	// ShutdownOnSignal makes SIGINT or SIGTERM delivered during Run start a
+	// graceful shutdown (as Shutdown does; Run then returns nil) instead of
+	// ending the process. The first such signal restores both signals'
+	// default behaviour, so a second one ends the process as usual. The
+	// watch is a pair of reactor signal events that do not keep Run alive;
+	// while it is on, the reactor has active events, so every suspend point
+	// reads the clock for the throttled tick (Options.TickInterval), which
+	// is how a signal is noticed while coroutines keep yielding.
+	ShutdownOnSignal bool
 }
 
 // Stats are a scheduler's counters, cumulative over its Runs.
@@ -118,6 +127,7 @@ type Scheduler struct {
 	err          error
 
 	mainStart []SwitchHandler
+	sigWatch  []*reactor.Signal // Options.ShutdownOnSignal's events during Run
 	stats     Stats
 }
 
@@ -244,6 +254,14 @@ func (s *Scheduler) Run(main func()) (err error) {
 			s.backend.end()
 		}
 	}()
+	if s.opts.ShutdownOnSignal {
+		if err := s.watchShutdownSignals(); err != nil {
+			ended = true
+			s.backend.end()
+			return fmt.Errorf("stackful: Options.ShutdownOnSignal: %w", err)
+		}
+		defer s.stopShutdownSignals()
+	}
 	co := s.spawn(main, s.opts.MainName, Normal)
 	co.handlers = append(co.handlers, s.mainStart...)
 	co.handlers = append(co.handlers, preRunHandlers...)
@@ -281,7 +299,7 @@ func (s *Scheduler) schedule() {
 			s.asm.stacks.Tick(time.Now())
 		}
 		switch {
-		case s.loop.Active() > 0:
+		case s.activeEvents() > 0:
 			s.tick(false)
 		case s.micro.Len() > 0:
 			// A failed microtask left others queued: run them next round.

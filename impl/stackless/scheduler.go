@@ -46,6 +46,8 @@ type Scheduler struct {
 	phase         phase
 	errs          []error // task, microtask and deadlock errors, in order
 	running       bool
+	onSignal      bool              // Options.ShutdownOnSignal
+	sigWatch      []*reactor.Signal // its events during Run
 	stats         Stats
 
 	r      reactorState // see reactor.go
@@ -88,6 +90,15 @@ type Options struct {
 	// OnMicrotaskError, if set, receives microtask errors and the run goes
 	// on; otherwise a microtask error fails Run and starts a shutdown.
 	OnMicrotaskError func(error)
+	// ShutdownOnSignal makes SIGINT or SIGTERM delivered during Run start a
+	// graceful shutdown (as Shutdown does; Run then returns nil) instead of
+	// ending the process. The first such signal restores both signals'
+	// default behaviour, so a second one ends the process as usual. The
+	// watch is a pair of reactor signal events that do not keep Run alive;
+	// while it is on, the reactor exists and has active events, so every
+	// suspend point reads the clock for the throttled tick, which is how a
+	// signal is noticed while tasks keep yielding.
+	ShutdownOnSignal bool
 	// Loop, if set, is the reactor to use; the caller keeps ownership.
 	// Otherwise the scheduler creates one on first use (Sleep, a timeout, an
 	// FD) and Close releases it.
@@ -110,7 +121,7 @@ func NewWithOptions(o Options) (*Scheduler, error) {
 	if o.TickInterval == 0 {
 		o.TickInterval = DefaultTickInterval
 	}
-	s := &Scheduler{microErr: o.OnMicrotaskError}
+	s := &Scheduler{microErr: o.OnMicrotaskError, onSignal: o.ShutdownOnSignal}
 	s.ctx.s = s
 	s.r.interval = int64(o.TickInterval)
 	if o.Loop != nil {
@@ -228,6 +239,12 @@ func (s *Scheduler) Run() error {
 	}
 	s.running = true
 	defer func() { s.running = false }()
+	if s.onSignal {
+		if err := s.watchShutdownSignals(); err != nil {
+			return fmt.Errorf("stackless: Options.ShutdownOnSignal: %w", err)
+		}
+		defer s.stopShutdownSignals()
+	}
 	for {
 		if s.micro.Len() > 0 {
 			s.runMicrotasks()
@@ -239,7 +256,7 @@ func (s *Scheduler) Run() error {
 			s.resume(co)
 			continue
 		}
-		if s.r.loop != nil && s.r.loop.Active() > 0 {
+		if s.r.loop != nil && s.activeEvents() > 0 {
 			s.leave()
 			s.tick(false)
 			continue
