@@ -209,7 +209,7 @@ func Sleep(d time.Duration) error {
 	}
 	w := &co.waker
 	w.reset()
-	w.timeout, w.sleep = d, true
+	w.timeout, w.mode = d, modeSleep
 	w.start(s)
 	s.suspend(co)
 	s.afterResume(co)

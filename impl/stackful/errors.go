@@ -32,6 +32,10 @@ var (
 	errCancelEvent    = fmt.Errorf("%w: the cancellation event fired", ErrCancelled)
 )
 
+// errNothingToWaitFor is Suspend's error for a wait with no subscription and
+// no timeout: nothing could ever end it.
+var errNothingToWaitFor = errors.New("stackful: Suspend with nothing to wait for: call ResumeWhen first, or pass a timeout")
+
 // DeadlockError is Run's error when nothing is runnable, the reactor has no
 // active event, and coroutines are still waiting.
 type DeadlockError struct {

@@ -170,6 +170,31 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 			case semtest.OpDeferSpawn:
 				task, prio := op.Task, Priority(op.Priority)
 				defer func() { cos[task] = GoWith(p.Tasks[task].Name, prio, func() { runTask(task) }) }()
+			case semtest.OpAwaitAny, semtest.OpAwaitAll:
+				count := 0
+				all := CustomCallback(func(*Event, any, error) (bool, any, error) {
+					count++
+					return count == len(op.Events), count, nil
+				})
+				for _, e := range op.Events {
+					if op.Kind == semtest.OpAwaitAny {
+						ResumeWhen(events[e], ResolveCallback)
+					} else {
+						ResumeWhen(events[e], all)
+					}
+				}
+				var v any
+				v, err = Suspend(-1)
+				n, _ := v.(int)
+				var trig []int
+				for _, ev := range Current().Waker().TriggeredEvents(nil) {
+					for i := range events {
+						if events[i] == ev {
+							trig = append(trig, i)
+						}
+					}
+				}
+				rec.General(ti, op, n, d.Kind(err), trig)
 			case semtest.OpDestroy:
 				if co := cos[op.Task]; co != nil {
 					co.Destroy()

@@ -47,11 +47,28 @@ type Waker struct {
 	subs      [maxWakerEvents]subscription // the awaited events
 	nsubs     int
 	timeout   time.Duration // < 0: no timeout
-	sleep     bool          // the timeout is the wait's success (Sleep), not ErrTimeout
+	mode      waitMode      // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
+	building  bool          // ResumeWhen subscriptions are being collected for the next Suspend
 	triggered *Event        // the event that ended the last wait; nil for a timeout or a direct cancellation
 	result    any
 	err       error
+
+	// The general wait (resumewhen.go): its subscriptions (reused, each
+	// allocated once), their custom callbacks, and the triggered set.
+	gen   []*subscription
+	genFn []WakeFunc
+	ngen  int
+	fired []*Event
 }
+
+// waitMode says what kind of wait the waker holds.
+type waitMode uint8
+
+const (
+	modePlain   waitMode = iota // Await, AwaitTimeout, AwaitWith, Yield
+	modeSleep                   // Sleep: the timeout is the wait's success, not ErrTimeout
+	modeGeneral                 // ResumeWhen + Suspend: subscriptions in gen
+)
 
 // Status returns the waker's state.
 func (w *Waker) Status() WakerStatus { return w.status }
@@ -71,7 +88,7 @@ func (w *Waker) reset() {
 	w.status = WakerNoStatus
 	w.nsubs = 0
 	w.timeout = -1
-	w.sleep = false
+	w.mode = modePlain
 	w.triggered, w.result, w.err = nil, nil, nil
 }
 
@@ -109,6 +126,13 @@ func (w *Waker) stop() {
 		}
 	}
 	w.nsubs = 0
+	if w.mode == modeGeneral {
+		for i := 0; i < w.ngen; i++ {
+			if sub := w.gen[i]; sub.ev != nil { // linked: fired ones were unlinked by their event
+				sub.ev.unlink(sub)
+			}
+		}
+	}
 	if w.timeout >= 0 && w.co.timer != nil {
 		w.co.timer.Stop()
 	}
@@ -138,7 +162,7 @@ func (w *Waker) onTimeout() {
 		return
 	}
 	w.result, w.triggered = nil, nil
-	if w.sleep {
+	if w.mode == modeSleep {
 		w.err = nil
 	} else {
 		w.err = ErrTimeout

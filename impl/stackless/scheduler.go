@@ -50,6 +50,8 @@ type Scheduler struct {
 	sigWatch      []*reactor.Signal // its events during Run
 	stats         Stats
 
+	general map[*Coro]*genWait // general waits' state (resumewhen.go), per task that made one
+
 	r      reactorState // see reactor.go
 	timers timerHeap    // pending timeouts and sleeps, by (deadline, start order)
 }
@@ -440,6 +442,10 @@ func (s *Scheduler) finish(co *Coro, err error) {
 func (s *Scheduler) retire(co *Coro) {
 	co.life = lifeFinished
 	co.waker.status = NoStatus
+	if co.waker.hasGen {
+		delete(s.general, co)
+		co.waker.hasGen, co.waker.general = false, false
+	}
 	co.cancelPending, co.unwinding = false, false
 	if co.livePrev != nil {
 		co.livePrev.liveNext = co.liveNext

@@ -127,6 +127,17 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 				v, _ = c.Result().(int)
 			}
 			r.rec.Awaited(t.idx, op.Event, v, kind)
+		case semtest.OpAwaitAny, semtest.OpAwaitAll:
+			v, _ := c.Result().(int)
+			var trig []int
+			for _, ev := range c.TriggeredEvents(nil) {
+				for i := range r.events {
+					if &r.events[i] == ev {
+						trig = append(trig, i)
+					}
+				}
+			}
+			r.rec.General(t.idx, op, v, kind, trig)
 		default:
 			if kind != semtest.OK {
 				r.rec.Failed(t.idx, op.Kind, kind)
@@ -205,6 +216,21 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 				}
 				return false
 			})
+		case semtest.OpAwaitAny, semtest.OpAwaitAll:
+			count := 0
+			all := stackless.CustomCallback(func(*stackless.Event, any, error) (bool, any, error) {
+				count++
+				return count == len(op.Events), count, nil
+			})
+			for _, e := range op.Events {
+				if op.Kind == semtest.OpAwaitAny {
+					c.ResumeWhen(&r.events[e], stackless.ResolveCallback)
+				} else {
+					c.ResumeWhen(&r.events[e], all)
+				}
+			}
+			t.blocked = true
+			return c.Suspend(0)
 		case semtest.OpDestroy:
 			if target := r.tasks[op.Task]; target.ID() != 0 {
 				if err := r.s.Destroy(target); err != nil {

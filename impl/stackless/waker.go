@@ -65,6 +65,8 @@ type Waker struct {
 	immediate bool // the wait ends at start with err (a refused wait)
 	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
 	extras    bool // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
+	general   bool // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
+	hasGen    bool // Scheduler.general holds an entry for the task (dropped when it finishes)
 	timer     timerEntry
 	nodes     [numSlots]waitNode
 	src       *Source // reactor event of the wait (fd poll, trigger, ...), nil if none
@@ -82,7 +84,7 @@ func (w *Waker) prepare() *Waker {
 	// Result, and start or the yield path sets the next one (a wait that
 	// returns at once on a pending cancellation keeps it, as in impl/stackful).
 	if w.extras {
-		w.extras, w.sleeping, w.immediate, w.absolute = false, false, false, false
+		w.extras, w.sleeping, w.immediate, w.absolute, w.general = false, false, false, false, false
 		w.timer.deadline = 0
 		w.nodes[slotCancel].ev = nil
 		w.src = nil
@@ -150,6 +152,9 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 		w.status = Result
 		return true
 	}
+	if w.general {
+		return s.startGeneral(w, co)
+	}
 	for i := range w.nodes {
 		n := &w.nodes[i]
 		if n.ev != nil && n.ev.done {
@@ -206,6 +211,9 @@ func (w *Waker) stop(s *Scheduler, co *Coro) {
 	if w.src != nil {
 		w.src.ev.Stop()
 	}
+	if w.general {
+		s.stopGeneral(co)
+	}
 }
 
 // wake is the common body of the resolve, cancel and timeout callbacks: the
@@ -229,6 +237,10 @@ func (s *Scheduler) wake(co *Coro, triggered *Event, result any, err error) {
 // The event has already unlinked the node.
 func (s *Scheduler) onEventFired(n *waitNode) {
 	co := n.co
+	if co.waker.general {
+		s.onGeneral(co, n)
+		return
+	}
 	if n == &co.waker.nodes[slotCancel] {
 		s.wake(co, n.ev, nil, ErrCancelled)
 		return

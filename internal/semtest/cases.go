@@ -46,6 +46,45 @@ func Cases() []Case {
 		preRunHandlers(),
 		shutdownSpawnStartsCancelled(),
 		destroyStarted(),
+		generalAny(),
+		generalAll(),
+		generalFastPath(),
+	}
+}
+
+// generalAny: the first subscribed event to fire ends the wait; the other,
+// fired afterwards, is not in the triggered set (its subscription stopped).
+func generalAny() Case {
+	return Case{
+		Program: &Program{Name: "general/any", Events: 2, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), AwaitAny(0, 1), Log("m")}},
+			{"A", []Op{Resolve(1, 7), Resolve(0, 8)}},
+		}},
+		Want: []string{"A: exit", "main: awaitany e0 e1 = 7, triggered e1", "main: m", "main: exit"},
+	}
+}
+
+// generalAll: a custom callback ends the wait only when all three events
+// have fired; the triggered set lists them in firing order.
+func generalAll() Case {
+	return Case{
+		Program: &Program{Name: "general/all", Events: 3, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), AwaitAll(0, 1, 2), Log("m")}},
+			{"A", []Op{Resolve(2, 1), Yield(), Resolve(0, 1), Yield(), Resolve(1, 1)}},
+		}},
+		Want: []string{"A: exit", "main: awaitall e0 e1 e2 = 3, triggered e2 e0 e1", "main: m", "main: exit"},
+	}
+}
+
+// generalFastPath: an event that fired before the wait decides it at once:
+// no suspend, so A (queued) has not run yet.
+func generalFastPath() Case {
+	return Case{
+		Program: &Program{Name: "general/fast-path", Events: 2, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), Resolve(0, 5), AwaitAny(1, 0), Log("m")}},
+			{"A", []Op{Log("a")}},
+		}},
+		Want: []string{"main: awaitany e1 e0 = 5, triggered e0", "main: m", "main: exit", "A: a", "A: exit"},
 	}
 }
 

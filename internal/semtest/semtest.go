@@ -77,6 +77,13 @@
 //     scheduler reaches it it unwinds as in final cleanup (its Defers run,
 //     its Exit is logged with kind Cancelled) instead of returning from its
 //     blocking op.
+//   - General waits (resume_when): AwaitAny subscribes to its events with
+//     the standard resolve callback, so the first to fire ends the wait
+//     with its outcome and the others are stopped; AwaitAll uses a custom
+//     callback that counts and ends the wait when every event has fired.
+//     Events that had already fired are decided when the wait starts (no
+//     suspend if that ends it). The triggered set is every subscribed
+//     event that fired while the wait was active, in firing order.
 //   - The run ends when every task has finished (not when main does).
 //   - Switch handlers are called in the task's own context when control
 //     really leaves it (Leave), enters it again (Enter) and when it finishes
@@ -130,12 +137,14 @@ const (
 	OpLeaveSpawn                  // add a switch handler that, at this task's first Leave, logs and spawns task Task with Priority, then removes itself
 	OpDeferSpawn                  // register a cleanup that spawns task Task with Priority when this task returns or unwinds
 	OpDestroy                     // destroy task Task: finalise it without running more of its code (its cleanup runs)
+	OpAwaitAny                    // general wait (resume_when) on Events, each with the resolve callback: the first to fire ends it; log value and triggered set
+	OpAwaitAll                    // general wait on Events with a custom callback that ends it when all have fired (value: how many); log value and triggered set
 	numOpKinds
 )
 
 var opNames = [...]string{"Log", "Yield", "Await", "AwaitTimeout", "Resolve", "Reject", "Reset",
 	"Sleep", "Spin", "Spawn", "Microtask", "Cancel", "Shutdown", "Defer", "SwitchHandler", "WakerState",
-	"LeaveSpawn", "DeferSpawn", "Destroy"}
+	"LeaveSpawn", "DeferSpawn", "Destroy", "AwaitAny", "AwaitAll"}
 
 func (k OpKind) String() string {
 	if k < numOpKinds {
@@ -164,6 +173,7 @@ type Op struct {
 	Fail     bool          // OpMicrotask
 	Keep     int           // OpSwitchHandler
 	Continue bool          // blocking ops: go on after an error instead of returning
+	Events   []int         // OpAwaitAny, OpAwaitAll
 }
 
 // Op constructors, so scripts read like code.
@@ -189,6 +199,8 @@ func WakerState(task int) Op             { return Op{Kind: OpWakerState, Task: t
 func LeaveSpawn(task int, p Priority) Op { return Op{Kind: OpLeaveSpawn, Task: task, Priority: p} }
 func DeferSpawn(task int, p Priority) Op { return Op{Kind: OpDeferSpawn, Task: task, Priority: p} }
 func Destroy(task int) Op                { return Op{Kind: OpDestroy, Task: task} }
+func AwaitAny(events ...int) Op          { return Op{Kind: OpAwaitAny, Events: events} }
+func AwaitAll(events ...int) Op          { return Op{Kind: OpAwaitAll, Events: events} }
 
 // Continuing returns op with Continue set: the task goes on after an error.
 func Continuing(op Op) Op { op.Continue = true; return op }
@@ -244,6 +256,12 @@ func (p *Program) Validate() error {
 			case OpAwait, OpAwaitTimeout, OpResolve, OpReject, OpReset:
 				if op.Event < 0 || op.Event >= p.Events {
 					return fmt.Errorf("%s: event %d out of range [0,%d): raise Program.Events", where, op.Event, p.Events)
+				}
+			case OpAwaitAny, OpAwaitAll:
+				for _, ev := range op.Events {
+					if ev < 0 || ev >= p.Events {
+						return fmt.Errorf("%s: event %d out of range [0,%d): raise Program.Events", where, ev, p.Events)
+					}
 				}
 			case OpSpawn, OpCancel, OpWakerState, OpLeaveSpawn, OpDeferSpawn, OpDestroy:
 				if op.Task < 0 || op.Task >= len(p.Tasks) {
@@ -404,6 +422,27 @@ func (r *Recorder) HandlerError(err error) {
 // kind is the runtimes' shared type, worded "enter", "leave" or "finish".
 func (r *Recorder) Switch(task int, handler string, kind switchhook.Kind) {
 	r.add(task, handler+" "+kind.String())
+}
+
+// General records the outcome of OpAwaitAny/OpAwaitAll: the value when
+// kind is OK, else the kind, and the triggered-events set (event indexes, in
+// firing order).
+func (r *Recorder) General(task int, op Op, value int, kind ErrKind, triggered []int) {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(op.Kind.String()))
+	for _, ev := range op.Events {
+		fmt.Fprintf(&b, " e%d", ev)
+	}
+	if kind == OK {
+		fmt.Fprintf(&b, " = %d", value)
+	} else {
+		fmt.Fprintf(&b, " ! %s", kind)
+	}
+	b.WriteString(", triggered")
+	for _, ev := range triggered {
+		fmt.Fprintf(&b, " e%d", ev)
+	}
+	r.add(task, b.String())
 }
 
 // LeaveSpawned records an OpLeaveSpawn handler running at task's Leave,
