@@ -7,7 +7,7 @@ import (
 	"github.com/corobench/corobench/reactor"
 )
 
-// Priority is a coroutine's scheduling priority (seed 000: two levels).
+// Priority is a coroutine's scheduling priority (docs/design.md §1: two levels).
 type Priority uint8
 
 const (
@@ -23,7 +23,7 @@ type SwitchKind = switchhook.Kind
 
 const (
 	Enter  = switchhook.Enter  // the coroutine got control (also at its start)
-	Leave  = switchhook.Leave  // the coroutine gave control away (it suspended)
+	Leave  = switchhook.Leave  // the coroutine gives control away (it suspends), before the next coroutine is picked
 	Finish = switchhook.Finish // the coroutine finished
 )
 

@@ -17,7 +17,7 @@ type Event struct {
 }
 
 // callbackKind selects the standard waker callback of a subscription
-// (seed 003: zend_async_waker_callback_resolve/cancel).
+// (docs/design.md §1, the waker: zend_async_waker_callback_resolve/cancel).
 type callbackKind uint8
 
 const (

@@ -30,10 +30,10 @@ type Callback struct {
 
 var (
 	// ResolveCallback ends the wait with the event's value and error (the
-	// seed's resolve callback; what Await does).
+	// reference design's resolve callback; what Await does).
 	ResolveCallback = Callback{kind: cbGenResolve}
 	// CancelCallback ends the wait with an error wrapping ErrCancelled
-	// (the seed's cancel callback; AwaitWith's cancel event).
+	// (the reference design's cancel callback; AwaitWith's cancel event).
 	CancelCallback = Callback{kind: cbGenCancel}
 )
 
@@ -167,7 +167,7 @@ func (w *Waker) onGeneral(sub *subscription, ev *Event, value any, err error) {
 }
 
 // TriggeredEvents appends to dst the events that fired during the
-// coroutine's last wait (the seed's triggered_events) and returns it: for a
+// coroutine's last wait (the reference design's triggered_events) and returns it: for a
 // general wait (ResumeWhen, Suspend) every subscribed event that fired while
 // it was active, in firing order, including those whose callbacks let the
 // wait go on; for Await and its variants the one event that ended the wait

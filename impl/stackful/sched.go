@@ -338,7 +338,7 @@ func (s *Scheduler) enter(next *Coroutine) {
 }
 
 // pickNext is the scheduler tick run at a suspend point, in the suspending
-// context (seed 000: scheduler_next_tick): the microtask batch, a throttled
+// context (docs/design.md §1: scheduler_next_tick): the microtask batch, a throttled
 // non-blocking reactor tick, then the head of the run queue (nil if empty).
 func (s *Scheduler) pickNext() *Coroutine {
 	if s.micro.Len() > 0 {
@@ -656,7 +656,7 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 
 // enqueue puts co in the run queue by its priority.
 //
-// The priority rule (seed 000: High at the head, Normal at the tail; Yield
+// The priority rule (docs/design.md §1: High at the head, Normal at the tail; Yield
 // always at the tail; dequeue from the head) is these few lines here and in
 // impl/stackless on purpose: a shared wrapper around internal/ring cannot be
 // inlined (two ring calls exceed the inliner's budget), so it would add a

@@ -6,9 +6,9 @@ import (
 	"github.com/corobench/corobench/internal/wakerstate"
 )
 
-// WakerStatus is the state of a coroutine's waker (seed 003). It is the one
+// WakerStatus is the state of a coroutine's waker (docs/design.md §1, the waker). It is the one
 // definition impl/stackless and internal/semtest use too; String gives the
-// seed's names ("NO_STATUS", "WAITING", ...).
+// reference design's names ("NO_STATUS", "WAITING", ...).
 type WakerStatus = wakerstate.Status
 
 const (
@@ -34,7 +34,7 @@ const (
 const maxWakerEvents = 2
 
 // Waker links a suspended coroutine to the events it waits for and collects
-// the outcome of the wait (seed 003). It is embedded in the Coroutine and
+// the outcome of the wait (docs/design.md §1, the waker). It is embedded in the Coroutine and
 // reset for every wait, so waiting never allocates.
 //
 // The first trigger wins: the standard callbacks (resolve, cancel, timeout)

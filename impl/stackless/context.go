@@ -56,7 +56,7 @@ var (
 //	t.state = 2
 //	return c.Await(t.ready)
 //
-// The awaited events are started only after Resume has returned (the seed's
+// The awaited events are started only after Resume has returned (the reference design's
 // "events created inactive, started at suspend"). If one has already fired,
 // the task is resumed again at once, without a queue round trip.
 type Context struct {

@@ -236,7 +236,7 @@ func (s *Scheduler) onLoopTimer() {
 // Source is a reactor event a task can wait on: an fd poll, a trigger, a
 // signal or a process exit. It is made once and reused for every wait; the
 // waker starts it when the task suspends and stops it when the wait ends
-// (the seed's "created inactive, started at suspend, stopped after"). At
+// (the reference design's "created inactive, started at suspend, stopped after"). At
 // most one task at a time may wait on a Source.
 type Source struct {
 	ev interface {

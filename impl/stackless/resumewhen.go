@@ -38,9 +38,9 @@ type Callback struct {
 
 var (
 	// ResolveCallback ends the wait with the event's value and error (the
-	// seed's resolve callback; what Await does).
+	// reference design's resolve callback; what Await does).
 	ResolveCallback = Callback{kind: cbResolve}
-	// CancelCallback ends the wait with ErrCancelled (the seed's cancel
+	// CancelCallback ends the wait with ErrCancelled (the reference design's cancel
 	// callback; AwaitWith's cancel event).
 	CancelCallback = Callback{kind: cbCancel}
 )
@@ -212,7 +212,7 @@ func (s *Scheduler) stopGeneral(co *Coro) {
 }
 
 // TriggeredEvents appends to dst the events that fired during the task's
-// last wait (the seed's triggered_events) and returns it: for a general
+// last wait (the reference design's triggered_events) and returns it: for a general
 // wait (ResumeWhen, Suspend) every subscribed event that fired while it was
 // active, in firing order, including those whose callbacks let the wait go
 // on; for Await and its variants the one event that ended the wait (none

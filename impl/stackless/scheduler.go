@@ -14,11 +14,11 @@ import (
 // Scheduler runs state-machine tasks on the calling goroutine: a run queue
 // (ring buffer, two priorities), microtasks, a reactor for timers and fd
 // readiness, deadlock detection and graceful shutdown, with the semantics of
-// the TrueAsync scheduler (seed 000) that impl/stackful shares, as pinned
+// the TrueAsync scheduler (docs/design.md §1) that impl/stackful shares, as pinned
 // down by internal/semtest.
 //
 // Switching between tasks is a return from one Resume and a call of the
-// next: there is no stack to switch, so the seed's direct switch and its
+// next: there is no stack to switch, so the reference design's direct switch and its
 // scheduler coroutine collapse into the loop in Run. Every handoff goes
 // through that loop (two transfers of control, each a return or a call).
 //
@@ -189,7 +189,7 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 
 // enqueue puts a Queued task into the run queue by its priority.
 //
-// The priority rule (seed 000: High at the head, Normal at the tail; Yield
+// The priority rule (docs/design.md §1: High at the head, Normal at the tail; Yield
 // always at the tail; dequeue from the head) is these few lines here and in
 // impl/stackful on purpose: a shared wrapper around internal/ring cannot be
 // inlined (two ring calls exceed the inliner's budget), so it would add a
@@ -228,7 +228,7 @@ func (s *Scheduler) RunMain(main Task) error {
 // shutdown, so every task still gets its cancellation and runs its cleanup.
 // A run ended by a requested Shutdown returns nil.
 //
-// Each iteration is one suspend point of the seed's main loop: the
+// Each iteration is one suspend point of the reference design's main loop: the
 // microtask batch, a non-blocking reactor tick if the reactor has active
 // events and the tick interval has passed, then the head of the run queue is
 // resumed until it waits, yields or finishes. With the queue empty the
@@ -466,7 +466,7 @@ func (s *Scheduler) retire(co *Coro) {
 }
 
 // fail records err. The first error starts a graceful shutdown; an error
-// during the graceful phase goes straight to the final phase (seed:
+// during the graceful phase goes straight to the final phase (reference design:
 // TRY_HANDLE_EXCEPTION).
 func (s *Scheduler) fail(err error) {
 	s.errs = append(s.errs, err)
@@ -553,7 +553,7 @@ func (s *Scheduler) cancel(co *Coro) {
 	}
 }
 
-// beginFinal starts the final phase (seed: finally_shutdown): pending
+// beginFinal starts the final phase (reference design: finally_shutdown): pending
 // microtasks are dropped, tasks that never started become Ignored (dropped
 // when dequeued), and every started task is marked unwinding: a waiting one is
 // woken (queued by its priority), a queued one keeps its place. When resumed,

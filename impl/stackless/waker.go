@@ -7,9 +7,9 @@ import (
 	"github.com/corobench/corobench/internal/wakerstate"
 )
 
-// WakerStatus is the state of a task's waker (seed 003, "Waker-Status"). It
+// WakerStatus is the state of a task's waker (docs/design.md §1, the waker). It
 // is the one definition impl/stackful and internal/semtest use too; String
-// gives the seed's names ("NO_STATUS", "WAITING", ...).
+// gives the reference design's names ("NO_STATUS", "WAITING", ...).
 type WakerStatus = wakerstate.Status
 
 const (
@@ -51,7 +51,7 @@ type waitNode struct {
 // started). Only the head of a list has a nil prev.
 func (n *waitNode) linked() bool { return n.prev != nil || (n.ev != nil && n.ev.head == n) }
 
-// Waker is the link between a task and the events it waits on (seed 003). It
+// Waker is the link between a task and the events it waits on (docs/design.md §1, the waker). It
 // is embedded in the task's Coro and reused for every wait: prepare resets
 // it without allocating.
 //
@@ -75,7 +75,7 @@ type Waker struct {
 	err       error
 }
 
-// prepare resets the waker for a new wait (seed: zend_async_waker_new): the
+// prepare resets the waker for a new wait (reference design: zend_async_waker_new): the
 // previous wait's events are already stopped, so this only clears fields.
 // Only a wait that used more than one event (extras) has more to clear, which
 // keeps a plain Await to a few stores.
@@ -118,7 +118,7 @@ func (w *Waker) subscribe(slot int, ev *Event) {
 // instead of surfacing later as a deadlock.
 var errNothingToWaitFor = errors.New("stackless: wait on nothing: pass an event, a timeout or a cancellation event")
 
-// start starts the waker's events (seed: start_waker_events). It returns true
+// start starts the waker's events (reference design: start_waker_events). It returns true
 // if the wait is already over (fast path): a cancellation is pending, the task
 // is unwinding, or an awaited event had fired before the wait. Then nothing
 // is started and the waker holds the outcome in Result status.

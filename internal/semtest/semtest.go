@@ -2,7 +2,7 @@
 // runtimes (impl/stackful with both switch backends, impl/stackless). The
 // tests are written once, as scripts, and every runtime runs them through a
 // small Driver, so the runtimes are held to one definition of the scheduler
-// and waker semantics of the TrueAsync design (DESIGN.md §1).
+// and waker semantics of the TrueAsync design (docs/design.md §1).
 //
 // # Scripts
 //
@@ -460,7 +460,7 @@ func PreRunHandlerName(i int) string { return fmt.Sprintf("pre-run handler %d", 
 func StartHandlerName(i int) string { return fmt.Sprintf("start handler %d", i) }
 
 // Waker records OpWakerState: task observed the waker of task of.
-// s is the runtimes' shared waker status (seed 003), worded by its String
+// s is the runtimes' shared waker status (docs/design.md §1, the waker), worded by its String
 // ("NO_STATUS", "WAITING", ...), which the cases spell out.
 func (r *Recorder) Waker(task, of int, s wakerstate.Status) {
 	r.add(task, fmt.Sprintf("waker %s = %s", r.p.Tasks[of].Name, s))

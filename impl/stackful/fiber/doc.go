@@ -27,7 +27,7 @@
 // # Safety fence (read this before using the package)
 //
 // Running Go code on stacks the runtime did not allocate works only under
-// conditions measured for one toolchain (corobench DESIGN §3):
+// conditions measured for one toolchain (docs/design.md §3):
 //
 //   - The g field offsets are toolchain-specific. The assembly is compiled
 //     only for go1.26 on linux/amd64 and linux/arm64 (build tags); elsewhere
