@@ -136,10 +136,11 @@
 // wrapping ErrGoexit after a graceful shutdown. Record failures and check
 // them after Run returns.
 //
-// The API belongs to the goroutine that called Run: a blocking call, a
-// spawn or a microtask made from another goroutine while a coroutine runs
-// panics naming the call and this rule (asm: the caller's frame is not on
-// the running coroutine's fiber stack; coro: the caller is not its
-// goroutine; the check is a few loads and a compare, inline). Wake a
-// coroutine from another goroutine with a Trigger.
+// The API belongs to the goroutine that called Run: a blocking call made
+// from another goroutine while a coroutine runs panics naming the call and
+// this rule (asm: the caller's frame is not on the running coroutine's
+// fiber stack, a few loads and a compare, inline; coro: the caller is not
+// the coroutine's goroutine). On asm a spawn, a microtask or a reactor
+// object made from another goroutine panics the same way. Wake a coroutine
+// from another goroutine with a Trigger.
 package stackful

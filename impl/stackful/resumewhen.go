@@ -63,21 +63,39 @@ func ResumeWhen(ev *Event, cb Callback) {
 	if cb.kind != cbGenResolve && cb.kind != cbGenCancel && cb.kind != cbCustom {
 		panic("stackful: ResumeWhen with the zero Callback: pass ResolveCallback, CancelCallback or CustomCallback(fn)")
 	}
+	_, g := s.beginGeneral(co, true)
+	if g.ngen == len(g.gen) {
+		g.gen = append(g.gen, &subscription{co: co})
+		g.genFn = append(g.genFn, nil)
+	}
+	sub := g.gen[g.ngen]
+	sub.kind, sub.ev = cb.kind, ev // ev is set again by link; kept here until Suspend
+	g.genFn[g.ngen] = cb.fn
+	g.ngen++
+}
+
+// beginGeneral returns co's waker and general-wait state, starting a new
+// general wait unless ResumeWhen is collecting one; building says whether
+// more subscriptions follow (ResumeWhen) or the wait starts now (Suspend).
+func (s *Scheduler) beginGeneral(co *Coroutine, building bool) (*Waker, *genWait) {
 	w := &co.waker
+	g := s.general[co]
+	if g == nil {
+		if s.general == nil {
+			s.general = make(map[*Coroutine]*genWait)
+		}
+		g = &genWait{}
+		s.general[co] = g
+		w.hasGen = true
+	}
 	if w.mode != modeGeneral || !w.building {
 		w.reset()
-		w.mode, w.building = modeGeneral, true
-		w.ngen = 0
-		w.fired = w.fired[:0]
+		w.mode = modeGeneral
+		g.ngen = 0
+		g.fired = g.fired[:0]
 	}
-	if w.ngen == len(w.gen) {
-		w.gen = append(w.gen, &subscription{co: co})
-		w.genFn = append(w.genFn, nil)
-	}
-	sub := w.gen[w.ngen]
-	sub.kind, sub.ev = cb.kind, ev // ev is set again by link; kept here until Suspend
-	w.genFn[w.ngen] = cb.fn
-	w.ngen++
+	w.building = building
+	return w, g
 }
 
 // Suspend starts the events subscribed by ResumeWhen and suspends the
@@ -96,25 +114,18 @@ func Suspend(timeout time.Duration) (any, error) {
 	if err := s.checkBlocking(co); err != nil {
 		return nil, err
 	}
-	w := &co.waker
-	if w.mode != modeGeneral || !w.building {
-		w.reset()
-		w.mode = modeGeneral
-		w.ngen = 0
-		w.fired = w.fired[:0]
-	}
-	w.building = false
-	if w.ngen == 0 && timeout < 0 {
+	w, g := s.beginGeneral(co, false)
+	if g.ngen == 0 && timeout < 0 {
 		return nil, errNothingToWaitFor
 	}
 	// Already fired events: their callbacks decide before anything starts.
-	for i := 0; i < w.ngen; i++ {
-		sub := w.gen[i]
+	for i := 0; i < g.ngen; i++ {
+		sub := g.gen[i]
 		if ev := sub.ev; ev.fired {
-			w.fired = append(w.fired, ev)
-			if done, v, err := w.decide(i, ev, ev.value, ev.err); done {
-				for j := 0; j < w.ngen; j++ {
-					w.gen[j].ev = nil // none is linked yet
+			g.fired = append(g.fired, ev)
+			if done, v, err := g.decide(i, ev, ev.value, ev.err); done {
+				for j := 0; j < g.ngen; j++ {
+					g.gen[j].ev = nil // none is linked yet
 				}
 				s.stats.FastPaths++
 				w.status, w.result, w.err, w.triggered = WakerResult, v, err, ev
@@ -122,8 +133,8 @@ func Suspend(timeout time.Duration) (any, error) {
 			}
 		}
 	}
-	for i := 0; i < w.ngen; i++ {
-		if sub := w.gen[i]; !sub.ev.fired {
+	for i := 0; i < g.ngen; i++ {
+		if sub := g.gen[i]; !sub.ev.fired {
 			sub.ev.link(sub)
 		} else {
 			sub.ev = nil // decided above; not linked
@@ -138,14 +149,14 @@ func Suspend(timeout time.Duration) (any, error) {
 }
 
 // decide runs subscription i's callback for ev's outcome.
-func (w *Waker) decide(i int, ev *Event, value any, err error) (bool, any, error) {
-	switch w.gen[i].kind {
+func (g *genWait) decide(i int, ev *Event, value any, err error) (bool, any, error) {
+	switch g.gen[i].kind {
 	case cbGenResolve:
 		return true, value, err
 	case cbGenCancel:
 		return true, nil, errCancelEvent
 	}
-	return w.genFn[i](ev, value, err)
+	return g.genFn[i](ev, value, err)
 }
 
 // onGeneral is the firing of a general wait's subscription (Event.fire has
@@ -154,10 +165,11 @@ func (w *Waker) onGeneral(sub *subscription, ev *Event, value any, err error) {
 	if w.status != WakerWaiting {
 		return
 	}
-	w.fired = append(w.fired, ev)
-	for i := 0; i < w.ngen; i++ {
-		if w.gen[i] == sub {
-			if done, v, werr := w.decide(i, ev, value, err); done {
+	g := w.co.s.general[w.co]
+	g.fired = append(g.fired, ev)
+	for i := 0; i < g.ngen; i++ {
+		if g.gen[i] == sub {
+			if done, v, werr := g.decide(i, ev, value, err); done {
 				w.result, w.err, w.triggered = v, werr, ev
 				w.wake()
 			}
@@ -174,7 +186,7 @@ func (w *Waker) onGeneral(sub *subscription, ev *Event, value any, err error) {
 // (none after a timeout or a direct cancellation).
 func (w *Waker) TriggeredEvents(dst []*Event) []*Event {
 	if w.mode == modeGeneral {
-		return append(dst, w.fired...)
+		return append(dst, w.co.s.general[w.co].fired...)
 	}
 	if w.triggered != nil {
 		dst = append(dst, w.triggered)

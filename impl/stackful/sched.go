@@ -127,7 +127,8 @@ type Scheduler struct {
 	err          error
 
 	mainStart []SwitchHandler
-	sigWatch  []*reactor.Signal // Options.ShutdownOnSignal's events during Run
+	sigWatch  []*reactor.Signal       // Options.ShutdownOnSignal's events during Run
+	general   map[*Coroutine]*genWait // general waits' state (resumewhen.go), per coroutine that made one
 	stats     Stats
 }
 
@@ -617,6 +618,10 @@ func (s *Scheduler) retire(co *Coroutine) {
 	co.state = coFinished
 	co.waker.stop()
 	co.waker.reset()
+	if co.waker.hasGen {
+		delete(s.general, co)
+		co.waker.hasGen = false
+	}
 	if co.timer != nil {
 		co.timer.Close()
 		co.timer = nil

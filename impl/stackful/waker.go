@@ -49,12 +49,18 @@ type Waker struct {
 	timeout   time.Duration // < 0: no timeout
 	mode      waitMode      // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
 	building  bool          // ResumeWhen subscriptions are being collected for the next Suspend
+	hasGen    bool          // Scheduler.general holds this coroutine's general-wait state
 	triggered *Event        // the event that ended the last wait; nil for a timeout or a direct cancellation
 	result    any
 	err       error
+}
 
-	// The general wait (resumewhen.go): its subscriptions (reused, each
-	// allocated once), their custom callbacks, and the triggered set.
+// genWait is a coroutine's general-wait state (resumewhen.go): its
+// subscriptions (reused, each allocated once), their custom callbacks, and
+// the triggered set. It lives in Scheduler.general, not in the Waker, so
+// that coroutines that never make a general wait (nearly all) are not
+// larger for it: every spawn allocates and clears a Coroutine.
+type genWait struct {
 	gen   []*subscription
 	genFn []WakeFunc
 	ngen  int
@@ -127,8 +133,9 @@ func (w *Waker) stop() {
 	}
 	w.nsubs = 0
 	if w.mode == modeGeneral {
-		for i := 0; i < w.ngen; i++ {
-			if sub := w.gen[i]; sub.ev != nil { // linked: fired ones were unlinked by their event
+		g := w.co.s.general[w.co]
+		for i := 0; i < g.ngen; i++ {
+			if sub := g.gen[i]; sub.ev != nil { // linked: fired ones were unlinked by their event
 				sub.ev.unlink(sub)
 			}
 		}
