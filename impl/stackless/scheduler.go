@@ -328,11 +328,7 @@ func (s *Scheduler) resume(co *Coro) {
 		if l := s.left; l != nil {
 			s.left = nil
 			if l.handlers != nil {
-				// A Yield whose Leave was deferred (see the stepYield case):
-				// it runs now, before co gets control, and a High task it
-				// spawns must go first: put co back and pick again.
-				callHandlers(l, Leave)
-				s.queue.PushFront(co)
+				s.leaveBefore(l, co)
 				return
 			}
 		}
@@ -394,13 +390,8 @@ func (s *Scheduler) resume(co *Coro) {
 			}
 			w.status = Queued
 			s.queue.PushBack(co) // a yield always goes to the tail
-			if co.handlers != nil && s.queue.Len() > 1 {
-				// Others are queued: control leaves co for sure, so Leave
-				// is called now, before the pick (see stepSuspend). With
-				// nobody else queued co usually continues without a switch
-				// and no handler call: Leave is deferred until another
-				// task really takes control (see the top of resume).
-				callHandlers(co, Leave)
+			if co.handlers != nil {
+				s.yieldLeave(co)
 			} else {
 				s.left = co
 			}
@@ -417,6 +408,33 @@ func (s *Scheduler) resume(co *Coro) {
 	}
 	// c.cur keeps pointing at co: Context is valid only inside Resume, and
 	// not clearing it saves a pointer store per resume.
+}
+
+// leaveBefore runs the Leave handlers of l, a task whose Yield deferred
+// them (see yieldLeave), now that co, just dequeued, is about to get
+// control: a High task they spawn must go first, so co goes back to the
+// head of the queue and Run picks again. Out of line, like callHandlers:
+// it keeps the handler-less resume small.
+//
+//go:noinline
+func (s *Scheduler) leaveBefore(l, co *Coro) {
+	callHandlers(l, Leave)
+	s.queue.PushFront(co)
+}
+
+// yieldLeave is the Leave of a yielding task with handlers. With others
+// queued, control leaves co for sure, so Leave is called now, before the
+// pick (as for a wait). With nobody else queued co usually continues
+// without a switch and no handler call: Leave is deferred until another
+// task really takes control (s.left, then leaveBefore).
+//
+//go:noinline
+func (s *Scheduler) yieldLeave(co *Coro) {
+	if s.queue.Len() > 1 {
+		callHandlers(co, Leave)
+	} else {
+		s.left = co
+	}
 }
 
 // maxUnwindSpins bounds the waits an unwinding task may make in one resume:

@@ -57,7 +57,11 @@
 //     (the runtime cannot grow it). The runtime's message cannot be changed
 //     from outside; [ExplainCrash] recognises it (and the other fiber-misuse
 //     crashes) in a child's stderr and explains it, naming the stack-size
-//     option ([StackSizeOption]).
+//     option ([StackSizeOption]), and [MonitorCrashes] makes a process
+//     explain its own such crash on its stderr (a monitor process fed by
+//     runtime/debug.SetCrashOutput). A collection started by code on a
+//     fiber (runtime.GC) dies the same way, from runtime.shrinkstack,
+//     unless GODEBUG=gcshrinkstackoff=1 is set.
 //   - runtime.Goexit inside a fiber (t.FailNow, t.Fatal, t.Skip... call it)
 //     would end the goroutine that hosts every fiber and hand the fiber stack
 //     to the runtime's stack allocator. It is detected and the process exits
