@@ -2,6 +2,7 @@ package stackful
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/microtask"
@@ -12,7 +13,10 @@ import (
 // running Scheduler (or from a microtask, for the blocking ones) panics with
 // a message saying so.
 
-// self returns the running scheduler and its current coroutine.
+// self returns the running scheduler and its current coroutine. The
+// blocking calls follow it with the foreign-goroutine check (onOwnStack,
+// then checkGoroutine), spelled at each call site rather than in here: self
+// must stay within the inliner's budget.
 func self(op string) (*Scheduler, *Coroutine) {
 	s := running
 	if s == nil || s.current == nil {
@@ -24,12 +28,44 @@ func self(op string) (*Scheduler, *Coroutine) {
 	return s, s.current
 }
 
-// scheduler returns the running scheduler.
+// onOwnStack is the inline half of the foreign-goroutine check: on asm, the
+// caller's frame must lie in co's fiber stack [lo, lo+span). A coro context
+// has span 0, so it always fails and checkGoroutine decides.
+func (co *Coroutine) onOwnStack() bool {
+	var probe byte
+	ctx := co.ctx
+	return uintptr(unsafe.Pointer(&probe))-ctx.lo < ctx.span
+}
+
+// scheduler returns the running scheduler, for the calls that need no
+// current coroutine (spawning, microtasks, creating events on the reactor).
 func scheduler(op string) *Scheduler {
-	if running == nil {
+	s := running
+	if s == nil {
 		panic("stackful: " + op + " called with no Scheduler running: call it from code run by Scheduler.Run")
 	}
-	return running
+	// The foreign-goroutine check of the non-blocking calls is the inline
+	// one only (asm): on coro, taking checkGoroutine's call at every spawn
+	// measured about 10% of a spawn, so there only the blocking calls are
+	// checked.
+	if co := s.current; co != nil && s.asm != nil && !co.onOwnStack() {
+		s.checkGoroutine(op, co)
+	}
+	return s
+}
+
+// checkGoroutine is the slow half of the check that the caller runs on co,
+// the current coroutine, rather than on another goroutine that called the
+// API while co runs: on asm the caller is not on co's fiber stack, so it is
+// foreign; on coro the caller's goroutine must be co's Pull coroutine
+// (fiber.Goroutine, one TLS load; where the fiber package has no switch it
+// returns 0 for every goroutine and the check passes).
+func (s *Scheduler) checkGoroutine(op string, co *Coroutine) {
+	if s.asm != nil || fiber.Goroutine() != co.ctx.g {
+		panic("stackful: " + op + " called from a goroutine that is not running the Scheduler: " +
+			"a Scheduler and its coroutines belong to the goroutine that called Run; " +
+			"wake a coroutine from another goroutine with a Trigger (NewTrigger, Trigger.Fire)")
+	}
 }
 
 // Go spawns fn as a new coroutine with Normal priority. It does not switch:
@@ -54,6 +90,9 @@ func Current() *Coroutine {
 // a pending cancellation error (and then does not yield).
 func Yield() error {
 	s, co := self("Yield")
+	if !co.onOwnStack() { // see onOwnStack
+		s.checkGoroutine("Yield", co)
+	}
 	if err := s.checkBlocking(co); err != nil {
 		return err
 	}
@@ -61,10 +100,10 @@ func Yield() error {
 	co.waker.status = WakerQueued
 	s.queue.PushBack(co) // a yield always goes to the tail
 	// s.suspend(co), inline (see Scheduler.suspend).
-	if next := s.pickNext(); next != co {
+	if len(co.handlers) != 0 {
+		s.suspendHandlers(co, true)
+	} else if next := s.pickNext(); next != co {
 		switch {
-		case len(co.handlers) != 0:
-			s.suspendTo(co, next)
 		case s.direct && next != nil && next.ctx != nil:
 			s.current = next
 			s.stats.Switches++
@@ -76,7 +115,7 @@ func Yield() error {
 			s.stats.SchedulerSwitches++
 			co.ctx.yield(struct{}{})
 		default:
-			s.suspendTo(co, next)
+			s.switchFrom(co.ctx, next)
 		}
 	}
 	s.afterResume(co)
@@ -102,6 +141,12 @@ func AwaitTimeout(ev *Event, d time.Duration) (any, error) {
 // ErrTimeout.
 func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	s, co := self("Await")
+	if !co.onOwnStack() { // see onOwnStack
+		s.checkGoroutine("Await", co)
+	}
+	if ev == nil {
+		awaitNil()
+	}
 	if err := s.checkBlocking(co); err != nil {
 		return nil, err
 	}
@@ -126,10 +171,10 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	w.timeout = timeout
 	w.start(s)
 	// s.suspend(co), inline (see Scheduler.suspend).
-	if next := s.pickNext(); next != co {
+	if len(co.handlers) != 0 {
+		s.suspendHandlers(co, false)
+	} else if next := s.pickNext(); next != co {
 		switch {
-		case len(co.handlers) != 0:
-			s.suspendTo(co, next)
 		case s.direct && next != nil && next.ctx != nil:
 			s.current = next
 			s.stats.Switches++
@@ -141,7 +186,7 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 			s.stats.SchedulerSwitches++
 			co.ctx.yield(struct{}{})
 		default:
-			s.suspendTo(co, next)
+			s.switchFrom(co.ctx, next)
 		}
 	}
 	s.afterResume(co)
@@ -149,9 +194,17 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	return w.result, w.err
 }
 
+// awaitNil is Await's misuse panic, out of line to keep AwaitWith small.
+func awaitNil() {
+	panic("stackful: Await on a nil *Event: pass the event to wait for (NewEvent)")
+}
+
 // Sleep suspends the coroutine for d (through a reactor timer).
 func Sleep(d time.Duration) error {
 	s, co := self("Sleep")
+	if !co.onOwnStack() { // see onOwnStack
+		s.checkGoroutine("Sleep", co)
+	}
 	if err := s.checkBlocking(co); err != nil {
 		return err
 	}
@@ -160,7 +213,7 @@ func Sleep(d time.Duration) error {
 	}
 	w := &co.waker
 	w.reset()
-	w.timeout, w.sleep = d, true
+	w.timeout, w.mode = d, modeSleep
 	w.start(s)
 	s.suspend(co)
 	s.afterResume(co)
@@ -189,9 +242,25 @@ func EnqueueMicrotask(m *Microtask) {
 	s.micro.Push(m)
 }
 
-// AddSwitchHandler binds h to the current coroutine.
+// AddSwitchHandler binds h to the current coroutine or, called while no
+// Scheduler is running, to the main coroutine of the next Run, which calls
+// it with Enter when main starts (the reference design's form: "the current
+// coroutine, or main if the scheduler has not started yet"; docs/design.md
+// §1, switch handlers). Before Run it must be called from the goroutine
+// that calls Run; unlike Scheduler.AddMainStartHandler it binds h to one
+// Run only.
 func AddSwitchHandler(h SwitchHandler) {
-	_, co := self("AddSwitchHandler")
+	if h == nil {
+		panic("stackful: AddSwitchHandler(nil)")
+	}
+	if running == nil {
+		preRunHandlers = append(preRunHandlers, h)
+		return
+	}
+	s, co := self("AddSwitchHandler")
+	if !co.onOwnStack() {
+		s.checkGoroutine("AddSwitchHandler", co)
+	}
 	co.AddSwitchHandler(h)
 }
 

@@ -31,10 +31,16 @@ type backend interface {
 type execContext struct {
 	co *Coroutine // the coroutine running on it; nil when parked or dead
 
+	// The stack the context runs on, [lo, lo+span), for the cheap
+	// foreign-goroutine check in self (asm); span is 0 for coro, whose
+	// stacks move, so the check goes to Scheduler.checkGoroutine.
+	lo, span uintptr
+
 	// coro backend
 	resume func() (struct{}, bool) // iter.Pull next: run it until it yields
 	stop   func()                  // iter.Pull stop
 	yield  func(struct{}) bool     // the seq's yield: back to the scheduler
+	g      uintptr                 // fiber.Goroutine of the Pull coroutine's goroutine (0 where unknown)
 
 	// asm backend
 	fiber *asmContext

@@ -77,6 +77,7 @@ func (b *asmBackend) newContext() (*execContext, error) {
 		ctx.fiber.entry = func() *fiber.Context { return &b.s.contextMain(ctx).fiber.fc }
 	}
 	ctx.fiber.stack = st
+	ctx.lo, ctx.span = st.Lo(), st.Hi()-st.Lo()
 	if err := ctx.fiber.fc.Init(st.Lo(), st.Hi(), ctx.fiber.entry); err != nil {
 		b.stacks.Put(st)
 		ctx.fiber.stack = stackpool.Stack{}
@@ -104,6 +105,18 @@ func (b *asmBackend) close() {
 		panic("stackful-asm: " + err.Error()) // stacks in use after every coroutine finished: a scheduler bug
 	}
 }
+
+// ExplainCrashes makes the fatal errors that misuse of the Asm backend
+// produces (and that Run cannot turn into errors: the runtime kills the
+// process) explain themselves on this process's stderr: after the runtime's
+// "fatal error: stack size not a power of 2" comes a line naming the cause,
+// a collection started by code in a coroutine (runtime.GC,
+// debug.FreeOSMemory) or a fiber stack overflow (naming
+// Options.Stacks.StackSize). It starts a small monitor process, a copy of
+// this executable, once per process (fiber.MonitorCrashes); call it at
+// start-up. A harness that runs cells in child processes can explain their
+// crashes itself with fiber.ExplainCrash instead.
+func ExplainCrashes() error { return fiber.MonitorCrashes() }
 
 // Errors and crash explanations of the fiber and stackpool packages name
 // the settings a user of this package changes. A harness with flags of its

@@ -2,6 +2,8 @@ package stackful
 
 import (
 	"iter"
+
+	"github.com/corobench/corobench/impl/stackful/fiber"
 )
 
 // coroBackend runs each context as a Go runtime coroutine made by iter.Pull.
@@ -38,6 +40,7 @@ func (b *coroBackend) newContext() (*execContext, error) {
 	ctx := &execContext{}
 	ctx.resume, ctx.stop = iter.Pull(func(yield func(struct{}) bool) {
 		ctx.yield = yield
+		ctx.g = fiber.Goroutine()
 		b.s.contextMain(ctx)
 	})
 	return ctx, nil

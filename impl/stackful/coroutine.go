@@ -7,7 +7,7 @@ import (
 	"github.com/corobench/corobench/reactor"
 )
 
-// Priority is a coroutine's scheduling priority (seed 000: two levels).
+// Priority is a coroutine's scheduling priority (docs/design.md §1: two levels).
 type Priority uint8
 
 const (
@@ -23,7 +23,7 @@ type SwitchKind = switchhook.Kind
 
 const (
 	Enter  = switchhook.Enter  // the coroutine got control (also at its start)
-	Leave  = switchhook.Leave  // the coroutine gave control away (it suspended)
+	Leave  = switchhook.Leave  // the coroutine gives control away (it suspends), before the next coroutine is picked
 	Finish = switchhook.Finish // the coroutine finished
 )
 
@@ -117,6 +117,30 @@ func (co *Coroutine) cancel(err error) {
 		co.waker.cancelWith(err)
 	default:
 		co.cancelPending, co.cancelErr = true, err
+	}
+}
+
+// Destroy finalises the coroutine without running more of its code (the
+// reference design's IGNORED waker; docs/design.md §1, the waker). A
+// coroutine not yet started is dropped without running, as by Cancel. A
+// started one that is queued or waiting becomes IGNORED (a waiting one is
+// woken): when the scheduler reaches it, it is resumed only to unwind, as
+// in final cleanup: its blocking call does not return, its deferred calls
+// run, and it finishes without an error. Destroying the running coroutine
+// itself makes its next blocking call unwind it. Destroying a finished
+// coroutine does nothing.
+func (co *Coroutine) Destroy() {
+	switch {
+	case co.state == coFinished:
+	case co.state == coNew:
+		co.waker.status = WakerIgnored
+	default:
+		co.killed = true
+		if co == co.s.current {
+			return // checkBlocking unwinds it at its next blocking call
+		}
+		co.waker.cancelWith(errFinalCleanup) // enqueues it if it was waiting
+		co.waker.status = WakerIgnored
 	}
 }
 

@@ -17,6 +17,10 @@ var (
 	ErrDeadlock = errors.New("stackful: deadlock")
 	// ErrNotSupported wraps every "not supported: <reason>" error.
 	ErrNotSupported = errors.New("not supported")
+	// ErrGoexit is wrapped by the *PanicError Run returns (Coro backend)
+	// when a coroutine called runtime.Goexit.
+	ErrGoexit = errors.New("runtime.Goexit called in a coroutine (t.FailNow, t.Fatal and t.Skip call it): " +
+		"a coroutine cannot end the goroutine that runs it; report failures with t.Error or a returned error")
 )
 
 // Cancellation errors delivered by the scheduler itself. They are static so
@@ -27,6 +31,10 @@ var (
 	errFinalCleanup   = fmt.Errorf("%w: final cleanup after shutdown", ErrCancelled)
 	errCancelEvent    = fmt.Errorf("%w: the cancellation event fired", ErrCancelled)
 )
+
+// errNothingToWaitFor is Suspend's error for a wait with no subscription and
+// no timeout: nothing could ever end it.
+var errNothingToWaitFor = errors.New("stackful: Suspend with nothing to wait for: call ResumeWhen first, or pass a timeout")
 
 // DeadlockError is Run's error when nothing is runnable, the reactor has no
 // active event, and coroutines are still waiting.

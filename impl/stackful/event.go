@@ -17,13 +17,18 @@ type Event struct {
 }
 
 // callbackKind selects the standard waker callback of a subscription
-// (seed 003: zend_async_waker_callback_resolve/cancel).
+// (docs/design.md §1, the waker: zend_async_waker_callback_resolve/cancel).
 type callbackKind uint8
 
 const (
 	cbFunc    callbackKind = iota // run fn (a generic subscriber)
 	cbResolve                     // wake the coroutine with the event's outcome
 	cbCancel                      // wake the coroutine with a cancellation
+	// A general wait's subscriptions (ResumeWhen): the same callbacks, or a
+	// custom one, and the event is recorded in the triggered set.
+	cbGenResolve
+	cbGenCancel
+	cbCustom
 )
 
 // subscription links one subscriber into an event's list. The waker embeds
@@ -97,6 +102,8 @@ func (e *Event) fire(value any, err error) bool {
 			sub.co.waker.onResolve(value, err, e)
 		case cbCancel:
 			sub.co.waker.onCancel(err, e)
+		default:
+			sub.co.waker.onGeneral(sub, e, value, err)
 		}
 	}
 	return true

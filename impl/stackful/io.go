@@ -9,7 +9,7 @@ import (
 )
 
 // IO is a file descriptor registered with the running scheduler's reactor,
-// with blocking Read and Write for coroutines (seed 000: async IO). Each
+// with blocking Read and Write for coroutines (docs/design.md §1: async IO). Each
 // direction has one reactor poll and one event, made at Open and reused for
 // every wait, so waiting does not allocate. At most one coroutine may wait
 // per direction at a time.

@@ -3,7 +3,7 @@ package stackful
 import "github.com/corobench/corobench/internal/microtask"
 
 // Microtask is a small handler the scheduler runs before its next switch, in
-// the current context, without switching (seed 000). Microtasks run FIFO. A
+// the current context, without switching (docs/design.md §1). Microtasks run FIFO. A
 // microtask is refcounted: the creator holds one reference and every queued
 // entry holds one; the destructor runs when the last is released. A cancelled
 // microtask is skipped (and released) when the queue reaches it. The type is

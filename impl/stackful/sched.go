@@ -59,13 +59,27 @@ type Options struct {
 	// MainName is the name of the main coroutine Run starts (default
 	// "main"), as Coroutine.Name and in deadlock and panic reports.
 	MainName string
-	// ViaScheduler (Asm) routes every hand-off through the scheduler's own
-	// context, two switches per suspend/resume instead of one, as schedulers
-	// without TrueAsync's direct switch do. It exists to measure what the
-	// direct switch saves (the handoff scenario); leave it off otherwise.
-	// Coro always goes through the scheduler, so it changes nothing there.
-	// The finished-context takeover stays on either way.
+	// ViaScheduler (Asm) routes every hand-off between two coroutines
+	// through the scheduler's own context, two switches instead of one, as
+	// schedulers without TrueAsync's direct switch do: a suspending
+	// coroutine (Yield, a wait, Sleep) and a finishing one whose successor
+	// has already started both switch to the scheduler, which switches to
+	// the next coroutine. It exists to measure what the direct switch saves
+	// (the handoff scenario); leave it off otherwise. Coro always goes
+	// through the scheduler, so it changes nothing there. One thing stays:
+	// a finished coroutine's context is taken over by the next coroutine if
+	// that one has not started yet (Stats.Takeovers), which is no switch at
+	// all, so there is nothing to route.
 	ViaScheduler bool
+	// ShutdownOnSignal makes SIGINT or SIGTERM delivered during Run start a
+	// graceful shutdown (as Shutdown does; Run then returns nil) instead of
+	// ending the process. The first such signal restores both signals'
+	// default behaviour, so a second one ends the process as usual. The
+	// watch is a pair of reactor signal events that do not keep Run alive;
+	// while it is on, the reactor has active events, so every suspend point
+	// reads the clock for the throttled tick (Options.TickInterval), which
+	// is how a signal is noticed while coroutines keep yielding.
+	ShutdownOnSignal bool
 }
 
 // Stats are a scheduler's counters, cumulative over its Runs.
@@ -113,12 +127,18 @@ type Scheduler struct {
 	err          error
 
 	mainStart []SwitchHandler
+	sigWatch  []*reactor.Signal       // Options.ShutdownOnSignal's events during Run
+	general   map[*Coroutine]*genWait // general waits' state (resumewhen.go), per coroutine that made one
 	stats     Stats
 }
 
 // running is the scheduler whose Run is in progress; the package-level
 // blocking API acts on it.
 var running *Scheduler
+
+// preRunHandlers are the switch handlers AddSwitchHandler received while no
+// Scheduler was running: the next Run binds them to its main coroutine.
+var preRunHandlers []SwitchHandler
 
 // New returns a scheduler. With the Asm backend it returns an error wrapping
 // ErrNotSupported when the fiber switch cannot run safely in this process
@@ -235,8 +255,18 @@ func (s *Scheduler) Run(main func()) (err error) {
 			s.backend.end()
 		}
 	}()
+	if s.opts.ShutdownOnSignal {
+		if err := s.watchShutdownSignals(); err != nil {
+			ended = true
+			s.backend.end()
+			return fmt.Errorf("stackful: Options.ShutdownOnSignal: %w", err)
+		}
+		defer s.stopShutdownSignals()
+	}
 	co := s.spawn(main, s.opts.MainName, Normal)
 	co.handlers = append(co.handlers, s.mainStart...)
+	co.handlers = append(co.handlers, preRunHandlers...)
+	preRunHandlers = nil
 
 	s.loop.UpdateTime()
 	s.lastTick = s.loop.Now()
@@ -270,7 +300,7 @@ func (s *Scheduler) schedule() {
 			s.asm.stacks.Tick(time.Now())
 		}
 		switch {
-		case s.loop.Active() > 0:
+		case s.activeEvents() > 0:
 			s.tick(false)
 		case s.micro.Len() > 0:
 			// A failed microtask left others queued: run them next round.
@@ -309,7 +339,7 @@ func (s *Scheduler) enter(next *Coroutine) {
 }
 
 // pickNext is the scheduler tick run at a suspend point, in the suspending
-// context (seed 000: scheduler_next_tick): the microtask batch, a throttled
+// context (docs/design.md §1: scheduler_next_tick): the microtask batch, a throttled
 // non-blocking reactor tick, then the head of the run queue (nil if empty).
 func (s *Scheduler) pickNext() *Coroutine {
 	if s.micro.Len() > 0 {
@@ -326,11 +356,11 @@ func (s *Scheduler) pickNext() *Coroutine {
 		if !ok {
 			return nil
 		}
-		if co.waker.status == WakerIgnored {
+		if co.waker.status == WakerIgnored && co.state == coNew {
 			s.dropUnstarted(co, nil)
 			continue
 		}
-		return co
+		return co // an IGNORED started coroutine (Destroy) unwinds when resumed
 	}
 }
 
@@ -355,23 +385,50 @@ func (s *Scheduler) tick(noWait bool) {
 // predictor, so each frame between the switch and the user's code costs
 // several nanoseconds per switch.
 func (s *Scheduler) suspend(co *Coroutine) {
+	if len(co.handlers) != 0 {
+		s.suspendHandlers(co, false)
+		return
+	}
 	next := s.pickNext()
 	if next == co {
 		return // a Yield with nobody else ready: no switch
 	}
-	s.suspendTo(co, next)
+	s.switchFrom(co.ctx, next)
 }
 
-// suspendTo switches from co to next (nil: the scheduler), calling co's
-// Leave and Enter handlers around the switch.
-func (s *Scheduler) suspendTo(co, next *Coroutine) {
-	if len(co.handlers) != 0 {
+// suspendHandlers is the suspend point of a coroutine with switch handlers
+// (Yield and the waits take it before anything else when co has any). Leave
+// is called when co gives control up and before the scheduler tick picks
+// the next coroutine, as in TrueAsync: a coroutine a Leave handler spawns
+// with High priority runs next, ahead of those already queued (the
+// reference design's shutdown example relies on it; docs/design.md §1,
+// switch handlers). Enter is called when co runs again.
+//
+// A Yield with nobody else queued usually continues without a switch and
+// then calls no handler, so for it the tick runs first: Leave is called only
+// if the tick picked another coroutine, which is then put back at the head
+// of the queue and the pick made again, so a High coroutine spawned by Leave
+// still runs first. A wait whose event fires during the tick (before any
+// switch) calls Leave then Enter: co gave control up and got it back.
+func (s *Scheduler) suspendHandlers(co *Coroutine, yield bool) {
+	var next *Coroutine
+	if yield && s.queue.Len() == 1 { // only co itself is queued
+		if next = s.pickNext(); next == co {
+			return
+		}
 		co.fire(Leave)
+		if next != nil {
+			s.queue.PushFront(next)
+		}
+		next = s.pickNext()
+	} else {
+		co.fire(Leave)
+		next = s.pickNext()
 	}
-	s.switchFrom(co.ctx, next)
-	if len(co.handlers) != 0 {
-		co.fire(Enter)
+	if next != co {
+		s.switchFrom(co.ctx, next)
 	}
+	co.fire(Enter)
 }
 
 // switchFrom leaves the context from (running s.current, or a finished
@@ -469,12 +526,15 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 }
 
 // exitTo chooses the context a dying context finishes into: next's, or the
-// scheduler's (with next handed off) if next is nil or has no context. It
+// scheduler's (with next handed off) if next is nil or has no context, or if
+// Options.ViaScheduler routes every hand-off through the scheduler. It
 // counts the switch the backend is about to make.
 func (s *Scheduler) exitTo(from *execContext, next *Coroutine) *execContext {
 	to := s.schedCtx
 	s.current = nil
-	if next != nil {
+	if next != nil && !s.direct {
+		s.handoff = next
+	} else if next != nil {
 		if c, err := s.contextFor(next); err == nil {
 			to, s.current = c, next
 		} else {
@@ -488,9 +548,13 @@ func (s *Scheduler) exitTo(from *execContext, next *Coroutine) *execContext {
 // runBody runs co's function, turning a panic into Run's error. The kill
 // panic of final cleanup ends the coroutine quietly.
 func (s *Scheduler) runBody(co *Coroutine) {
+	returned := false
 	defer func() {
 		r := recover()
 		if r == nil {
+			if !returned && s.asm == nil {
+				s.goexited(co) // never returns
+			}
 			return
 		}
 		if _, ok := r.(killSignal); ok {
@@ -503,6 +567,32 @@ func (s *Scheduler) runBody(co *Coroutine) {
 	co.waker.status = WakerNoStatus
 	co.fire(Enter)
 	co.fn()
+	returned = true
+}
+
+// goexited handles runtime.Goexit called by co's code on the coro backend
+// (recover returns nil for it, and runBody's body did not return). Left
+// alone, Goexit would end co's Pull goroutine and iter.Pull would re-raise
+// it in the goroutine that called Run, which would then never return, with
+// no other coroutine's cleanup run and nothing printed. Instead, with co's
+// deferred calls already run, co is finished and Run fails with an error
+// wrapping ErrGoexit (a graceful shutdown follows); then this goroutine
+// hands control back to the scheduler for good, parked in the middle of its
+// Goexit: its context is never resumed or reused (one goroutine leaks per
+// such misuse). The asm backend cannot do this (the fiber shares the
+// scheduler's goroutine); package fiber ends the process with a message
+// instead.
+func (s *Scheduler) goexited(co *Coroutine) {
+	ctx := co.ctx
+	co.err = &PanicError{Coroutine: co.String(), Value: ErrGoexit, Stack: string(debug.Stack())}
+	s.fail(co.err, errShutdownCancel)
+	s.finish(co)
+	ctx.co = nil
+	s.handoff, s.current = nil, nil
+	s.stats.Switches++
+	s.stats.SchedulerSwitches++
+	ctx.yield(struct{}{})
+	select {} // never resumed: nothing holds ctx any more
 }
 
 // finish ends co after its body returned or unwound.
@@ -528,6 +618,10 @@ func (s *Scheduler) retire(co *Coroutine) {
 	co.state = coFinished
 	co.waker.stop()
 	co.waker.reset()
+	if co.waker.hasGen {
+		delete(s.general, co)
+		co.waker.hasGen = false
+	}
 	if co.timer != nil {
 		co.timer.Close()
 		co.timer = nil
@@ -550,6 +644,16 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 	co.waker.co = co
 	co.waker.reset()
 	co.waker.status = WakerQueued
+	if s.shuttingDown {
+		// Every coroutine receives the shutdown's cancellation, one spawned
+		// during it too (by a cleanup, say): it starts cancelled, so it
+		// cannot hold Run open. In final cleanup it is dropped unstarted.
+		if s.finalCleanup {
+			co.waker.status = WakerIgnored
+		} else {
+			co.cancelPending, co.cancelErr = true, errShutdownCancel
+		}
+	}
 	s.linkLive(co)
 	s.enqueue(co)
 	return co
@@ -557,7 +661,7 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 
 // enqueue puts co in the run queue by its priority.
 //
-// The priority rule (seed 000: High at the head, Normal at the tail; Yield
+// The priority rule (docs/design.md §1: High at the head, Normal at the tail; Yield
 // always at the tail; dequeue from the head) is these few lines here and in
 // impl/stackless on purpose: a shared wrapper around internal/ring cannot be
 // inlined (two ring calls exceed the inliner's budget), so it would add a

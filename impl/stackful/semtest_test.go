@@ -77,6 +77,9 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 	for i, keep := range p.MainStartHandlers {
 		s.AddMainStartHandler(countingHandler(rec, 0, semtest.StartHandlerName(i), keep))
 	}
+	for i, keep := range p.PreRunHandlers {
+		AddSwitchHandler(countingHandler(rec, 0, semtest.PreRunHandlerName(i), keep))
+	}
 	events := make([]*Event, p.Events)
 	for i := range events {
 		events[i] = NewEvent()
@@ -154,6 +157,48 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 				defer rec.Deferred(ti, tag)
 			case semtest.OpSwitchHandler:
 				AddSwitchHandler(countingHandler(rec, ti, "handler", op.Keep))
+			case semtest.OpLeaveSpawn:
+				task, prio := op.Task, Priority(op.Priority)
+				AddSwitchHandler(func(_ *Coroutine, kind SwitchKind) bool {
+					if kind != Leave {
+						return true
+					}
+					rec.LeaveSpawned(ti, task)
+					cos[task] = GoWith(p.Tasks[task].Name, prio, func() { runTask(task) })
+					return false
+				})
+			case semtest.OpDeferSpawn:
+				task, prio := op.Task, Priority(op.Priority)
+				defer func() { cos[task] = GoWith(p.Tasks[task].Name, prio, func() { runTask(task) }) }()
+			case semtest.OpAwaitAny, semtest.OpAwaitAll:
+				count := 0
+				all := CustomCallback(func(*Event, any, error) (bool, any, error) {
+					count++
+					return count == len(op.Events), count, nil
+				})
+				for _, e := range op.Events {
+					if op.Kind == semtest.OpAwaitAny {
+						ResumeWhen(events[e], ResolveCallback)
+					} else {
+						ResumeWhen(events[e], all)
+					}
+				}
+				var v any
+				v, err = Suspend(-1)
+				n, _ := v.(int)
+				var trig []int
+				for _, ev := range Current().Waker().TriggeredEvents(nil) {
+					for i := range events {
+						if events[i] == ev {
+							trig = append(trig, i)
+						}
+					}
+				}
+				rec.General(ti, op, n, d.Kind(err), trig)
+			case semtest.OpDestroy:
+				if co := cos[op.Task]; co != nil {
+					co.Destroy()
+				}
 			case semtest.OpWakerState:
 				st := WakerNoStatus // never spawned
 				if co := cos[op.Task]; co != nil {

@@ -6,9 +6,9 @@ import (
 	"github.com/corobench/corobench/internal/wakerstate"
 )
 
-// WakerStatus is the state of a coroutine's waker (seed 003). It is the one
+// WakerStatus is the state of a coroutine's waker (docs/design.md §1, the waker). It is the one
 // definition impl/stackless and internal/semtest use too; String gives the
-// seed's names ("NO_STATUS", "WAITING", ...).
+// reference design's names ("NO_STATUS", "WAITING", ...).
 type WakerStatus = wakerstate.Status
 
 const (
@@ -19,8 +19,9 @@ const (
 	// WakerQueued: the coroutine is in the run queue (woken, yielded, or
 	// spawned and not started); its outcome is fixed.
 	WakerQueued = wakerstate.Queued
-	// WakerIgnored: the coroutine is queued but was cancelled before it
-	// started: the scheduler drops it without running it.
+	// WakerIgnored: the coroutine is queued but must be destroyed: one
+	// cancelled before it started is dropped without running; a started one
+	// (Coroutine.Destroy) is resumed only to unwind.
 	WakerIgnored = wakerstate.Ignored
 	// WakerResult: the coroutine resumed from a wait; the outcome is
 	// available until its next blocking call.
@@ -33,7 +34,7 @@ const (
 const maxWakerEvents = 2
 
 // Waker links a suspended coroutine to the events it waits for and collects
-// the outcome of the wait (seed 003). It is embedded in the Coroutine and
+// the outcome of the wait (docs/design.md §1, the waker). It is embedded in the Coroutine and
 // reset for every wait, so waiting never allocates.
 //
 // The first trigger wins: the standard callbacks (resolve, cancel, timeout)
@@ -46,11 +47,34 @@ type Waker struct {
 	subs      [maxWakerEvents]subscription // the awaited events
 	nsubs     int
 	timeout   time.Duration // < 0: no timeout
-	sleep     bool          // the timeout is the wait's success (Sleep), not ErrTimeout
+	mode      waitMode      // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
+	building  bool          // ResumeWhen subscriptions are being collected for the next Suspend
+	hasGen    bool          // Scheduler.general holds this coroutine's general-wait state
 	triggered *Event        // the event that ended the last wait; nil for a timeout or a direct cancellation
 	result    any
 	err       error
 }
+
+// genWait is a coroutine's general-wait state (resumewhen.go): its
+// subscriptions (reused, each allocated once), their custom callbacks, and
+// the triggered set. It lives in Scheduler.general, not in the Waker, so
+// that coroutines that never make a general wait (nearly all) are not
+// larger for it: every spawn allocates and clears a Coroutine.
+type genWait struct {
+	gen   []*subscription
+	genFn []WakeFunc
+	ngen  int
+	fired []*Event
+}
+
+// waitMode says what kind of wait the waker holds.
+type waitMode uint8
+
+const (
+	modePlain   waitMode = iota // Await, AwaitTimeout, AwaitWith, Yield
+	modeSleep                   // Sleep: the timeout is the wait's success, not ErrTimeout
+	modeGeneral                 // ResumeWhen + Suspend: subscriptions in gen
+)
 
 // Status returns the waker's state.
 func (w *Waker) Status() WakerStatus { return w.status }
@@ -70,7 +94,7 @@ func (w *Waker) reset() {
 	w.status = WakerNoStatus
 	w.nsubs = 0
 	w.timeout = -1
-	w.sleep = false
+	w.mode = modePlain
 	w.triggered, w.result, w.err = nil, nil, nil
 }
 
@@ -108,6 +132,14 @@ func (w *Waker) stop() {
 		}
 	}
 	w.nsubs = 0
+	if w.mode == modeGeneral {
+		g := w.co.s.general[w.co]
+		for i := 0; i < g.ngen; i++ {
+			if sub := g.gen[i]; sub.ev != nil { // linked: fired ones were unlinked by their event
+				sub.ev.unlink(sub)
+			}
+		}
+	}
 	if w.timeout >= 0 && w.co.timer != nil {
 		w.co.timer.Stop()
 	}
@@ -137,7 +169,7 @@ func (w *Waker) onTimeout() {
 		return
 	}
 	w.result, w.triggered = nil, nil
-	if w.sleep {
+	if w.mode == modeSleep {
 		w.err = nil
 	} else {
 		w.err = ErrTimeout

@@ -56,7 +56,7 @@ var (
 //	t.state = 2
 //	return c.Await(t.ready)
 //
-// The awaited events are started only after Resume has returned (the seed's
+// The awaited events are started only after Resume has returned (the reference design's
 // "events created inactive, started at suspend"). If one has already fired,
 // the task is resumed again at once, without a queue round trip.
 type Context struct {
@@ -139,6 +139,9 @@ func (c *Context) TryAwait(ev *Event) bool {
 	if co.cancelPending || co.unwinding {
 		return c.tryAwaitSlow(ev)
 	}
+	if ev == nil {
+		awaitNil()
+	}
 	if !ev.done {
 		return false
 	}
@@ -150,6 +153,9 @@ func (c *Context) TryAwait(ev *Event) bool {
 	c.s.stats.FastPaths++
 	return true
 }
+
+// awaitNil is the nil-event panic of the await helpers, out of line.
+func awaitNil() { panic("stackless: Await on a nil *Event: pass the event to wait for") }
 
 // tryAwaitSlow delivers a pending cancellation (or the unwinding) through
 // the regular start path.

@@ -1,6 +1,6 @@
 // Package stackless is corobench's state-machine coroutine runtime: the
 // `stackless` row. It has the scheduler and waker semantics of the TrueAsync
-// design (DESIGN.md §1, seeds 000 and 003) that impl/stackful implements with
+// design (docs/design.md §1) that impl/stackful implements with
 // fiber stacks, held to the same definition by internal/semtest, but its
 // coroutines are explicit state machines, the shape the Rust, C# and Kotlin
 // compilers lower async functions to. No task has a goroutine or a stack of
@@ -22,7 +22,12 @@
 //	c.AwaitReadable(fd)         wait for fd readiness (also AwaitWritable); then
 //	                            fd.TryRead / fd.TryWrite for async IO
 //	c.AwaitSource(src, d)       wait for a reactor Source: Trigger (a wake-up
-//	                            from another goroutine), Signal, Process exit
+//	                            from another goroutine), Signal, Process exit,
+//	                            an FD from ListenUDP (TryRecvfrom, TrySendto)
+//	c.ResumeWhen(ev, cb) ...    the general wait: any number of events, each
+//	c.Suspend(d)                with ResolveCallback, CancelCallback or a
+//	                            CustomCallback; c.TriggeredEvents lists the
+//	                            events that fired during the wait
 //	c.Yield()                   go to the tail of the run queue
 //	c.Done(), c.Fail(err)       finish
 //
@@ -30,7 +35,7 @@
 // nil and the event's value, the event's rejection error, ErrTimeout or
 // ErrCancelled. A wait that can end at once does: awaiting an Event that is
 // already fired resumes the task immediately, without a queue round trip (the
-// seed's fast path); TryAwait takes that path without even returning from
+// reference design's fast path); TryAwait takes that path without even returning from
 // Resume, as compiled state machines poll a ready future inline.
 //
 //	type fetch struct {
@@ -69,10 +74,16 @@
 // [*DeadlockError] naming them and shuts down.
 //
 // A task switch is a return from one Resume and the call of the next; the
-// seed's direct switch and scheduler coroutine collapse into Run's loop. A
-// task that waits or yields and is the next to run continues without a
-// switch; [SwitchHandler]s (Enter, Leave, Finish; returning false removes
-// one) see only real switches.
+// reference design's direct switch and scheduler coroutine collapse into
+// Run's loop. A task that waits or yields and is the next to run continues
+// without a switch. [SwitchHandler]s (Enter, Leave, Finish; returning false
+// removes one): Leave is called when a task gives control up (it waits, or
+// yields with other tasks queued), before the scheduler picks the next
+// task, so a High task a Leave handler spawns runs next; a Yield with
+// nobody else queued calls Leave only if another task then takes control.
+// Enter is called when a task gets control after another had it.
+// [Scheduler.AddCurrentSwitchHandler] is the reference design's form of
+// adding one: before Run it binds to the main task of the next RunMain.
 //
 // # Cancellation and shutdown
 //
@@ -88,13 +99,20 @@
 // (queued by its priority), and each is resumed in run-queue order with
 // [Context.Unwinding] true and ErrCancelled instead of its wait's outcome;
 // every further wait returns at once, so it must run its cleanup and finish.
+// A task spawned during the graceful phase (by a cleanup, say) starts
+// cancelled (its first wait returns ErrCancelled at once), so it cannot hold
+// Run open; Spawn is refused in the final phase. [Scheduler.Destroy]
+// finalises one task the same way: a started task that is queued or waiting
+// becomes Ignored and is resumed once, unwinding. With
+// Options.ShutdownOnSignal, SIGINT or SIGTERM starts the graceful shutdown.
 //
 // # The waker
 //
 // Each task's [Waker] is embedded in its header and reused for every wait.
-// Its status follows seed 003: NoStatus (running), Waiting (suspended, its
+// Its status follows the reference design (docs/design.md §1, the waker): NoStatus (running), Waiting (suspended, its
 // events started), Queued (woken or yielded, in the run queue), Ignored
-// (queued but to be dropped), Result (resumed from a wait). Events are
+// (queued but to be dropped, or, for a destroyed started task, resumed only
+// to unwind), Result (resumed from a wait). Events are
 // subscribed inactive by the helpers and started only after Resume returns;
 // the first trigger (resolve, timeout, cancellation) wins and stops the
 // others.

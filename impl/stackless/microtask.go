@@ -7,7 +7,7 @@ import (
 )
 
 // Microtask is a small handler run by the scheduler before the next resume,
-// in FIFO order, without a task of its own (seed: zend_async_microtask_s).
+// in FIFO order, without a task of its own (reference design: zend_async_microtask_s).
 // The type is internal/microtask's, which impl/stackful uses too; its
 // methods are Cancel, Cancelled, Retain, Release and Refs.
 //

@@ -3,6 +3,7 @@ package stackless
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -235,7 +236,7 @@ func (s *Scheduler) onLoopTimer() {
 // Source is a reactor event a task can wait on: an fd poll, a trigger, a
 // signal or a process exit. It is made once and reused for every wait; the
 // waker starts it when the task suspends and stops it when the wait ends
-// (the seed's "created inactive, started at suspend, stopped after"). At
+// (the reference design's "created inactive, started at suspend, stopped after"). At
 // most one task at a time may wait on a Source.
 type Source struct {
 	ev interface {
@@ -294,12 +295,17 @@ func (s *Scheduler) NewFD(fd int) (*FD, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.wrapFD(rf), nil
+}
+
+// wrapFD makes the FD of a registered reactor descriptor.
+func (s *Scheduler) wrapFD(rf *reactor.FD) *FD {
 	f := &FD{s: s, fd: rf}
 	rd := rf.NewPoll(reactor.Readable, func() { s.fireSource(&f.rd) })
 	wr := rf.NewPoll(reactor.Writable, func() { s.fireSource(&f.wr) })
 	f.rd = Source{ev: rd, outcome: func() (any, error) { return rd.Revents(), rd.Err() }}
 	f.wr = Source{ev: wr, outcome: func() (any, error) { return wr.Revents(), wr.Err() }}
-	return f, nil
+	return f
 }
 
 // Reactor returns the underlying reactor FD.
@@ -422,3 +428,87 @@ func (s *Scheduler) NewProcess(pid int) (*Process, error) {
 
 // Close releases the event and its pidfd.
 func (p *Process) Close() { p.p.Close() }
+
+// shutdownSignals are the signals Options.ShutdownOnSignal turns into a
+// graceful shutdown (the reference design's shutdown on an OS signal,
+// docs/design.md §1, graceful shutdown). impl/stackful has the twin of
+// this watch (its watchShutdownSignals).
+var shutdownSignals = [...]unix.Signal{unix.SIGINT, unix.SIGTERM}
+
+// watchShutdownSignals starts, for one Run, a reactor signal event per
+// shutdown signal; the first delivery closes them all (a second Ctrl-C then
+// has its default effect) and starts a graceful shutdown.
+func (s *Scheduler) watchShutdownSignals() error {
+	l, err := s.Loop()
+	if err != nil {
+		return err
+	}
+	for _, sig := range shutdownSignals {
+		ev, err := l.NewSignal(sig, func() {
+			s.stopShutdownSignals()
+			s.Shutdown()
+		})
+		if err != nil {
+			s.stopShutdownSignals()
+			return err
+		}
+		ev.Start()
+		s.sigWatch = append(s.sigWatch, ev)
+	}
+	return nil
+}
+
+// stopShutdownSignals closes the watch (at the first signal, or when Run
+// ends): the signals get their default behaviour back.
+func (s *Scheduler) stopShutdownSignals() {
+	for i, ev := range s.sigWatch {
+		ev.Close()
+		s.sigWatch[i] = nil
+	}
+	s.sigWatch = s.sigWatch[:0]
+}
+
+// activeEvents is the number of active reactor events that can wake a
+// task: the shutdown-signal watch is not one of them, so it neither keeps
+// an idle run alive nor hides a deadlock.
+func (s *Scheduler) activeEvents() int {
+	n := s.r.loop.Active()
+	for _, ev := range s.sigWatch {
+		if ev.Active() {
+			n--
+		}
+	}
+	return n
+}
+
+// ListenUDP returns a UDP socket bound to addr (port 0: any free port),
+// registered with the scheduler's reactor: receive with f.TryRecvfrom and
+// c.AwaitReadable, send with f.TrySendto and c.AwaitWritable (impl/stackful's
+// ListenUDP is the blocking twin).
+func (s *Scheduler) ListenUDP(addr netip.AddrPort) (*FD, error) {
+	l, err := s.Loop()
+	if err != nil {
+		return nil, err
+	}
+	rf, err := l.ListenUDP(addr)
+	if err != nil {
+		return nil, err
+	}
+	return s.wrapFD(rf), nil
+}
+
+// TryRecvfrom receives one datagram without blocking; reactor.ErrWouldBlock
+// means: return c.AwaitReadable(f) and receive again when resumed. The
+// sender is a unix.Sockaddr, which allocates.
+func (f *FD) TryRecvfrom(p []byte) (int, unix.Sockaddr, error) { return f.fd.TryRecvfrom(p) }
+
+// TrySendto sends one datagram to to without blocking; reactor.ErrWouldBlock
+// means: return c.AwaitWritable(f) and send again when resumed.
+func (f *FD) TrySendto(p []byte, to unix.Sockaddr) error { return f.fd.TrySendto(p, to) }
+
+// Connect sets a datagram socket's default peer; TryRead and TryWrite then
+// exchange datagrams with it.
+func (f *FD) Connect(addr netip.AddrPort) error { return f.fd.Connect(addr) }
+
+// LocalAddr returns the socket's bound address (the port picked for port 0).
+func (f *FD) LocalAddr() (netip.AddrPort, error) { return f.fd.LocalAddr() }

@@ -14,11 +14,11 @@ import (
 // Scheduler runs state-machine tasks on the calling goroutine: a run queue
 // (ring buffer, two priorities), microtasks, a reactor for timers and fd
 // readiness, deadlock detection and graceful shutdown, with the semantics of
-// the TrueAsync scheduler (seed 000) that impl/stackful shares, as pinned
+// the TrueAsync scheduler (docs/design.md §1) that impl/stackful shares, as pinned
 // down by internal/semtest.
 //
 // Switching between tasks is a return from one Resume and a call of the
-// next: there is no stack to switch, so the seed's direct switch and its
+// next: there is no stack to switch, so the reference design's direct switch and its
 // scheduler coroutine collapse into the loop in Run. Every handoff goes
 // through that loop (two transfers of control, each a return or a call).
 //
@@ -41,11 +41,16 @@ type Scheduler struct {
 	left *Coro
 
 	startHandlers []SwitchHandler
-	microErr      func(error) // microtask error handler; nil: errors fail the run
+	preRun        []SwitchHandler // AddCurrentSwitchHandler before Run: bound to the next RunMain's main task
+	microErr      func(error)     // microtask error handler; nil: errors fail the run
 	phase         phase
 	errs          []error // task, microtask and deadlock errors, in order
 	running       bool
+	onSignal      bool              // Options.ShutdownOnSignal
+	sigWatch      []*reactor.Signal // its events during Run
 	stats         Stats
+
+	general map[*Coro]*genWait // general waits' state (resumewhen.go), per task that made one
 
 	r      reactorState // see reactor.go
 	timers timerHeap    // pending timeouts and sleeps, by (deadline, start order)
@@ -87,6 +92,15 @@ type Options struct {
 	// OnMicrotaskError, if set, receives microtask errors and the run goes
 	// on; otherwise a microtask error fails Run and starts a shutdown.
 	OnMicrotaskError func(error)
+	// ShutdownOnSignal makes SIGINT or SIGTERM delivered during Run start a
+	// graceful shutdown (as Shutdown does; Run then returns nil) instead of
+	// ending the process. The first such signal restores both signals'
+	// default behaviour, so a second one ends the process as usual. The
+	// watch is a pair of reactor signal events that do not keep Run alive;
+	// while it is on, the reactor exists and has active events, so every
+	// suspend point reads the clock for the throttled tick, which is how a
+	// signal is noticed while tasks keep yielding.
+	ShutdownOnSignal bool
 	// Loop, if set, is the reactor to use; the caller keeps ownership.
 	// Otherwise the scheduler creates one on first use (Sleep, a timeout, an
 	// FD) and Close releases it.
@@ -109,7 +123,7 @@ func NewWithOptions(o Options) (*Scheduler, error) {
 	if o.TickInterval == 0 {
 		o.TickInterval = DefaultTickInterval
 	}
-	s := &Scheduler{microErr: o.OnMicrotaskError}
+	s := &Scheduler{microErr: o.OnMicrotaskError, onSignal: o.ShutdownOnSignal}
 	s.ctx.s = s
 	s.r.interval = int64(o.TickInterval)
 	if o.Loop != nil {
@@ -152,6 +166,10 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 	s.nextID++
 	// Keep handlers added before Spawn (a finished task has none left).
 	*co = Coro{task: t, sched: s, id: s.nextID, prio: p, life: lifeSpawned, handlers: co.handlers}
+	// A task spawned during a graceful shutdown (by a cleanup, say) starts
+	// cancelled: every task receives the shutdown's cancellation, so it
+	// cannot hold Run open.
+	co.cancelPending = s.phase == phaseGraceful
 	for i := range co.waker.nodes {
 		co.waker.nodes[i].co = co
 	}
@@ -171,7 +189,7 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 
 // enqueue puts a Queued task into the run queue by its priority.
 //
-// The priority rule (seed 000: High at the head, Normal at the tail; Yield
+// The priority rule (docs/design.md §1: High at the head, Normal at the tail; Yield
 // always at the tail; dequeue from the head) is these few lines here and in
 // impl/stackful on purpose: a shared wrapper around internal/ring cannot be
 // inlined (two ring calls exceed the inliner's budget), so it would add a
@@ -191,10 +209,15 @@ func (s *Scheduler) RunMain(main Task) error {
 	if err := s.Spawn(main); err != nil {
 		return err
 	}
-	if len(s.startHandlers) > 0 {
+	if len(s.startHandlers) > 0 || len(s.preRun) > 0 {
 		co := main.coro()
 		hs := append([]SwitchHandler(nil), s.startHandlers...)
+		hs = append(hs, s.preRun...)
+		if co.handlers != nil { // added with AddSwitchHandler before RunMain
+			hs = append(hs, *co.handlers...)
+		}
 		co.handlers = &hs
+		s.preRun = nil
 	}
 	return s.Run()
 }
@@ -205,7 +228,7 @@ func (s *Scheduler) RunMain(main Task) error {
 // shutdown, so every task still gets its cancellation and runs its cleanup.
 // A run ended by a requested Shutdown returns nil.
 //
-// Each iteration is one suspend point of the seed's main loop: the
+// Each iteration is one suspend point of the reference design's main loop: the
 // microtask batch, a non-blocking reactor tick if the reactor has active
 // events and the tick interval has passed, then the head of the run queue is
 // resumed until it waits, yields or finishes. With the queue empty the
@@ -218,6 +241,12 @@ func (s *Scheduler) Run() error {
 	}
 	s.running = true
 	defer func() { s.running = false }()
+	if s.onSignal {
+		if err := s.watchShutdownSignals(); err != nil {
+			return fmt.Errorf("stackless: Options.ShutdownOnSignal: %w", err)
+		}
+		defer s.stopShutdownSignals()
+	}
 	for {
 		if s.micro.Len() > 0 {
 			s.runMicrotasks()
@@ -229,7 +258,7 @@ func (s *Scheduler) Run() error {
 			s.resume(co)
 			continue
 		}
-		if s.r.loop != nil && s.r.loop.Active() > 0 {
+		if s.r.loop != nil && s.activeEvents() > 0 {
 			s.leave()
 			s.tick(false)
 			continue
@@ -282,8 +311,8 @@ func (s *Scheduler) next() *Coro {
 		if !ok {
 			return nil
 		}
-		if co.waker.status != Ignored {
-			return co
+		if co.waker.status != Ignored || co.life == lifeRunning {
+			return co // a started Ignored task (Destroy) is resumed to unwind
 		}
 		s.stats.Ignored++
 		s.retire(co)
@@ -293,21 +322,27 @@ func (s *Scheduler) next() *Coro {
 // resume runs one dequeued task until it waits, yields or finishes.
 func (s *Scheduler) resume(co *Coro) {
 	w := &co.waker
-	if w.waited {
-		w.waited = false
-		w.status = Result
-	} else {
-		w.status = NoStatus
-	}
 	if co == s.left {
 		s.left = nil // the task that gave control up continues: no switch
 	} else {
-		s.leave()
+		if l := s.left; l != nil {
+			s.left = nil
+			if l.handlers != nil {
+				s.leaveBefore(l, co)
+				return
+			}
+		}
 		s.stats.Switches++
 		co.life = lifeRunning
 		if co.handlers != nil {
 			callHandlers(co, Enter)
 		}
+	}
+	if w.waited {
+		w.waited = false
+		w.status = Result
+	} else {
+		w.status = NoStatus
 	}
 	if co.unwinding {
 		// Final phase: the wait does not deliver its outcome; the task unwinds.
@@ -331,7 +366,14 @@ func (s *Scheduler) resume(co *Coro) {
 				}
 				continue // the wait is already over: no suspend point, no switch
 			}
-			s.left = co
+			if co.handlers != nil {
+				// Leave is called as the task gives control up, before the
+				// scheduler picks the next task (as in TrueAsync), so a High
+				// task a Leave handler spawns runs next.
+				callHandlers(co, Leave)
+			} else {
+				s.left = co
+			}
 		case stepYield:
 			if co.cancelPending || co.unwinding {
 				// Returns at once; the waker status stays as it was.
@@ -348,7 +390,11 @@ func (s *Scheduler) resume(co *Coro) {
 			}
 			w.status = Queued
 			s.queue.PushBack(co) // a yield always goes to the tail
-			s.left = co
+			if co.handlers != nil {
+				s.yieldLeave(co)
+			} else {
+				s.left = co
+			}
 		case stepDone:
 			s.finish(co, nil)
 		case stepFail:
@@ -362,6 +408,33 @@ func (s *Scheduler) resume(co *Coro) {
 	}
 	// c.cur keeps pointing at co: Context is valid only inside Resume, and
 	// not clearing it saves a pointer store per resume.
+}
+
+// leaveBefore runs the Leave handlers of l, a task whose Yield deferred
+// them (see yieldLeave), now that co, just dequeued, is about to get
+// control: a High task they spawn must go first, so co goes back to the
+// head of the queue and Run picks again. Out of line, like callHandlers:
+// it keeps the handler-less resume small.
+//
+//go:noinline
+func (s *Scheduler) leaveBefore(l, co *Coro) {
+	callHandlers(l, Leave)
+	s.queue.PushFront(co)
+}
+
+// yieldLeave is the Leave of a yielding task with handlers. With others
+// queued, control leaves co for sure, so Leave is called now, before the
+// pick (as for a wait). With nobody else queued co usually continues
+// without a switch and no handler call: Leave is deferred until another
+// task really takes control (s.left, then leaveBefore).
+//
+//go:noinline
+func (s *Scheduler) yieldLeave(co *Coro) {
+	if s.queue.Len() > 1 {
+		callHandlers(co, Leave)
+	} else {
+		s.left = co
+	}
 }
 
 // maxUnwindSpins bounds the waits an unwinding task may make in one resume:
@@ -387,6 +460,10 @@ func (s *Scheduler) finish(co *Coro, err error) {
 func (s *Scheduler) retire(co *Coro) {
 	co.life = lifeFinished
 	co.waker.status = NoStatus
+	if co.waker.hasGen {
+		delete(s.general, co)
+		co.waker.hasGen, co.waker.general = false, false
+	}
 	co.cancelPending, co.unwinding = false, false
 	if co.livePrev != nil {
 		co.livePrev.liveNext = co.liveNext
@@ -407,7 +484,7 @@ func (s *Scheduler) retire(co *Coro) {
 }
 
 // fail records err. The first error starts a graceful shutdown; an error
-// during the graceful phase goes straight to the final phase (seed:
+// during the graceful phase goes straight to the final phase (reference design:
 // TRY_HANDLE_EXCEPTION).
 func (s *Scheduler) fail(err error) {
 	s.errs = append(s.errs, err)
@@ -433,6 +510,35 @@ func (s *Scheduler) Shutdown() {
 	for co := s.liveHead; co != nil; co = co.liveNext {
 		s.cancel(co)
 	}
+}
+
+// Destroy finalises t without running more of its code (the reference
+// design's IGNORED waker; docs/design.md §1, the waker). A task not yet
+// started is dropped without running, as by Cancel. A started task that is
+// queued or waiting becomes Ignored (a waiting one is woken): when the
+// scheduler reaches it, it is resumed once with Context.Unwinding true and
+// ErrCancelled instead of its wait's outcome, as in the final shutdown
+// phase, so it runs its cleanup states and finishes; every further wait
+// returns ErrCancelled at once. A task destroying itself unwinds from its
+// next wait. Destroying a finished task does nothing.
+func (s *Scheduler) Destroy(t Task) error {
+	co := t.coro()
+	if co.sched != s {
+		return fmt.Errorf("stackless: Destroy: task %T was not spawned on this scheduler", t)
+	}
+	switch co.life {
+	case lifeSpawned:
+		co.waker.status = Ignored
+	case lifeRunning:
+		co.unwinding, co.cancelPending = true, false
+		if co.waker.status == Waiting {
+			s.wake(co, nil, nil, ErrCancelled)
+		}
+		if co.waker.status == Queued {
+			co.waker.status = Ignored
+		}
+	}
+	return nil
 }
 
 // ShuttingDown reports whether a shutdown has started.
@@ -465,7 +571,7 @@ func (s *Scheduler) cancel(co *Coro) {
 	}
 }
 
-// beginFinal starts the final phase (seed: finally_shutdown): pending
+// beginFinal starts the final phase (reference design: finally_shutdown): pending
 // microtasks are dropped, tasks that never started become Ignored (dropped
 // when dequeued), and every started task is marked unwinding: a waiting one is
 // woken (queued by its priority), a queued one keeps its place. When resumed,

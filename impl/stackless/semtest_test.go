@@ -76,6 +76,9 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 	for i, keep := range p.MainStartHandlers {
 		r.s.AddStartHandler(r.handler(0, semtest.StartHandlerName(i), keep))
 	}
+	for i, keep := range p.PreRunHandlers {
+		r.s.AddCurrentSwitchHandler(r.handler(0, semtest.PreRunHandlerName(i), keep))
+	}
 	err = r.s.RunMain(r.tasks[0])
 	st := r.s.Stats()
 	// Every handoff returns to Run's loop and calls the next Resume: two
@@ -103,7 +106,7 @@ type scriptTask struct {
 	idx     int
 	pc      int
 	blocked bool
-	defers  []string
+	defers  []semtest.Op // OpDefer and OpDeferSpawn, run in reverse at exit
 }
 
 func (t *scriptTask) Name() string { return t.r.p.Tasks[t.idx].Name }
@@ -124,6 +127,17 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 				v, _ = c.Result().(int)
 			}
 			r.rec.Awaited(t.idx, op.Event, v, kind)
+		case semtest.OpAwaitAny, semtest.OpAwaitAll:
+			v, _ := c.Result().(int)
+			var trig []int
+			for _, ev := range c.TriggeredEvents(nil) {
+				for i := range r.events {
+					if &r.events[i] == ev {
+						trig = append(trig, i)
+					}
+				}
+			}
+			r.rec.General(t.idx, op, v, kind, trig)
 		default:
 			if kind != semtest.OK {
 				r.rec.Failed(t.idx, op.Kind, kind)
@@ -165,11 +179,7 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 			for start := time.Now(); time.Since(start) < op.Dur; {
 			}
 		case semtest.OpSpawn:
-			p := stackless.Normal
-			if op.Priority == semtest.High {
-				p = stackless.High
-			}
-			if err := c.SpawnPriority(r.tasks[op.Task], p); err != nil {
+			if err := c.SpawnPriority(r.tasks[op.Task], priority(op.Priority)); err != nil {
 				return c.Fail(err)
 			}
 		case semtest.OpMicrotask:
@@ -192,8 +202,41 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 			}
 		case semtest.OpShutdown:
 			c.Shutdown()
-		case semtest.OpDefer:
-			t.defers = append(t.defers, op.Tag)
+		case semtest.OpDefer, semtest.OpDeferSpawn:
+			t.defers = append(t.defers, op)
+		case semtest.OpLeaveSpawn:
+			task, prio := op.Task, priority(op.Priority)
+			c.AddSwitchHandler(func(_ stackless.Task, ev stackless.SwitchEvent) bool {
+				if ev != stackless.Leave {
+					return true
+				}
+				r.rec.LeaveSpawned(t.idx, task)
+				if err := r.s.SpawnPriority(r.tasks[task], prio); err != nil {
+					panic(err)
+				}
+				return false
+			})
+		case semtest.OpAwaitAny, semtest.OpAwaitAll:
+			count := 0
+			all := stackless.CustomCallback(func(*stackless.Event, any, error) (bool, any, error) {
+				count++
+				return count == len(op.Events), count, nil
+			})
+			for _, e := range op.Events {
+				if op.Kind == semtest.OpAwaitAny {
+					c.ResumeWhen(&r.events[e], stackless.ResolveCallback)
+				} else {
+					c.ResumeWhen(&r.events[e], all)
+				}
+			}
+			t.blocked = true
+			return c.Suspend(0)
+		case semtest.OpDestroy:
+			if target := r.tasks[op.Task]; target.ID() != 0 {
+				if err := r.s.Destroy(target); err != nil {
+					return c.Fail(err)
+				}
+			}
 		case semtest.OpSwitchHandler:
 			c.AddSwitchHandler(r.handler(t.idx, "handler", op.Keep))
 		case semtest.OpWakerState:
@@ -208,9 +251,22 @@ func (t *scriptTask) Resume(c *stackless.Context) stackless.Step {
 // exit runs the task's defers in reverse order and logs its exit.
 func (t *scriptTask) exit(c *stackless.Context, kind semtest.ErrKind) stackless.Step {
 	for i := len(t.defers) - 1; i >= 0; i-- {
-		t.r.rec.Deferred(t.idx, t.defers[i])
+		if op := t.defers[i]; op.Kind == semtest.OpDeferSpawn {
+			if err := c.SpawnPriority(t.r.tasks[op.Task], priority(op.Priority)); err != nil {
+				return c.Fail(err)
+			}
+		} else {
+			t.r.rec.Deferred(t.idx, op.Tag)
+		}
 	}
 	t.defers = nil
 	t.r.rec.Exit(t.idx, kind)
 	return c.Done()
+}
+
+func priority(p semtest.Priority) stackless.Priority {
+	if p == semtest.High {
+		return stackless.High
+	}
+	return stackless.Normal
 }

@@ -30,7 +30,7 @@ const (
 	// Normal tasks are enqueued at the tail.
 	Normal Priority = 0
 	// High tasks are enqueued at the head, so they run before every normal one
-	// (the seed's ZEND_COROUTINE_HI_PRIORITY). Dequeue is always from the head.
+	// (the reference design's ZEND_COROUTINE_HI_PRIORITY). Dequeue is always from the head.
 	High Priority = 255
 )
 

@@ -7,9 +7,9 @@ import (
 	"github.com/corobench/corobench/internal/wakerstate"
 )
 
-// WakerStatus is the state of a task's waker (seed 003, "Waker-Status"). It
+// WakerStatus is the state of a task's waker (docs/design.md §1, the waker). It
 // is the one definition impl/stackful and internal/semtest use too; String
-// gives the seed's names ("NO_STATUS", "WAITING", ...).
+// gives the reference design's names ("NO_STATUS", "WAITING", ...).
 type WakerStatus = wakerstate.Status
 
 const (
@@ -51,7 +51,7 @@ type waitNode struct {
 // started). Only the head of a list has a nil prev.
 func (n *waitNode) linked() bool { return n.prev != nil || (n.ev != nil && n.ev.head == n) }
 
-// Waker is the link between a task and the events it waits on (seed 003). It
+// Waker is the link between a task and the events it waits on (docs/design.md §1, the waker). It
 // is embedded in the task's Coro and reused for every wait: prepare resets
 // it without allocating.
 //
@@ -65,6 +65,8 @@ type Waker struct {
 	immediate bool // the wait ends at start with err (a refused wait)
 	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
 	extras    bool // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
+	general   bool // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
+	hasGen    bool // Scheduler.general holds an entry for the task (dropped when it finishes)
 	timer     timerEntry
 	nodes     [numSlots]waitNode
 	src       *Source // reactor event of the wait (fd poll, trigger, ...), nil if none
@@ -73,7 +75,7 @@ type Waker struct {
 	err       error
 }
 
-// prepare resets the waker for a new wait (seed: zend_async_waker_new): the
+// prepare resets the waker for a new wait (reference design: zend_async_waker_new): the
 // previous wait's events are already stopped, so this only clears fields.
 // Only a wait that used more than one event (extras) has more to clear, which
 // keeps a plain Await to a few stores.
@@ -82,7 +84,7 @@ func (w *Waker) prepare() *Waker {
 	// Result, and start or the yield path sets the next one (a wait that
 	// returns at once on a pending cancellation keeps it, as in impl/stackful).
 	if w.extras {
-		w.extras, w.sleeping, w.immediate, w.absolute = false, false, false, false
+		w.extras, w.sleeping, w.immediate, w.absolute, w.general = false, false, false, false, false
 		w.timer.deadline = 0
 		w.nodes[slotCancel].ev = nil
 		w.src = nil
@@ -103,7 +105,7 @@ func (w *Waker) prepare() *Waker {
 // subscribe records ev in slot without starting it (resume_when).
 func (w *Waker) subscribe(slot int, ev *Event) {
 	if ev == nil {
-		panic("stackless: Await on a nil *Event: pass the event to wait for")
+		awaitNil()
 	}
 	w.nodes[slot].ev = ev
 	if slot != slotEvent {
@@ -116,7 +118,7 @@ func (w *Waker) subscribe(slot int, ev *Event) {
 // instead of surfacing later as a deadlock.
 var errNothingToWaitFor = errors.New("stackless: wait on nothing: pass an event, a timeout or a cancellation event")
 
-// start starts the waker's events (seed: start_waker_events). It returns true
+// start starts the waker's events (reference design: start_waker_events). It returns true
 // if the wait is already over (fast path): a cancellation is pending, the task
 // is unwinding, or an awaited event had fired before the wait. Then nothing
 // is started and the waker holds the outcome in Result status.
@@ -149,6 +151,9 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 	if w.immediate {
 		w.status = Result
 		return true
+	}
+	if w.general {
+		return s.startGeneral(w, co)
 	}
 	for i := range w.nodes {
 		n := &w.nodes[i]
@@ -206,6 +211,9 @@ func (w *Waker) stop(s *Scheduler, co *Coro) {
 	if w.src != nil {
 		w.src.ev.Stop()
 	}
+	if w.general {
+		s.stopGeneral(co)
+	}
 }
 
 // wake is the common body of the resolve, cancel and timeout callbacks: the
@@ -229,6 +237,10 @@ func (s *Scheduler) wake(co *Coro, triggered *Event, result any, err error) {
 // The event has already unlinked the node.
 func (s *Scheduler) onEventFired(n *waitNode) {
 	co := n.co
+	if co.waker.general {
+		s.onGeneral(co, n)
+		return
+	}
 	if n == &co.waker.nodes[slotCancel] {
 		s.wake(co, n.ev, nil, ErrCancelled)
 		return

@@ -1,4 +1,4 @@
-// Package microtask is the microtask queue of the TrueAsync design (seed 000:
+// Package microtask is the microtask queue of the TrueAsync design (docs/design.md §1:
 // zend_async_microtask_s), shared by corobench's coroutine runtimes
 // (impl/stackful, impl/stackless): small handlers a scheduler runs FIFO at
 // each suspend point, in the current context, without switching.

@@ -1,5 +1,5 @@
 // Package ring is a growable ring-buffer deque, the run queue and microtask
-// queue of corobench's coroutine runtimes. The TrueAsync design (DESIGN.md §1)
+// queue of corobench's coroutine runtimes. The TrueAsync design (docs/design.md §1)
 // uses the simplest queue that does the job: a ring buffer where a normal
 // priority entry is pushed at the tail, a high priority one at the head, and
 // the next entry is always taken from the head.

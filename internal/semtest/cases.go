@@ -41,6 +41,134 @@ func Cases() []Case {
 		yieldAloneNoSwitch(),
 		mainStartHandlers(),
 		directSwitchCount(),
+		leaveSpawnRunsFirst(),
+		leaveSpawnRunsFirstAfterWait(),
+		preRunHandlers(),
+		shutdownSpawnStartsCancelled(),
+		destroyStarted(),
+		generalAny(),
+		generalAll(),
+		generalFastPath(),
+	}
+}
+
+// generalAny: the first subscribed event to fire ends the wait; the other,
+// fired afterwards, is not in the triggered set (its subscription stopped).
+func generalAny() Case {
+	return Case{
+		Program: &Program{Name: "general/any", Events: 2, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), AwaitAny(0, 1), Log("m")}},
+			{"A", []Op{Resolve(1, 7), Resolve(0, 8)}},
+		}},
+		Want: []string{"A: exit", "main: awaitany e0 e1 = 7, triggered e1", "main: m", "main: exit"},
+	}
+}
+
+// generalAll: a custom callback ends the wait only when all three events
+// have fired; the triggered set lists them in firing order.
+func generalAll() Case {
+	return Case{
+		Program: &Program{Name: "general/all", Events: 3, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), AwaitAll(0, 1, 2), Log("m")}},
+			{"A", []Op{Resolve(2, 1), Yield(), Resolve(0, 1), Yield(), Resolve(1, 1)}},
+		}},
+		Want: []string{"A: exit", "main: awaitall e0 e1 e2 = 3, triggered e2 e0 e1", "main: m", "main: exit"},
+	}
+}
+
+// generalFastPath: an event that fired before the wait decides it at once:
+// no suspend, so A (queued) has not run yet.
+func generalFastPath() Case {
+	return Case{
+		Program: &Program{Name: "general/fast-path", Events: 2, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), Resolve(0, 5), AwaitAny(1, 0), Log("m")}},
+			{"A", []Op{Log("a")}},
+		}},
+		Want: []string{"main: awaitany e1 e0 = 5, triggered e0", "main: m", "main: exit", "A: a", "A: exit"},
+	}
+}
+
+// leaveSpawnRunsFirst: Leave is called before the scheduler picks the next
+// task, so a High task spawned by a Leave handler runs before B, which was
+// queued first (the reference design's shutdown-destructor example).
+// Queue: [B] -> main yields [B main] -> Leave spawns H [H B main] -> H, B,
+// main.
+func leaveSpawnRunsFirst() Case {
+	return Case{
+		Program: &Program{Name: "switch-handler/leave-spawn-high", Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), LeaveSpawn(2, High), Yield(), Log("m")}},
+			{"B", []Op{Log("b")}},
+			{"H", []Op{Log("h")}},
+		}},
+		Want: []string{
+			"main: leave handler spawns H", "H: h", "H: exit", "B: b", "B: exit",
+			"main: m", "main: exit",
+		},
+	}
+}
+
+// leaveSpawnRunsFirstAfterWait: the same when main suspends in a wait.
+func leaveSpawnRunsFirstAfterWait() Case {
+	return Case{
+		Program: &Program{Name: "switch-handler/leave-spawn-high-wait", Events: 1, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), LeaveSpawn(2, High), Await(0), Log("m")}},
+			{"B", []Op{Log("b"), Resolve(0, 1)}},
+			{"H", []Op{Log("h")}},
+		}},
+		Want: []string{
+			"main: leave handler spawns H", "H: h", "H: exit", "B: b", "B: exit",
+			"main: await e0 = 1", "main: m", "main: exit",
+		},
+	}
+}
+
+// preRunHandlers: a handler added before the run with the "current
+// coroutine" form binds to main and sees its start as Enter.
+func preRunHandlers() Case {
+	return Case{
+		Program: &Program{Name: "switch-handler/pre-run", PreRunHandlers: []int{5}, Tasks: []Task{
+			{"main", []Op{Log("m"), Spawn(1, Normal), Yield(), Log("m2")}},
+			{"A", []Op{Log("a")}},
+		}},
+		Want: []string{
+			"main: pre-run handler 0 enter", "main: m", "main: pre-run handler 0 leave",
+			"A: a", "A: exit", "main: pre-run handler 0 enter", "main: m2", "main: exit",
+			"main: pre-run handler 0 finish",
+		},
+	}
+}
+
+// shutdownSpawnStartsCancelled: a cleanup that spawns a sleeper during a
+// graceful shutdown does not hold the run open: the sleeper starts
+// cancelled, so its Sleep returns Cancelled at once.
+func shutdownSpawnStartsCancelled() Case {
+	return Case{
+		Program: &Program{Name: "shutdown/spawn-starts-cancelled", Tasks: []Task{
+			{"main", []Op{DeferSpawn(1, Normal), Shutdown(), Log("m")}},
+			{"S", []Op{Sleep(2 * time.Second), Log("s")}},
+		}},
+		Want: []string{"main: m", "main: exit", "S: sleep ! cancelled", "S: exit ! cancelled"},
+	}
+}
+
+// destroyStarted: Destroy of a started task, queued (A) or waiting (B),
+// marks it Ignored; when the scheduler reaches it, it unwinds (its defers
+// run) without returning into its code. Queue: [A B] -> main yields
+// [A B main] -> A yields [B main A] -> B waits -> main destroys A (stays
+// queued) and B (woken, queued) [A B] -> main yields [A B main].
+func destroyStarted() Case {
+	return Case{
+		Program: &Program{Name: "destroy/started", Events: 1, Tasks: []Task{
+			{"main", []Op{Spawn(1, Normal), Spawn(2, Normal), Yield(), Destroy(1), Destroy(2),
+				WakerState(1), WakerState(2), Yield(), Log("m")}},
+			{"A", []Op{Defer("a"), Yield(), Log("a-after")}},
+			{"B", []Op{Defer("b"), Await(0), Log("b-after")}},
+		}},
+		Want: []string{
+			"main: waker A = IGNORED", "main: waker B = IGNORED",
+			"A: defer a", "A: exit ! cancelled", "B: defer b", "B: exit ! cancelled",
+			"main: m", "main: exit",
+		},
 	}
 }
 

@@ -2,7 +2,7 @@
 // runtimes (impl/stackful with both switch backends, impl/stackless). The
 // tests are written once, as scripts, and every runtime runs them through a
 // small Driver, so the runtimes are held to one definition of the scheduler
-// and waker semantics of the TrueAsync design (DESIGN.md §1).
+// and waker semantics of the TrueAsync design (docs/design.md §1).
 //
 // # Scripts
 //
@@ -68,6 +68,22 @@
 //     in spawn order, by its Task.Name exactly (main too: a driver gives
 //     every coroutine its task's name); then a graceful shutdown runs as
 //     above.
+//   - A task spawned during a graceful shutdown (by a cleanup, say) starts
+//     cancelled: its first blocking op returns Cancelled at once, so it
+//     cannot hold the run open.
+//   - Destroy finalises a task without running more of its code: one not
+//     yet started is Ignored and dropped; a started one that is queued or
+//     waiting becomes Ignored (a waiting one is woken), and when the
+//     scheduler reaches it it unwinds as in final cleanup (its Defers run,
+//     its Exit is logged with kind Cancelled) instead of returning from its
+//     blocking op.
+//   - General waits (resume_when): AwaitAny subscribes to its events with
+//     the standard resolve callback, so the first to fire ends the wait
+//     with its outcome and the others are stopped; AwaitAll uses a custom
+//     callback that counts and ends the wait when every event has fired.
+//     Events that had already fired are decided when the wait starts (no
+//     suspend if that ends it). The triggered set is every subscribed
+//     event that fired while the wait was active, in firing order.
 //   - The run ends when every task has finished (not when main does).
 //   - Switch handlers are called in the task's own context when control
 //     really leaves it (Leave), enters it again (Enter) and when it finishes
@@ -75,7 +91,11 @@
 //     added by SwitchHandler(keep) returns true (kept) for its first keep
 //     calls and false (removed) on call keep+1. Program.MainStartHandlers are
 //     registered before the run; the runtime copies them into the main task
-//     and fires them as Enter when it starts.
+//     and fires them as Enter when it starts. Program.PreRunHandlers are
+//     added before the run with the "current coroutine" form, which binds
+//     them to main. Leave is called when the task gives control up and
+//     before the scheduler picks the next task, so a High task spawned by a
+//     Leave handler (LeaveSpawn) runs next, ahead of tasks already queued.
 //
 // A blocking op logs its outcome only where the Recorder method says so: Await
 // and AwaitTimeout always log (value or error kind); Yield and Sleep log only
@@ -114,11 +134,17 @@ const (
 	OpDefer                       // register a cleanup that logs Tag when the task returns or unwinds
 	OpSwitchHandler               // add a switch handler to this task, kept for Keep calls
 	OpWakerState                  // log the waker state of task Task
+	OpLeaveSpawn                  // add a switch handler that, at this task's first Leave, logs and spawns task Task with Priority, then removes itself
+	OpDeferSpawn                  // register a cleanup that spawns task Task with Priority when this task returns or unwinds
+	OpDestroy                     // destroy task Task: finalise it without running more of its code (its cleanup runs)
+	OpAwaitAny                    // general wait (resume_when) on Events, each with the resolve callback: the first to fire ends it; log value and triggered set
+	OpAwaitAll                    // general wait on Events with a custom callback that ends it when all have fired (value: how many); log value and triggered set
 	numOpKinds
 )
 
 var opNames = [...]string{"Log", "Yield", "Await", "AwaitTimeout", "Resolve", "Reject", "Reset",
-	"Sleep", "Spin", "Spawn", "Microtask", "Cancel", "Shutdown", "Defer", "SwitchHandler", "WakerState"}
+	"Sleep", "Spin", "Spawn", "Microtask", "Cancel", "Shutdown", "Defer", "SwitchHandler", "WakerState",
+	"LeaveSpawn", "DeferSpawn", "Destroy", "AwaitAny", "AwaitAll"}
 
 func (k OpKind) String() string {
 	if k < numOpKinds {
@@ -147,6 +173,7 @@ type Op struct {
 	Fail     bool          // OpMicrotask
 	Keep     int           // OpSwitchHandler
 	Continue bool          // blocking ops: go on after an error instead of returning
+	Events   []int         // OpAwaitAny, OpAwaitAll
 }
 
 // Op constructors, so scripts read like code.
@@ -169,6 +196,11 @@ func Shutdown() Op                       { return Op{Kind: OpShutdown} }
 func Defer(tag string) Op                { return Op{Kind: OpDefer, Tag: tag} }
 func SwitchHandler(keep int) Op          { return Op{Kind: OpSwitchHandler, Keep: keep} }
 func WakerState(task int) Op             { return Op{Kind: OpWakerState, Task: task} }
+func LeaveSpawn(task int, p Priority) Op { return Op{Kind: OpLeaveSpawn, Task: task, Priority: p} }
+func DeferSpawn(task int, p Priority) Op { return Op{Kind: OpDeferSpawn, Task: task, Priority: p} }
+func Destroy(task int) Op                { return Op{Kind: OpDestroy, Task: task} }
+func AwaitAny(events ...int) Op          { return Op{Kind: OpAwaitAny, Events: events} }
+func AwaitAll(events ...int) Op          { return Op{Kind: OpAwaitAll, Events: events} }
 
 // Continuing returns op with Continue set: the task goes on after an error.
 func Continuing(op Op) Op { op.Continue = true; return op }
@@ -203,7 +235,12 @@ type Program struct {
 	Tasks             []Task // Tasks[0] is main
 	Events            int    // number of events
 	MainStartHandlers []int  // keep counts of global main-start switch handlers
-	MicrotaskErrors   ErrorPolicy
+	// PreRunHandlers are keep counts of switch handlers added, before the
+	// run starts, with the runtime's "current coroutine, or main if the
+	// scheduler has not started" form: they bind to the main task (they see
+	// its start as Enter).
+	PreRunHandlers  []int
+	MicrotaskErrors ErrorPolicy
 }
 
 // Validate reports a malformed program (a bad index, a task spawned twice).
@@ -220,14 +257,21 @@ func (p *Program) Validate() error {
 				if op.Event < 0 || op.Event >= p.Events {
 					return fmt.Errorf("%s: event %d out of range [0,%d): raise Program.Events", where, op.Event, p.Events)
 				}
-			case OpSpawn, OpCancel, OpWakerState:
+			case OpAwaitAny, OpAwaitAll:
+				for _, ev := range op.Events {
+					if ev < 0 || ev >= p.Events {
+						return fmt.Errorf("%s: event %d out of range [0,%d): raise Program.Events", where, ev, p.Events)
+					}
+				}
+			case OpSpawn, OpCancel, OpWakerState, OpLeaveSpawn, OpDeferSpawn, OpDestroy:
 				if op.Task < 0 || op.Task >= len(p.Tasks) {
 					return fmt.Errorf("%s: task %d out of range [0,%d)", where, op.Task, len(p.Tasks))
 				}
-				if op.Kind == OpSpawn && op.Task == 0 {
+				spawns := op.Kind == OpSpawn || op.Kind == OpLeaveSpawn || op.Kind == OpDeferSpawn
+				if spawns && op.Task == 0 {
 					return fmt.Errorf("%s: main (task 0) is started by Run and cannot be spawned", where)
 				}
-				if op.Kind == OpSpawn {
+				if spawns {
 					if spawned[op.Task] {
 						return fmt.Errorf("%s: task %d spawned twice: give each spawn its own task", where, op.Task)
 					}
@@ -380,12 +424,43 @@ func (r *Recorder) Switch(task int, handler string, kind switchhook.Kind) {
 	r.add(task, handler+" "+kind.String())
 }
 
+// General records the outcome of OpAwaitAny/OpAwaitAll: the value when
+// kind is OK, else the kind, and the triggered-events set (event indexes, in
+// firing order).
+func (r *Recorder) General(task int, op Op, value int, kind ErrKind, triggered []int) {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(op.Kind.String()))
+	for _, ev := range op.Events {
+		fmt.Fprintf(&b, " e%d", ev)
+	}
+	if kind == OK {
+		fmt.Fprintf(&b, " = %d", value)
+	} else {
+		fmt.Fprintf(&b, " ! %s", kind)
+	}
+	b.WriteString(", triggered")
+	for _, ev := range triggered {
+		fmt.Fprintf(&b, " e%d", ev)
+	}
+	r.add(task, b.String())
+}
+
+// LeaveSpawned records an OpLeaveSpawn handler running at task's Leave,
+// just before it spawns task spawned.
+func (r *Recorder) LeaveSpawned(task, spawned int) {
+	r.add(task, "leave handler spawns "+r.p.Tasks[spawned].Name)
+}
+
+// PreRunHandlerName is the handler name to pass to Switch for
+// Program.PreRunHandlers[i].
+func PreRunHandlerName(i int) string { return fmt.Sprintf("pre-run handler %d", i) }
+
 // StartHandlerName is the handler name to pass to Switch for
 // Program.MainStartHandlers[i].
 func StartHandlerName(i int) string { return fmt.Sprintf("start handler %d", i) }
 
 // Waker records OpWakerState: task observed the waker of task of.
-// s is the runtimes' shared waker status (seed 003), worded by its String
+// s is the runtimes' shared waker status (docs/design.md §1, the waker), worded by its String
 // ("NO_STATUS", "WAITING", ...), which the cases spell out.
 func (r *Recorder) Waker(task, of int, s wakerstate.Status) {
 	r.add(task, fmt.Sprintf("waker %s = %s", r.p.Tasks[of].Name, s))

@@ -1,5 +1,5 @@
 // Package switchhook is the switch-handler machinery of the TrueAsync design
-// (seed 000), shared by corobench's coroutine runtimes (impl/stackful,
+// (docs/design.md §1), shared by corobench's coroutine runtimes (impl/stackful,
 // impl/stackless) and named the same way by internal/semtest: the three
 // moments a handler is called at, and the call of a coroutine's handler list
 // that drops the handlers returning false.

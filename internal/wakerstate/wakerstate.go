@@ -1,4 +1,4 @@
-// Package wakerstate is the waker status of the TrueAsync design (seed 003,
+// Package wakerstate is the waker status of the TrueAsync design (docs/design.md §1, the waker;
 // "Waker-Status"), shared by corobench's coroutine runtimes (impl/stackful,
 // impl/stackless) and by the semantic suite internal/semtest, so that all
 // three name the same five states with the same values and the same words.
@@ -33,10 +33,10 @@ const (
 	Result
 )
 
-// names are the seed's spellings, used in logs and test expectations.
+// names are the reference design's spellings, used in logs and test expectations.
 var names = [...]string{"NO_STATUS", "WAITING", "QUEUED", "IGNORED", "RESULT"}
 
-// String returns the seed's name of s ("NO_STATUS", "WAITING", ...), or
+// String returns the reference design's name of s ("NO_STATUS", "WAITING", ...), or
 // "WakerStatus(n)" for a value outside the enum.
 func (s Status) String() string {
 	if int(s) < len(names) {

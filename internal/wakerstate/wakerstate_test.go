@@ -11,8 +11,8 @@ func TestString(t *testing.T) {
 			t.Errorf("Status(%d).String() = %q, want %q", uint8(s), got, want)
 		}
 	}
-	// The values are part of the contract (seed 003 order).
+	// The values are part of the contract (the reference design's order).
 	if NoStatus != 0 || Waiting != 1 || Queued != 2 || Ignored != 3 || Result != 4 {
-		t.Error("status values changed: they must stay 0..4 in seed order")
+		t.Error("status values changed: they must stay 0..4 in the reference design's order")
 	}
 }

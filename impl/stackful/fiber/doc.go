@@ -27,7 +27,7 @@
 // # Safety fence (read this before using the package)
 //
 // Running Go code on stacks the runtime did not allocate works only under
-// conditions measured for one toolchain (corobench DESIGN §3):
+// conditions measured for one toolchain (docs/design.md §3):
 //
 //   - The g field offsets are toolchain-specific. The assembly is compiled
 //     only for go1.26 on linux/amd64 and linux/arm64 (build tags); elsewhere
@@ -57,7 +57,11 @@
 //     (the runtime cannot grow it). The runtime's message cannot be changed
 //     from outside; [ExplainCrash] recognises it (and the other fiber-misuse
 //     crashes) in a child's stderr and explains it, naming the stack-size
-//     option ([StackSizeOption]).
+//     option ([StackSizeOption]), and [MonitorCrashes] makes a process
+//     explain its own such crash on its stderr (a monitor process fed by
+//     runtime/debug.SetCrashOutput). A collection started by code on a
+//     fiber (runtime.GC) dies the same way, from runtime.shrinkstack,
+//     unless GODEBUG=gcshrinkstackoff=1 is set.
 //   - runtime.Goexit inside a fiber (t.FailNow, t.Fatal, t.Skip... call it)
 //     would end the goroutine that hosts every fiber and hand the fiber stack
 //     to the runtime's stack allocator. It is detected and the process exits

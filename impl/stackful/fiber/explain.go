@@ -21,7 +21,11 @@ var StackSizeOption = "the fiber stack size (stackpool.Config.StackSize)"
 func ExplainCrash(stderr string) string {
 	has := func(s string) bool { return strings.Contains(stderr, s) }
 	onFiber := has(fiberStartName) || has(fiberMainName)
-	copyFailed := has("fatal error: stack size not a power of 2")
+	// The crash output a monitor receives (MonitorCrashes) starts after the
+	// "fatal error" line, at the traceback: there, the copy that failed is
+	// runtime.throw called by stackalloc called by copystack.
+	copyFailed := has("fatal error: stack size not a power of 2") ||
+		has("runtime.throw(") && has("runtime.stackalloc(") && has("runtime.copystack(")
 	switch {
 	case has(GoexitMessage):
 		return "runtime.Goexit ran inside a fiber (t.FailNow, t.Fatal, t.Skip and runtime.Goexit call it). " +
