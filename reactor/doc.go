@@ -19,11 +19,24 @@
 //	Trigger    NewTrigger(cb)        Signal() from any goroutine
 //	Signal     NewSignal(sig, cb)    Unix signal delivered (via os/signal)
 //	Process    NewProcess(pid, cb)   process exit (pidfd)
+//	Work       NewWork(cb)           Start(job): job ran on a pool thread
 //
 // Conditions that occur while an event is idle are not lost: an fd that
 // became ready, a trigger signalled, a signal delivered (after NewSignal), a
 // process that exited — each makes the next Start fire in the next Tick,
 // without a syscall.
+//
+// # Thread pool
+//
+// Work that cannot be polled (CPU-bound jobs, regular-file IO, name
+// resolution) runs on a bounded pool of OS threads, like libuv's
+// threadpool: Work.Start queues a Job, a pool thread runs it, and its
+// completion comes back through the trigger eventfd and fires the Work in
+// the ready phase of a Tick. Options.PoolThreads (default 4) and
+// Options.PoolQueue (default 1024) bound it; Stop cancels queued work and
+// discards the result of running work (a running job cannot be
+// interrupted); Loop.Close cancels the queue and waits for running jobs.
+// See Work and threadPool for what "OS threads" means in Go.
 //
 // # IO
 //
