@@ -20,6 +20,8 @@
 //	Signal     NewSignal(sig, cb)    Unix signal delivered (via os/signal)
 //	Process    NewProcess(pid, cb)   process exit (pidfd)
 //	Work       NewWork(cb)           Start(job): job ran on a pool thread
+//	FSReq      NewFSReq(cb)          StartOpen/Read/Pread/Write/Pwrite/Fsync/
+//	                                 Stat/Fstat/Close: file IO on the pool
 //
 // Conditions that occur while an event is idle are not lost: an fd that
 // became ready, a trigger signalled, a signal delivered (after NewSignal), a

@@ -176,6 +176,17 @@ type threadPool struct {
 type completion struct {
 	w   *Work
 	seq uint64
+	job Job
+}
+
+// discarder is implemented by Jobs that own a resource a discarded
+// completion must release (FSReq: the fd of a cancelled open).
+type discarder interface{ discard() }
+
+func discardJob(j Job) {
+	if d, ok := j.(discarder); ok {
+		d.discard()
+	}
 }
 
 func (l *Loop) threadPool() *threadPool {
@@ -271,7 +282,7 @@ func (p *threadPool) worker() {
 		p.mu.Unlock()
 		j.Run()
 		p.mu.Lock()
-		p.done = append(p.done, completion{w, seq})
+		p.done = append(p.done, completion{w, seq, j})
 		first := len(p.done) == 1
 		p.mu.Unlock()
 		if first {
@@ -294,6 +305,7 @@ func (p *threadPool) collect(l *Loop) {
 			l.enqueue(c.w, &c.w.queued)
 		} else {
 			l.stats.WorkDiscarded++
+			discardJob(c.job)
 		}
 	}
 	p.mu.Unlock()
@@ -320,6 +332,7 @@ func (p *threadPool) close(l *Loop) {
 		c.w.busy = false
 		c.w.deactivate()
 		l.stats.WorkDiscarded++
+		discardJob(c.job)
 	}
 	p.done = nil
 	p.mu.Unlock()
