@@ -22,6 +22,8 @@
 //	Work       NewWork(cb)           Start(job): job ran on a pool thread
 //	FSReq      NewFSReq(cb)          StartOpen/Read/Pread/Write/Pwrite/Fsync/
 //	                                 Stat/Fstat/Close: file IO on the pool
+//	Child      Spawn(path, argv, o, cb)  a child whose stdio are pipe FDs and
+//	                                 whose exit is a Process event (Kill, Wait)
 //
 // Conditions that occur while an event is idle are not lost: an fd that
 // became ready, a trigger signalled, a signal delivered (after NewSignal), a
