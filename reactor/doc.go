@@ -24,6 +24,7 @@
 //	                                 Stat/Fstat/Close: file IO on the pool
 //	Child      Spawn(path, argv, o, cb)  a child whose stdio are pipe FDs and
 //	                                 whose exit is a Process event (Kill, Wait)
+//	Watch      NewWatch(path, m, cb) inotify events on a path (Events())
 //
 // Conditions that occur while an event is idle are not lost: an fd that
 // became ready, a trigger signalled, a signal delivered (after NewSignal), a

@@ -137,6 +137,7 @@ type Loop struct {
 	triggers     []*Trigger
 	signals      *signalState
 	pool         *threadPool
+	inotify      *inotifyState
 	opts         Options
 
 	stats Stats
@@ -416,6 +417,8 @@ func (l *Loop) dispatch(evs []unix.EpollEvent) {
 			l.tfdArmed = noDeadline
 		case kindPidfd:
 			f.proc.onExit()
+		case kindInotify:
+			l.inotify.read(l)
 		}
 	}
 }
@@ -494,6 +497,13 @@ func (l *Loop) Close() error {
 	}
 	for _, t := range l.triggers {
 		t.deactivate()
+	}
+	if l.inotify != nil {
+		for _, ws := range l.inotify.watches {
+			for _, w := range ws {
+				w.deactivate()
+			}
+		}
 	}
 	for _, e := range l.ready {
 		if d, ok := e.(interface{ deactivate() }); ok {
