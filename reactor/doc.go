@@ -25,6 +25,8 @@
 //	Child      Spawn(path, argv, o, cb)  a child whose stdio are pipe FDs and
 //	                                 whose exit is a Process event (Kill, Wait)
 //	Watch      NewWatch(path, m, cb) inotify events on a path (Events())
+//	Resolve    NewResolve(cb)        Start(name, timeout): DNS lookup on the
+//	                                 pool (Go's resolver; Options.DNSServer)
 //
 // Conditions that occur while an event is idle are not lost: an fd that
 // became ready, a trigger signalled, a signal delivered (after NewSignal), a

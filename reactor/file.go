@@ -84,11 +84,14 @@ func (l *Loop) NewFSReq(cb func()) *FSReq {
 	return r
 }
 
-func (r *FSReq) start(op fsOp, f *File, path string) error {
+func (r *FSReq) start(op fsOp, f *File, path string, buf []byte, off int64) error {
 	if r.work.state == stateActive {
 		panic("reactor: FSReq." + fsOpNames[op] + " on a started FSReq: it does one operation at a time")
 	}
-	r.op, r.file, r.path = op, f, path
+	if r.work.busy {
+		return errBusy("FSReq")
+	}
+	r.op, r.file, r.path, r.buf, r.off = op, f, path, buf, off
 	if f != nil {
 		r.path = f.name
 	}
@@ -98,40 +101,41 @@ func (r *FSReq) start(op fsOp, f *File, path string) error {
 
 // StartOpen opens path with open(2) flags (O_CLOEXEC is added) and perm.
 func (r *FSReq) StartOpen(path string, flag int, perm os.FileMode) error {
+	if r.work.busy {
+		return errBusy("FSReq")
+	}
 	r.flag, r.perm = flag|unix.O_CLOEXEC, uint32(perm.Perm())
-	return r.start(fsOpen, nil, path)
+	return r.start(fsOpen, nil, path, nil, 0)
 }
 
 // StartClose closes f.
-func (r *FSReq) StartClose(f *File) error { return r.start(fsClose, f, "") }
+func (r *FSReq) StartClose(f *File) error { return r.start(fsClose, f, "", nil, 0) }
 
 // StartRead reads into p at the file's offset (read(2)).
-func (r *FSReq) StartRead(f *File, p []byte) error { r.buf = p; return r.start(fsRead, f, "") }
+func (r *FSReq) StartRead(f *File, p []byte) error { return r.start(fsRead, f, "", p, 0) }
 
 // StartWrite writes p at the file's offset (write(2), repeated until all of
 // p is written or an error occurs).
-func (r *FSReq) StartWrite(f *File, p []byte) error { r.buf = p; return r.start(fsWrite, f, "") }
+func (r *FSReq) StartWrite(f *File, p []byte) error { return r.start(fsWrite, f, "", p, 0) }
 
 // StartPread reads into p at off (pread(2)); the file offset is unchanged.
 func (r *FSReq) StartPread(f *File, p []byte, off int64) error {
-	r.buf, r.off = p, off
-	return r.start(fsPread, f, "")
+	return r.start(fsPread, f, "", p, off)
 }
 
 // StartPwrite writes all of p at off (pwrite(2)).
 func (r *FSReq) StartPwrite(f *File, p []byte, off int64) error {
-	r.buf, r.off = p, off
-	return r.start(fsPwrite, f, "")
+	return r.start(fsPwrite, f, "", p, off)
 }
 
 // StartFsync flushes f to storage (fsync(2)).
-func (r *FSReq) StartFsync(f *File) error { return r.start(fsFsync, f, "") }
+func (r *FSReq) StartFsync(f *File) error { return r.start(fsFsync, f, "", nil, 0) }
 
 // StartStat stats path (stat(2), following links).
-func (r *FSReq) StartStat(path string) error { return r.start(fsStat, nil, path) }
+func (r *FSReq) StartStat(path string) error { return r.start(fsStat, nil, path, nil, 0) }
 
 // StartFstat stats an open file.
-func (r *FSReq) StartFstat(f *File) error { return r.start(fsFstat, f, "") }
+func (r *FSReq) StartFstat(f *File) error { return r.start(fsFstat, f, "", nil, 0) }
 
 // Result returns the byte count of a read or write (0 at end of file for a
 // read) and the operation's error.

@@ -1,8 +1,10 @@
 package reactor
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -138,6 +140,9 @@ type Loop struct {
 	signals      *signalState
 	pool         *threadPool
 	inotify      *inotifyState
+	resolver     *net.Resolver      // Resolve's, made on first use
+	baseCtx      context.Context    // parent of every lookup's context
+	baseCancel   context.CancelFunc // Close cancels lookups in flight with it
 	opts         Options
 
 	stats Stats
@@ -476,6 +481,9 @@ func (l *Loop) Close() error {
 		return nil
 	}
 	l.closed = true
+	if l.baseCancel != nil {
+		l.baseCancel() // lookups in flight return now rather than at their timeout
+	}
 	if l.pool != nil {
 		// Queued work is cancelled; running jobs are awaited (they cannot
 		// be interrupted), so that none outlives the loop.

@@ -88,7 +88,7 @@ func (w *Work) Start(j Job) error {
 	case w.state == stateActive:
 		panic("reactor: Work.Start on a started Work: it runs one job at a time; wait for it to fire or Stop it")
 	case w.busy:
-		return errors.New("reactor: Work.Start while its previous job is still running on a pool thread (stopped, not finished): wait until Busy() is false or use another Work")
+		return errBusy("Work")
 	case j == nil:
 		panic("reactor: Work.Start(nil)")
 	}
@@ -336,4 +336,9 @@ func (p *threadPool) close(l *Loop) {
 	}
 	p.done = nil
 	p.mu.Unlock()
+}
+
+// errBusy is the error of starting an event whose stopped job still runs.
+func errBusy(kind string) error {
+	return errors.New("reactor: " + kind + ".Start while its previous job is still running on a pool thread (stopped, not finished): wait until Busy() is false or use another " + kind)
 }
