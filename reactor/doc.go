@@ -1,6 +1,7 @@
 // Package reactor is corobench's event loop: epoll on golang.org/x/sys/unix,
 // with timers, fd polls, cross-thread triggers, signal and process-exit
-// events. The stackful and stackless runtimes suspend coroutines on it; the
+// events, a thread pool (with file IO and DNS on it), child processes,
+// filesystem events and terminals. The stackful and stackless runtimes suspend coroutines on it; the
 // goroutine rows use Go's own netpoller and timers, which is the comparison.
 //
 // # Event model
@@ -48,7 +49,10 @@
 // # IO
 //
 // NewFD registers any pollable fd (it becomes non-blocking; the FD owns it);
-// Pipe, ListenTCP, DialTCP and ListenUDP create registered ones. The Try*
+// Pipe, ListenTCP, DialTCP and ListenUDP create registered ones; NewTTY and
+// OpenPTY make terminals (a TTY is an FD plus raw mode and window size);
+// Spawn gives a child's stdin/stdout/stderr as FDs. Regular files cannot be
+// polled: FSReq does their IO on the thread pool. The Try*
 // helpers (TryRead, TryWrite, TryAccept, TryRecvfrom, TrySendto) never
 // block: on ErrWouldBlock (EAGAIN) the caller starts a Poll, suspends, and
 // retries when it fires. The suspension is the runtime's business; the
