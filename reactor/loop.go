@@ -92,7 +92,7 @@ type Stats struct {
 
 	// Thread pool (Work, and through it file IO and DNS).
 	WorkSubmitted uint64 // Work.Start calls accepted
-	WorkCompleted uint64 // completions delivered to a started Work
+	WorkCompleted uint64 // completions collected for a started Work (queued to fire)
 	WorkCanceled  uint64 // work removed from the queue before it ran (Stop, Loop.Close)
 	WorkDiscarded uint64 // jobs that ran but whose Work was stopped meanwhile
 	PoolThreads   uint64 // pool threads started

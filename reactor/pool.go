@@ -261,8 +261,14 @@ func (p *threadPool) cancel(w *Work) bool {
 	return false
 }
 
+// poolLockThreads is true in production; BenchmarkWorkRoundTrip flips it to
+// measure what the locked threads cost against plain goroutines.
+var poolLockThreads = true
+
 func (p *threadPool) worker() {
-	runtime.LockOSThread() // never unlocked: the thread ends with the worker
+	if poolLockThreads {
+		runtime.LockOSThread() // never unlocked: the thread ends with the worker
+	}
 	defer p.wg.Done()
 	p.mu.Lock()
 	for {
