@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 
@@ -16,6 +17,14 @@ type ExecOptions struct {
 	// a registered, non-blocking FD on the loop (Child.Stdin/Stdout/Stderr);
 	// false gives it /dev/null.
 	Stdin, Stdout, Stderr bool
+	// Files, where non-nil, give the child that file as fd 0, 1 or 2
+	// instead (e.g. the slave side of OpenPTY); the caller keeps its copy.
+	// Setting one together with its pipe flag is an error.
+	Files [3]*os.File
+	// Setsid starts the child in a new session; with Setctty its fd 0
+	// (a terminal) becomes its controlling terminal, as for a shell on a
+	// pseudo-terminal.
+	Setsid, Setctty bool
 }
 
 // Child is a process started by Spawn (libuv's uv_spawn): its pipes are
@@ -44,9 +53,10 @@ func (l *Loop) Spawn(path string, argv []string, o ExecOptions, onExit func()) (
 	c := &Child{}
 	var files [3]*os.File
 	var ours []*FD
+	var given [3]bool // files[i] is the caller's (ExecOptions.Files): not ours to close
 	fail := func(err error) (*Child, error) {
-		for _, f := range files {
-			if f != nil {
+		for i, f := range files {
+			if f != nil && !given[i] {
 				f.Close()
 			}
 		}
@@ -78,6 +88,13 @@ func (l *Loop) Spawn(path string, argv []string, o ExecOptions, onExit func()) (
 	want := [3]bool{o.Stdin, o.Stdout, o.Stderr}
 	dst := [3]**FD{&c.Stdin, &c.Stdout, &c.Stderr}
 	for i := range want {
+		if o.Files[i] != nil {
+			if want[i] {
+				return fail(fmt.Errorf("reactor: Spawn(%q): ExecOptions.Files[%d] and its pipe flag are both set; choose one", path, i))
+			}
+			files[i], given[i] = o.Files[i], true
+			continue
+		}
 		if !want[i] {
 			continue
 		}
@@ -98,13 +115,16 @@ func (l *Loop) Spawn(path string, argv []string, o ExecOptions, onExit func()) (
 		}
 	}
 	attr := &os.ProcAttr{Dir: o.Dir, Env: o.Env, Files: files[:]}
+	if o.Setsid || o.Setctty {
+		attr.Sys = &syscall.SysProcAttr{Setsid: o.Setsid, Setctty: o.Setctty, Ctty: 0}
+	}
 	l.stats.Syscalls++ // clone+exec (Go's os.StartProcess; more than one syscall, counted as one)
 	p, err := os.StartProcess(path, argv, attr)
 	for i, f := range files {
-		if f != nil {
+		if f != nil && !given[i] {
 			f.Close() // the child has its copy
-			files[i] = nil
 		}
+		files[i] = nil
 	}
 	if err != nil {
 		return fail(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"testing"
 	"time"
 
@@ -119,5 +120,26 @@ func TestSpawnFailedExec(t *testing.T) {
 	}
 	if after := openFDs(t); after != before {
 		t.Fatalf("fds %d before, %d after a failed Spawn", before, after)
+	}
+}
+
+// TestSpawnOnPTY: a child in its own session with a pseudo-terminal as its
+// stdio and controlling terminal; its output arrives on the master TTY.
+func TestSpawnOnPTY(t *testing.T) {
+	l := newLoop(t, Options{})
+	m, s := openPTY(t, l)
+	exited := false
+	c := spawnShell(t, l, "test -t 1 && echo on-a-tty", ExecOptions{Files: [3]*os.File{s, s, s}, Setsid: true, Setctty: true}, func() { exited = true })
+	c.Exit.Start()
+	got, err := ttyRead(t, l, m, len("on-a-tty\r\n"))
+	if err != nil || string(got) != "on-a-tty\r\n" {
+		t.Fatalf("master read %q, %v", got, err)
+	}
+	tickUntil(t, l, func() bool { return exited })
+	if st, err := c.Wait(); err != nil || st.ExitCode() != 0 {
+		t.Fatalf("exit %v %v", st, err)
+	}
+	if _, err := l.Spawn("/bin/sh", []string{"sh"}, ExecOptions{Stdout: true, Files: [3]*os.File{nil, s, nil}}, func() {}); err == nil {
+		t.Fatal("Spawn with both a pipe and a file for stdout succeeded")
 	}
 }
