@@ -92,9 +92,9 @@ type Stats struct {
 
 	// Thread pool (Work, and through it file IO and DNS).
 	WorkSubmitted uint64 // Work.Start calls accepted
-	WorkCompleted uint64 // completions collected for a started Work (queued to fire)
+	WorkCompleted uint64 // completions delivered: the Work's callback ran
 	WorkCanceled  uint64 // work removed from the queue before it ran (Stop, Loop.Close)
-	WorkDiscarded uint64 // jobs that ran but whose Work was stopped meanwhile
+	WorkDiscarded uint64 // jobs that ran but whose Work was stopped (or the loop closed) before the callback
 	PoolThreads   uint64 // pool threads started
 
 	WatchEvents uint64 // inotify events read (Watch)
@@ -514,6 +514,9 @@ func (l *Loop) Close() error {
 		}
 	}
 	for _, e := range l.ready {
+		if w, ok := e.(*Work); ok && w.state == stateActive {
+			l.stats.WorkDiscarded++ // collected, never delivered
+		}
 		if d, ok := e.(interface{ deactivate() }); ok {
 			d.deactivate() // e.g. a Work whose completion was collected but not fired
 		}

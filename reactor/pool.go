@@ -136,7 +136,10 @@ func (w *Work) Busy() bool { return w.busy }
 func (w *Work) fireQueued() {
 	w.queued = false
 	if w.state == stateActive {
+		w.loop.stats.WorkCompleted++
 		w.fire()
+	} else {
+		w.loop.stats.WorkDiscarded++ // stopped between collection and the ready phase
 	}
 }
 
@@ -307,8 +310,7 @@ func (p *threadPool) collect(l *Loop) {
 	for _, c := range done {
 		c.w.busy = false
 		if c.w.seq == c.seq && c.w.state == stateActive {
-			l.stats.WorkCompleted++
-			l.enqueue(c.w, &c.w.queued)
+			l.enqueue(c.w, &c.w.queued) // counted in fireQueued
 		} else {
 			l.stats.WorkDiscarded++
 			discardJob(c.job)
