@@ -1,6 +1,7 @@
 // Package reactor is corobench's event loop: epoll on golang.org/x/sys/unix,
 // with timers, fd polls, cross-thread triggers, signal and process-exit
-// events. The stackful and stackless runtimes suspend coroutines on it; the
+// events, a thread pool (with file IO and DNS on it), child processes,
+// filesystem events and terminals. The stackful and stackless runtimes suspend coroutines on it; the
 // goroutine rows use Go's own netpoller and timers, which is the comparison.
 //
 // # Event model
@@ -19,16 +20,39 @@
 //	Trigger    NewTrigger(cb)        Signal() from any goroutine
 //	Signal     NewSignal(sig, cb)    Unix signal delivered (via os/signal)
 //	Process    NewProcess(pid, cb)   process exit (pidfd)
+//	Work       NewWork(cb)           Start(job): job ran on a pool thread
+//	FSReq      NewFSReq(cb)          StartOpen/Read/Pread/Write/Pwrite/Fsync/
+//	                                 Stat/Fstat/Close: file IO on the pool
+//	Child      Spawn(path, argv, o, cb)  a child whose stdio are pipe FDs and
+//	                                 whose exit is a Process event (Kill, Wait)
+//	Watch      NewWatch(path, m, cb) inotify events on a path (Events())
+//	Resolve    NewResolve(cb)        Start(name, timeout): DNS lookup on the
+//	                                 pool (Go's resolver; Options.DNSServer)
 //
 // Conditions that occur while an event is idle are not lost: an fd that
 // became ready, a trigger signalled, a signal delivered (after NewSignal), a
 // process that exited — each makes the next Start fire in the next Tick,
 // without a syscall.
 //
+// # Thread pool
+//
+// Work that cannot be polled (CPU-bound jobs, regular-file IO, name
+// resolution) runs on a bounded pool of OS threads, like libuv's
+// threadpool: Work.Start queues a Job, a pool thread runs it, and its
+// completion comes back through the trigger eventfd and fires the Work in
+// the ready phase of a Tick. Options.PoolThreads (default 4) and
+// Options.PoolQueue (default 1024) bound it; Stop cancels queued work and
+// discards the result of running work (a running job cannot be
+// interrupted); Loop.Close cancels the queue and waits for running jobs.
+// See Work and threadPool for what "OS threads" means in Go.
+//
 // # IO
 //
 // NewFD registers any pollable fd (it becomes non-blocking; the FD owns it);
-// Pipe, ListenTCP, DialTCP and ListenUDP create registered ones. The Try*
+// Pipe, ListenTCP, DialTCP and ListenUDP create registered ones; NewTTY and
+// OpenPTY make terminals (a TTY is an FD plus raw mode and window size);
+// Spawn gives a child's stdin/stdout/stderr as FDs. Regular files cannot be
+// polled: FSReq does their IO on the thread pool. The Try*
 // helpers (TryRead, TryWrite, TryAccept, TryRecvfrom, TrySendto) never
 // block: on ErrWouldBlock (EAGAIN) the caller starts a Poll, suspends, and
 // retries when it fires. The suspension is the runtime's business; the

@@ -113,3 +113,30 @@ func ExampleTimerNode() {
 	// c timed out
 	// a active: false loop active: 0
 }
+
+// ExampleWork offloads a checksum to the thread pool; a runtime's waker
+// would Start at suspend and resume the coroutine from the callback.
+func ExampleWork() {
+	l, err := reactor.New()
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	data := []byte("computed off the loop")
+	var sum uint32
+	done := false
+	w := l.NewWork(func() { done = true })
+	if err := w.Start(reactor.JobFunc(func() {
+		for _, b := range data {
+			sum = sum*31 + uint32(b)
+		}
+	})); err != nil {
+		panic(err) // e.g. ErrPoolQueueFull
+	}
+	for !done {
+		l.Tick(false)
+	}
+	w.Close()
+	fmt.Println(sum != 0, l.Stats().WorkCompleted)
+	// Output: true 1
+}

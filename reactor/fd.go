@@ -41,6 +41,7 @@ const (
 	kindWake
 	kindTimerfd
 	kindPidfd
+	kindInotify
 )
 
 // fdSlot is the loop's entry for one fd number. gen counts registrations of

@@ -1,8 +1,10 @@
 package reactor
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -65,6 +67,17 @@ type Options struct {
 	// MaxEvents is the initial size of the epoll_wait result buffer (default
 	// 128). The buffer doubles, up to 4096, whenever a wait fills it.
 	MaxEvents int
+	// PoolThreads bounds the thread pool that runs Work, file IO and DNS
+	// lookups (default DefaultPoolThreads = 4, like libuv). Threads start
+	// on demand.
+	PoolThreads int
+	// PoolQueue bounds the Work waiting for a pool thread (default
+	// DefaultPoolQueue); Work.Start beyond it fails with ErrPoolQueueFull.
+	PoolQueue int
+	// DNSServer, "host:port", sends every Resolve to that server over UDP
+	// (TCP for truncated answers) instead of the system's resolv.conf
+	// servers. Tests and scenarios point it at a responder they run.
+	DNSServer string
 }
 
 // Stats are the loop's counters. Everything but Wakeups is written only by
@@ -76,6 +89,15 @@ type Stats struct {
 	Wakeups     uint64 // eventfd writes by Trigger.Signal (any goroutine); coalesced signals do not write
 	Stale       uint64 // epoll events dropped because their fd was closed or its number reused since they were queued
 	Interrupted uint64 // waits interrupted by a signal (EINTR) and retried
+
+	// Thread pool (Work, and through it file IO and DNS).
+	WorkSubmitted uint64 // Work.Start calls accepted
+	WorkCompleted uint64 // completions delivered: the Work's callback ran
+	WorkCanceled  uint64 // work removed from the queue before it ran (Stop, Loop.Close)
+	WorkDiscarded uint64 // jobs that ran but whose Work was stopped (or the loop closed) before the callback
+	PoolThreads   uint64 // pool threads started
+
+	WatchEvents uint64 // inotify events read (Watch)
 }
 
 // readyEvent is an event queued to fire in the ready phase of a Tick. Its
@@ -116,6 +138,12 @@ type Loop struct {
 	wakeups      atomic.Uint64
 	triggers     []*Trigger
 	signals      *signalState
+	pool         *threadPool
+	inotify      *inotifyState
+	resolver     *net.Resolver      // Resolve's, made on first use
+	baseCtx      context.Context    // parent of every lookup's context
+	baseCancel   context.CancelFunc // Close cancels lookups in flight with it
+	opts         Options
 
 	stats Stats
 }
@@ -138,7 +166,7 @@ func NewWithOptions(o Options) (*Loop, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	l := &Loop{epfd: epfd, clock: nanotime, tfdArmed: noDeadline, events: make([]unix.EpollEvent, o.MaxEvents)}
+	l := &Loop{epfd: epfd, clock: nanotime, tfdArmed: noDeadline, events: make([]unix.EpollEvent, o.MaxEvents), opts: o}
 	clockName := "CLOCK_MONOTONIC"
 	if o.Clock != nil {
 		l.clock, clockName = o.Clock, "injected"
@@ -261,6 +289,9 @@ func (l *Loop) WaitInfo() WaitInfo { return l.waitInfo }
 func (l *Loop) Stats() Stats {
 	s := l.stats
 	s.Wakeups = l.wakeups.Load()
+	if l.pool != nil {
+		s.PoolThreads = uint64(l.pool.threadsStarted.Load())
+	}
 	return s
 }
 
@@ -391,6 +422,8 @@ func (l *Loop) dispatch(evs []unix.EpollEvent) {
 			l.tfdArmed = noDeadline
 		case kindPidfd:
 			f.proc.onExit()
+		case kindInotify:
+			l.inotify.read(l)
 		}
 	}
 }
@@ -410,6 +443,9 @@ func (l *Loop) onWake() {
 	}
 	if l.signals != nil {
 		l.signals.scan(l)
+	}
+	if l.pool != nil {
+		l.pool.collect(l)
 	}
 }
 
@@ -445,6 +481,14 @@ func (l *Loop) Close() error {
 		return nil
 	}
 	l.closed = true
+	if l.baseCancel != nil {
+		l.baseCancel() // lookups in flight return now rather than at their timeout
+	}
+	if l.pool != nil {
+		// Queued work is cancelled; running jobs are awaited (they cannot
+		// be interrupted), so that none outlives the loop.
+		l.pool.close(l)
+	}
 	if l.signals != nil {
 		l.signals.stop()
 	}
@@ -461,6 +505,21 @@ func (l *Loop) Close() error {
 	}
 	for _, t := range l.triggers {
 		t.deactivate()
+	}
+	if l.inotify != nil {
+		for _, ws := range l.inotify.watches {
+			for _, w := range ws {
+				w.deactivate()
+			}
+		}
+	}
+	for _, e := range l.ready {
+		if w, ok := e.(*Work); ok && w.state == stateActive {
+			l.stats.WorkDiscarded++ // collected, never delivered
+		}
+		if d, ok := e.(interface{ deactivate() }); ok {
+			d.deactivate() // e.g. a Work whose completion was collected but not fired
+		}
 	}
 	if l.signals != nil {
 		for _, s := range l.signals.events {

@@ -1,0 +1,352 @@
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Errors of the thread pool.
+var (
+	// ErrPoolQueueFull is wrapped by Work.Start when Options.PoolQueue items
+	// are already waiting for a thread.
+	ErrPoolQueueFull = errors.New("reactor: thread pool queue is full")
+	// ErrCanceled is a Work's Err when Loop.Close cancelled it before a pool
+	// thread took it. (Stop cancels too, but a stopped event never fires, so
+	// nobody reads its Err.)
+	ErrCanceled = errors.New("reactor: work canceled before it ran")
+)
+
+// Pool defaults (Options.PoolThreads, Options.PoolQueue). libuv's default is
+// 4 threads (UV_THREADPOOL_SIZE); its queue is unbounded, ours is not, so a
+// runaway producer gets an error instead of unbounded memory.
+const (
+	DefaultPoolThreads = 4
+	DefaultPoolQueue   = 1024
+)
+
+// Job is the work a pool thread runs. Run must not touch the loop or any of
+// its events: it runs on another thread. It communicates its result through
+// its own fields, which the loop goroutine may read once the Work has fired
+// (the pool's mutex orders Run's writes before the firing).
+type Job interface{ Run() }
+
+// JobFunc adapts a function to Job (converting a func to the interface does
+// not allocate).
+type JobFunc func()
+
+// Run calls f.
+func (f JobFunc) Run() { f() }
+
+// Work is the thread-pool event (libuv's uv_work_t): Start queues a Job for
+// a pool thread, and the event fires on the loop goroutine, in the ready
+// phase of a Tick, once the Job has run. The completion travels like a
+// Trigger's signal: the pool thread appends it to the pool's done list and
+// wakes the loop through the shared eventfd.
+//
+// Like every event it is created idle, started (here: submitted), fires once
+// per Start, and can be stopped: Stop on queued work removes it from the
+// queue, so it never runs (Stats.WorkCanceled); Stop on work a thread has
+// already taken cannot interrupt it — Go cannot preempt a thread out of a
+// function, nor should it be interrupted half-way through a write — so the
+// Job runs to the end and its completion is discarded (Stats.WorkDiscarded).
+// Until that completion has reached the loop, Busy reports true and Start
+// refuses: a Job still running may be writing into memory (a read buffer)
+// that its owner must not reuse yet.
+type Work struct {
+	event
+	err  error
+	busy bool // loop side: submitted and neither cancelled while queued nor collected
+
+	// Guarded by pool.mu.
+	job        Job
+	seq        uint64 // bumped by every Start and Stop: a completion with an older seq is discarded
+	prev, next *Work  // pool queue links while queued
+	inQueue    bool
+}
+
+// NewWork creates an idle work event that runs cb on the loop goroutine when
+// a started Job has completed.
+func (l *Loop) NewWork(cb func()) *Work {
+	return &Work{event: newEvent(l, cb, "Work")}
+}
+
+// Start submits j to the pool. It fails, leaving the event idle, when the
+// queue already holds Options.PoolQueue items (the error wraps
+// ErrPoolQueueFull and names the option), when the previous Job of this Work
+// is still running after a Stop (Busy), or after Loop.Close. Starting an
+// already-started Work is a misuse and panics.
+func (w *Work) Start(j Job) error {
+	l := w.loop
+	switch {
+	case l.closed:
+		return ErrLoopClosed
+	case w.state == stateClosed:
+		panic("reactor: Work.Start after Close: create a new event instead")
+	case w.state == stateActive:
+		panic("reactor: Work.Start on a started Work: it runs one job at a time; wait for it to fire or Stop it")
+	case w.busy:
+		return errBusy("Work")
+	case j == nil:
+		panic("reactor: Work.Start(nil)")
+	}
+	p := l.threadPool()
+	if err := p.submit(w, j); err != nil {
+		return err
+	}
+	w.activate("Work")
+	w.err, w.busy = nil, true
+	l.stats.WorkSubmitted++
+	return nil
+}
+
+// Stop cancels the work: queued, it is removed and never runs; running, it
+// runs to the end and its result is discarded. Either way the event does not
+// fire. A no-op when idle.
+func (w *Work) Stop() {
+	if w.state != stateActive {
+		return
+	}
+	w.deactivate()
+	if w.loop.pool.cancel(w) {
+		w.loop.stats.WorkCanceled++
+		w.busy = false
+	}
+}
+
+// Close stops and releases the event. A job still running finishes on its
+// thread and is then forgotten.
+func (w *Work) Close() {
+	w.Stop()
+	w.release()
+}
+
+// Err is nil after a normal completion, ErrCanceled when Loop.Close
+// cancelled the queued work. Errors of the job itself are the job's to
+// report.
+func (w *Work) Err() error { return w.err }
+
+// Busy reports whether a Job of this Work is on a pool thread and its
+// completion has not reached the loop yet (also true while a started Work
+// runs).
+func (w *Work) Busy() bool { return w.busy }
+
+func (w *Work) fireQueued() {
+	w.queued = false
+	if w.state == stateActive {
+		w.loop.stats.WorkCompleted++
+		w.fire()
+	} else {
+		w.loop.stats.WorkDiscarded++ // stopped between collection and the ready phase
+	}
+}
+
+// threadPool is a bounded set of OS threads that run Jobs.
+//
+// "OS threads" in Go: each worker is a goroutine that calls
+// runtime.LockOSThread and never unlocks, so it owns one OS thread (an M)
+// for its whole life and no other goroutine runs on it; when the worker
+// exits, the thread exits with it. A blocking syscall in a Job (read(2) on a
+// file, fsync) then blocks exactly that thread, the way a libuv pool thread
+// blocks; Go hands the thread's P to another thread meanwhile, so the loop
+// keeps running. CPU-bound Go code in a Job still needs a P to run, so at
+// most GOMAXPROCS Jobs (and the loop) compute at once, whatever the pool
+// size: that is Go's limit, not the pool's.
+//
+// Threads are started lazily, one per submit that finds no idle thread,
+// up to the size, and live until Loop.Close.
+type threadPool struct {
+	loop     *Loop
+	size     int
+	maxQueue int
+
+	mu         sync.Mutex
+	cond       sync.Cond // signalled when the queue gains an item or the pool closes
+	head, tail *Work     // queue
+	queued     int
+	threads    int
+	idle       int
+	closed     bool
+	done       []completion // completions not yet collected by the loop
+	spare      []completion
+	wg         sync.WaitGroup
+
+	threadsStarted atomic.Int64
+}
+
+type completion struct {
+	w   *Work
+	seq uint64
+	job Job
+}
+
+// discarder is implemented by Jobs that own a resource a discarded
+// completion must release (FSReq: the fd of a cancelled open).
+type discarder interface{ discard() }
+
+func discardJob(j Job) {
+	if d, ok := j.(discarder); ok {
+		d.discard()
+	}
+}
+
+func (l *Loop) threadPool() *threadPool {
+	if l.pool == nil {
+		p := &threadPool{loop: l, size: l.opts.PoolThreads, maxQueue: l.opts.PoolQueue}
+		if p.size <= 0 {
+			p.size = DefaultPoolThreads
+		}
+		if p.maxQueue <= 0 {
+			p.maxQueue = DefaultPoolQueue
+		}
+		p.cond.L = &p.mu
+		l.pool = p
+	}
+	return l.pool
+}
+
+func (p *threadPool) submit(w *Work, j Job) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.queued >= p.maxQueue {
+		return fmt.Errorf("%w: %d items are waiting for %d threads (the limit is Options.PoolQueue = %d)", ErrPoolQueueFull, p.queued, p.threads, p.maxQueue)
+	}
+	w.seq++
+	w.job = j
+	w.prev, w.next, w.inQueue = p.tail, nil, true
+	if p.tail != nil {
+		p.tail.next = w
+	} else {
+		p.head = w
+	}
+	p.tail = w
+	p.queued++
+	if p.idle == 0 && p.threads < p.size {
+		p.threads++
+		p.wg.Add(1)
+		p.threadsStarted.Add(1)
+		go p.worker()
+	} else {
+		p.cond.Signal()
+	}
+	return nil
+}
+
+// unlink removes w from the queue; p.mu held.
+func (p *threadPool) unlink(w *Work) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		p.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		p.tail = w.prev
+	}
+	w.prev, w.next, w.inQueue = nil, nil, false
+	p.queued--
+}
+
+// cancel invalidates w's current submission and reports whether it was
+// still queued (then it will never run).
+func (p *threadPool) cancel(w *Work) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w.seq++
+	if w.inQueue {
+		p.unlink(w)
+		w.job = nil
+		return true
+	}
+	return false
+}
+
+// poolLockThreads is true in production; BenchmarkWorkRoundTrip flips it to
+// measure what the locked threads cost against plain goroutines.
+var poolLockThreads = true
+
+func (p *threadPool) worker() {
+	if poolLockThreads {
+		runtime.LockOSThread() // never unlocked: the thread ends with the worker
+	}
+	defer p.wg.Done()
+	p.mu.Lock()
+	for {
+		for p.head == nil && !p.closed {
+			p.idle++
+			p.cond.Wait()
+			p.idle--
+		}
+		if p.head == nil { // closed and drained
+			p.mu.Unlock()
+			return
+		}
+		w := p.head
+		p.unlink(w)
+		seq, j := w.seq, w.job
+		w.job = nil
+		p.mu.Unlock()
+		j.Run()
+		p.mu.Lock()
+		p.done = append(p.done, completion{w, seq, j})
+		first := len(p.done) == 1
+		p.mu.Unlock()
+		if first {
+			p.loop.wakeUp() // later completions ride on this wakeup until collected
+		}
+		p.mu.Lock()
+	}
+}
+
+// collect runs on the loop goroutine from onWake: it queues the Works whose
+// completion is current and drops the others.
+func (p *threadPool) collect(l *Loop) {
+	p.mu.Lock()
+	done := p.done
+	p.done = p.spare[:0]
+	for _, c := range done {
+		c.w.busy = false
+		if c.w.seq == c.seq && c.w.state == stateActive {
+			l.enqueue(c.w, &c.w.queued) // counted in fireQueued
+		} else {
+			l.stats.WorkDiscarded++
+			discardJob(c.job)
+		}
+	}
+	p.mu.Unlock()
+	clear(done)
+	p.spare = done[:0]
+}
+
+// close cancels the queued work, lets running Jobs finish, and waits for
+// every thread to exit (Loop.Close).
+func (p *threadPool) close(l *Loop) {
+	p.mu.Lock()
+	for w := p.head; w != nil; w = p.head {
+		p.unlink(w)
+		w.err, w.job, w.busy = ErrCanceled, nil, false
+		w.deactivate()
+		l.stats.WorkCanceled++
+	}
+	p.closed = true
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.wg.Wait()
+	p.mu.Lock()
+	for _, c := range p.done {
+		c.w.busy = false
+		c.w.deactivate()
+		l.stats.WorkDiscarded++
+		discardJob(c.job)
+	}
+	p.done = nil
+	p.mu.Unlock()
+}
+
+// errBusy is the error of starting an event whose stopped job still runs.
+func errBusy(kind string) error {
+	return errors.New("reactor: " + kind + ".Start while its previous job is still running on a pool thread (stopped, not finished): wait until Busy() is false or use another " + kind)
+}
