@@ -52,9 +52,9 @@ type Coroutine struct {
 	waker    Waker
 	ctx      *execContext // the execution context it runs on; nil until started
 	handlers []SwitchHandler
-	timer    *reactor.Timer // the waker's timeout timer, created on first use
-	done     Event          // fires when the coroutine finishes
-	err      error          // the *PanicError if it panicked
+	timer    reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at spawn
+	done     Event             // fires when the coroutine finishes
+	err      error             // the *PanicError if it panicked
 
 	cancelPending bool  // deliver cancelErr at the next blocking call
 	cancelErr     error // the pending cancellation
@@ -165,5 +165,10 @@ func (co *Coroutine) fire(kind SwitchKind) {
 	switchhook.Fire(&co.handlers, co, kind)
 }
 
-// onTimer is the timeout timer's callback.
-func (co *Coroutine) onTimer() { co.waker.onTimeout() }
+// coTimer is the coroutine's reactor.TimerHandler. A separate named type
+// keeps OnTimer out of Coroutine's exported method set; firing is one
+// interface call on the coroutine's own record (no closure, no allocation).
+type coTimer Coroutine
+
+// OnTimer is the waker's timeout: the loop has already disarmed the node.
+func (c *coTimer) OnTimer() { (*Coroutine)(c).waker.onTimeout() }

@@ -622,10 +622,7 @@ func (s *Scheduler) retire(co *Coroutine) {
 		delete(s.general, co)
 		co.waker.hasGen = false
 	}
-	if co.timer != nil {
-		co.timer.Close()
-		co.timer = nil
-	}
+	co.timer.Stop() // stop above disarmed a timed wait; this keeps retire total
 	co.fn = nil
 	co.ctx = nil
 	co.cancelPending, co.cancelErr = false, nil
@@ -642,6 +639,7 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 	s.stats.Spawned++
 	co := &Coroutine{s: s, id: s.nextID, name: name, fn: fn, priority: p}
 	co.waker.co = co
+	co.timer.Init(s.loop, (*coTimer)(co))
 	co.waker.reset()
 	co.waker.status = WakerQueued
 	if s.shuttingDown {

@@ -115,12 +115,10 @@ func (w *Waker) resumeWhen(ev *Event, kind callbackKind) {
 func (w *Waker) start(s *Scheduler) {
 	w.status = WakerWaiting
 	if w.timeout >= 0 {
-		co := w.co
-		if co.timer == nil {
-			co.timer = s.loop.NewTimer(co.onTimer)
-		}
-		s.loop.UpdateTime() // a fresh base, not the last tick's cached time
-		co.timer.Start(w.timeout)
+		// A fresh base, not the last tick's cached time: a sleep never
+		// wakes early relative to the call (one clock read per timed wait).
+		s.loop.UpdateTime()
+		w.co.timer.Start(w.timeout)
 	}
 }
 
@@ -140,8 +138,8 @@ func (w *Waker) stop() {
 			}
 		}
 	}
-	if w.timeout >= 0 && w.co.timer != nil {
-		w.co.timer.Stop()
+	if w.timeout >= 0 {
+		w.co.timer.Stop() // a no-op when it fired
 	}
 }
 

@@ -52,8 +52,7 @@ type Scheduler struct {
 
 	general map[*Coro]*genWait // general waits' state (resumewhen.go), per task that made one
 
-	r      reactorState // see reactor.go
-	timers timerHeap    // pending timeouts and sleeps, by (deadline, start order)
+	r reactorState // see reactor.go
 }
 
 type phase uint8
@@ -128,7 +127,6 @@ func NewWithOptions(o Options) (*Scheduler, error) {
 	s.r.interval = int64(o.TickInterval)
 	if o.Loop != nil {
 		s.r.loop = o.Loop
-		s.r.timer = o.Loop.NewTimer(s.onLoopTimer)
 	}
 	return s, nil
 }
