@@ -3,6 +3,7 @@ package stackful
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/corobench/corobench/impl/stackful/stackpool"
 	"github.com/corobench/corobench/internal/microtask"
 	"github.com/corobench/corobench/internal/ring"
+	"github.com/corobench/corobench/internal/timerslack"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -130,6 +132,16 @@ type Scheduler struct {
 	sigWatch  []*reactor.Signal       // Options.ShutdownOnSignal's events during Run
 	general   map[*Coroutine]*genWait // general waits' state (resumewhen.go), per coroutine that made one
 	stats     Stats
+
+	slack slackState // the 1 ns timer slack of Run's blocking waits (asm only; see lowerSlack)
+}
+
+// slackState is the timer slack Run lowers for its blocking reactor waits.
+type slackState struct {
+	lowered bool    // this Run locked its thread and set the slack to 1 ns
+	prev    uintptr // the slack to restore at the end of Run
+	set     bool    // the last Run that blocked ran its waits with 1 ns slack
+	err     error   // why the last attempt failed (prctl), nil otherwise
 }
 
 // running is the scheduler whose Run is in progress; the package-level
@@ -241,6 +253,7 @@ func (s *Scheduler) Run(main func()) (err error) {
 	running, s.running = s, true
 	s.err, s.shuttingDown, s.finalCleanup = nil, false, false
 	defer func() { running, s.running = nil, false }()
+	defer s.restoreSlack()
 
 	if s.schedCtx, err = s.backend.begin(); err != nil {
 		return err
@@ -365,12 +378,67 @@ func (s *Scheduler) pickNext() *Coroutine {
 }
 
 func (s *Scheduler) tick(noWait bool) {
+	if !noWait && !s.slack.lowered && s.asm != nil {
+		s.lowerSlack()
+	}
 	s.stats.ReactorTicks++
 	_, err := s.loop.Tick(noWait)
 	s.lastTick = s.loop.Now()
 	if err != nil {
 		s.fail(fmt.Errorf("stackful: reactor tick: %w", err), errShutdownCancel)
 	}
+}
+
+// lowerSlack runs before Run's first blocking reactor wait (asm only): it
+// locks the goroutine to its OS thread for the rest of Run and sets the
+// thread's timer slack to 1 ns, so an epoll_pwait2 deadline is not pushed
+// up to 50 µs late (the default slack). A Run that never blocks pays
+// nothing. Coro does not lock: its goroutines must keep the thread-lock
+// state they were created with (runtime/coro.go), and pooled contexts
+// outlive a Run; its waits keep the thread's default slack, which WaitInfo
+// reports. Under the timerfd wait slack does not apply. Twin of
+// impl/stackless Scheduler.lowerSlack.
+func (s *Scheduler) lowerSlack() {
+	if s.loop.WaitInfo().Wait != "epoll_pwait2" {
+		return
+	}
+	runtime.LockOSThread()
+	prev, err := timerslack.Lower()
+	if err != nil {
+		runtime.UnlockOSThread()
+		s.slack.err, s.slack.set = err, false
+		s.slack.lowered = true // do not retry in this Run; nothing to restore
+		s.slack.prev = timerslack.Slack
+		return
+	}
+	s.slack = slackState{lowered: true, prev: prev, set: true}
+}
+
+// restoreSlack undoes lowerSlack at the end of Run, on the thread it locked.
+func (s *Scheduler) restoreSlack() {
+	if !s.slack.lowered {
+		return
+	}
+	s.slack.lowered = false
+	if s.slack.err != nil {
+		return
+	}
+	timerslack.Restore(s.slack.prev)
+	runtime.UnlockOSThread()
+}
+
+// WaitInfo describes how Run's blocking reactor waits honour deadlines, for
+// the timer-floor line of a result: the loop's clock and wait method and the
+// timer slack in effect. On asm, a Run lowers its thread's slack to 1 ns at
+// its first blocking wait under epoll_pwait2 (Slack 1 ns, SlackSet true once
+// a Run has done so); on coro, and before any Run has blocked, it is the
+// loop's report of the thread that created it (Slack its PR_GET_TIMERSLACK).
+func (s *Scheduler) WaitInfo() reactor.WaitInfo {
+	wi := s.loop.WaitInfo()
+	if s.slack.set {
+		wi.Slack, wi.SlackSet = timerslack.Slack, true
+	}
+	return wi
 }
 
 // suspend gives the CPU away for co, which the caller has queued (Yield) or

@@ -73,6 +73,11 @@
 // active in the reactor and tasks still waiting, Run reports a
 // [*DeadlockError] naming them and shuts down.
 //
+// Run's first blocking reactor wait locks the goroutine to its thread for the
+// rest of Run and lowers the thread's timer slack to 1 ns (restored when Run
+// returns), so an epoll_pwait2 deadline is not pushed up to 50 µs late;
+// [Scheduler.WaitInfo] reports the wait and the slack in effect.
+//
 // A task switch is a return from one Resume and the call of the next; the
 // reference design's direct switch and scheduler coroutine collapse into
 // Run's loop. A task that waits or yields and is the next to run continues

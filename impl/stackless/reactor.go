@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corobench/corobench/internal/timerslack"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -19,6 +21,12 @@ type reactorState struct {
 	owned    bool  // created by the scheduler: Close closes it
 	lastTick int64 // loop time of the last tick
 	interval int64 // throttle of non-blocking ticks, ns
+
+	// The 1 ns timer slack of Run's blocking waits (see lowerSlack).
+	slackLowered bool    // this Run locked its thread and set the slack
+	slackPrev    uintptr // the slack to restore at the end of Run
+	slackSet     bool    // the last Run that blocked waited with 1 ns slack
+	slackErr     error   // why the last attempt failed (prctl), nil otherwise
 }
 
 // Loop returns the scheduler's reactor, creating it if needed.
@@ -84,6 +92,9 @@ func (s *Scheduler) tickThrottled() {
 
 // tick runs one reactor iteration; its callbacks queue the tasks they wake.
 func (s *Scheduler) tick(noWait bool) {
+	if !noWait && !s.r.slackLowered {
+		s.lowerSlack()
+	}
 	s.stats.Ticks++
 	if !noWait {
 		s.stats.Blocks++
@@ -93,6 +104,60 @@ func (s *Scheduler) tick(noWait bool) {
 	if err != nil {
 		s.fail(fmt.Errorf("stackless: reactor tick failed: %w", err))
 	}
+}
+
+// lowerSlack runs before Run's first blocking reactor wait: it locks the
+// goroutine to its OS thread for the rest of Run and sets the thread's timer
+// slack to 1 ns, so an epoll_pwait2 deadline is not pushed up to 50 µs late
+// (the default slack). A Run that never blocks pays nothing. Under the
+// timerfd wait slack does not apply. Twin of impl/stackful
+// Scheduler.lowerSlack.
+func (s *Scheduler) lowerSlack() {
+	r := &s.r
+	if r.loop.WaitInfo().Wait != "epoll_pwait2" {
+		return
+	}
+	runtime.LockOSThread()
+	prev, err := timerslack.Lower()
+	r.slackLowered = true // at most one attempt per Run
+	if err != nil {
+		runtime.UnlockOSThread()
+		r.slackErr, r.slackSet = err, false
+		return
+	}
+	r.slackPrev, r.slackSet, r.slackErr = prev, true, nil
+}
+
+// restoreSlack undoes lowerSlack at the end of Run, on the thread it locked.
+func (s *Scheduler) restoreSlack() {
+	r := &s.r
+	if !r.slackLowered {
+		return
+	}
+	r.slackLowered = false
+	if r.slackErr != nil {
+		return
+	}
+	timerslack.Restore(r.slackPrev)
+	runtime.UnlockOSThread()
+}
+
+// WaitInfo describes how Run's blocking reactor waits honour deadlines, for
+// the timer-floor line of a result: the loop's clock and wait method and the
+// timer slack in effect. A Run lowers its thread's slack to 1 ns at its first
+// blocking wait under epoll_pwait2 (Slack 1 ns, SlackSet true once a Run has
+// done so); before that it is the loop's report of the thread that created
+// it. It creates the reactor if needed and panics if it cannot (see Loop).
+func (s *Scheduler) WaitInfo() reactor.WaitInfo {
+	l, err := s.Loop()
+	if err != nil {
+		panic(err)
+	}
+	wi := l.WaitInfo()
+	if s.r.slackSet {
+		wi.Slack, wi.SlackSet = timerslack.Slack, true
+	}
+	return wi
 }
 
 // coTimer is a task's reactor.TimerHandler: the node lives inline in the

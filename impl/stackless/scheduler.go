@@ -239,6 +239,7 @@ func (s *Scheduler) Run() error {
 	}
 	s.running = true
 	defer func() { s.running = false }()
+	defer s.restoreSlack()
 	if s.onSignal {
 		if err := s.watchShutdownSignals(); err != nil {
 			return fmt.Errorf("stackless: Options.ShutdownOnSignal: %w", err)
