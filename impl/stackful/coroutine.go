@@ -3,6 +3,7 @@ package stackful
 import (
 	"strconv"
 
+	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/switchhook"
 	"github.com/corobench/corobench/reactor"
 )
@@ -43,6 +44,15 @@ const (
 
 // Coroutine is one coroutine of a Scheduler.
 type Coroutine struct {
+	// Hot fields first, in the record's first cache line: what a direct
+	// switch and the foreign-goroutine check read, copied from the
+	// execution context when it is bound (bind), so neither loads co.ctx
+	// and ctx.fiber first (two dependent misses per switch once thousands
+	// of coroutines are alive).
+	fc        *fiber.Context // &ctx.fiber.fc, the saved SP of its asm context; nil on coro and unbound
+	stackLo   uintptr        // ctx.lo: its stack is [stackLo, stackLo+stackSpan)
+	stackSpan uintptr        // ctx.span; 0 on coro and unbound (the check then goes out of line)
+
 	s        *Scheduler
 	id       uint64
 	name     string
@@ -62,6 +72,21 @@ type Coroutine struct {
 	unwinding     bool  // the kill panic is unwinding it: blocking calls fail at once
 
 	livePrev, liveNext *Coroutine // the scheduler's list of live coroutines, in spawn order
+}
+
+// bind makes ctx the coroutine's execution context and copies its hot
+// fields into the record (see fc).
+func (co *Coroutine) bind(ctx *execContext) {
+	co.ctx = ctx
+	co.stackLo, co.stackSpan = ctx.lo, ctx.span
+	if ctx.fiber != nil {
+		co.fc = &ctx.fiber.fc
+	}
+}
+
+// unbind forgets the execution context (the coroutine finished).
+func (co *Coroutine) unbind() {
+	co.ctx, co.fc, co.stackLo, co.stackSpan = nil, nil, 0, 0
 }
 
 // ID returns the coroutine's number, unique within its Scheduler's lifetime.

@@ -10,7 +10,6 @@ import (
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/impl/stackful/stackpool"
 	"github.com/corobench/corobench/internal/microtask"
-	"github.com/corobench/corobench/internal/ring"
 	"github.com/corobench/corobench/internal/timerslack"
 	"github.com/corobench/corobench/reactor"
 )
@@ -109,8 +108,8 @@ type Scheduler struct {
 	direct  bool        // switch straight to the next coroutine: backend.symmetric() && !opts.ViaScheduler
 	loop    *reactor.Loop
 
-	queue ring.Queue[*Coroutine] // the run queue
-	micro microtask.Queue        // the microtask queue
+	queue coQueue         // the run queue (queue.go)
+	micro microtask.Queue // the microtask queue
 
 	current  *Coroutine   // the running coroutine; nil in the scheduler context
 	schedCtx *execContext // the scheduler's own context (the goroutine that called Run)
@@ -365,8 +364,8 @@ func (s *Scheduler) pickNext() *Coroutine {
 		}
 	}
 	for {
-		co, ok := s.queue.PopFront()
-		if !ok {
+		co := s.queue.PopFront()
+		if co == nil {
 			return nil
 		}
 		if co.waker.status == WakerIgnored && co.state == coNew {
@@ -556,7 +555,8 @@ func (s *Scheduler) contextFor(co *Coroutine) (*execContext, error) {
 		return nil, err
 	}
 	s.stats.ContextsCreated++
-	ctx.co, co.ctx = co, ctx
+	ctx.co = co
+	co.bind(ctx)
 	return ctx, nil
 }
 
@@ -576,7 +576,8 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 		next := s.pickNext()
 		if next != nil && next.state == coNew {
 			s.stats.Takeovers++
-			ctx.co, next.ctx = next, ctx
+			ctx.co = next
+			next.bind(ctx)
 			s.current = next
 			continue
 		}
@@ -692,7 +693,7 @@ func (s *Scheduler) retire(co *Coroutine) {
 	}
 	co.timer.Stop() // stop above disarmed a timed wait; this keeps retire total
 	co.fn = nil
-	co.ctx = nil
+	co.unbind()
 	co.cancelPending, co.cancelErr = false, nil
 	s.unlinkLive(co)
 	co.done.Resolve(nil)
@@ -729,14 +730,17 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 //
 // The priority rule (docs/design.md §1: High at the head, Normal at the tail; Yield
 // always at the tail; dequeue from the head) is these few lines here and in
-// impl/stackless on purpose: a shared wrapper around internal/ring cannot be
-// inlined (two ring calls exceed the inliner's budget), so it would add a
-// call to every wake-up, the hot path of every handoff.
+// impl/stackless on purpose: a shared wrapper around a queue cannot be
+// inlined (two push calls exceed the inliner's budget), so it would add a
+// call to every wake-up, the hot path of every handoff. The pushes
+// themselves inline (coQueue).
 func (s *Scheduler) enqueue(co *Coroutine) {
 	if co.priority == High {
-		s.queue.PushFront(co)
-	} else {
-		s.queue.PushBack(co)
+		if !s.queue.tryPushFront(co) {
+			s.queue.pushFrontGrow(co)
+		}
+	} else if !s.queue.tryPushBack(co) {
+		s.queue.pushBackGrow(co)
 	}
 }
 

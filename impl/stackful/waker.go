@@ -115,11 +115,16 @@ func (w *Waker) resumeWhen(ev *Event, kind callbackKind) {
 func (w *Waker) start(s *Scheduler) {
 	w.status = WakerWaiting
 	if w.timeout >= 0 {
-		// A fresh base, not the last tick's cached time: a sleep never
-		// wakes early relative to the call (one clock read per timed wait).
-		s.loop.UpdateTime()
-		w.co.timer.Start(w.timeout)
+		w.startTimer(s) // out of line: keeps start inlinable for a plain Await
 	}
+}
+
+// startTimer arms the waker's timeout.
+func (w *Waker) startTimer(s *Scheduler) {
+	// A fresh base, not the last tick's cached time: a sleep never wakes
+	// early relative to the call (one clock read per timed wait).
+	s.loop.UpdateTime()
+	w.co.timer.Start(w.timeout)
 }
 
 // stop unsubscribes every event and stops the timer.
@@ -130,6 +135,13 @@ func (w *Waker) stop() {
 		}
 	}
 	w.nsubs = 0
+	if w.mode == modeGeneral || w.timeout >= 0 {
+		w.stopRest() // out of line: a plain Await has neither
+	}
+}
+
+// stopRest is the part of stop for a general wait and a timeout.
+func (w *Waker) stopRest() {
 	if w.mode == modeGeneral {
 		g := w.co.s.general[w.co]
 		for i := 0; i < g.ngen; i++ {
