@@ -59,3 +59,35 @@ func TestCoQueue(t *testing.T) {
 		t.Fatal("queue not empty after draining")
 	}
 }
+
+// TestLongQueueRoundRobin: with more coroutines queued than prefetchMin
+// (so pickNext prefetches ahead, through started and unstarted ones), every
+// coroutine still runs in FIFO order, round after round.
+func TestLongQueueRoundRobin(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		n := prefetchMin + 500
+		var order []int
+		err := s.Run(func() {
+			for i := 0; i < n; i++ {
+				Go(func() {
+					for r := 0; r < 3; r++ {
+						order = append(order, i)
+						_ = Yield()
+					}
+				})
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(order) != 3*n {
+			t.Fatalf("%d steps, want %d", len(order), 3*n)
+		}
+		for k, id := range order {
+			if id != k%n {
+				t.Fatalf("step %d ran coroutine %d, want %d (FIFO round robin)", k, id, k%n)
+			}
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"time"
+	"unsafe"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/impl/stackful/stackpool"
@@ -368,11 +369,42 @@ func (s *Scheduler) pickNext() *Coroutine {
 		if co == nil {
 			return nil
 		}
+		if s.queue.n >= prefetchMin {
+			s.prefetchAhead()
+		}
 		if co.waker.status == WakerIgnored && co.state == coNew {
 			s.dropUnstarted(co, nil)
 			continue
 		}
 		return co // an IGNORED started coroutine (Destroy) unwinds when resumed
+	}
+}
+
+// prefetchMin is the run-queue length from which pickNext prefetches the
+// coroutines ahead (prefetchAhead). Below it their lines are likely still
+// in cache and the calls cost more than they save: BenchmarkYieldN,
+// prefetch=on/off, best of 6 on a 2-core EPYC VM, measured +2 to +4 ns per
+// yield with prefetching at n = 16, 64 and 256, and -7 % at n = 4096,
+// -18 % at n = 65536; 1024 lies between the last loss and the first gain.
+// A variable so that the benchmark can turn it off.
+var prefetchMin = 1024
+
+// prefetchAhead starts the loads the next switches will wait on, as a
+// three-stage pipeline over the run queue: the record of the coroutine
+// three picks ahead, the fiber context (saved SP) of the one two ahead,
+// whose record the previous pick fetched, and the stack top (its Switch
+// frame and return address) of the next one, whose context was fetched a
+// pick ago. Each is a hint (fiber.Prefetch); the queue holds at least
+// prefetchMin >= 3 coroutines.
+func (s *Scheduler) prefetchAhead() {
+	q := &s.queue
+	m := len(q.buf) - 1
+	fiber.Prefetch(uintptr(unsafe.Pointer(q.buf[(q.head+2)&m])))
+	if c := q.buf[(q.head+1)&m]; c.fc != nil {
+		fiber.Prefetch(uintptr(unsafe.Pointer(c.fc)))
+	}
+	if c := q.buf[q.head&m]; c.fc != nil {
+		fiber.Prefetch(c.fc.StackTop())
 	}
 }
 

@@ -53,3 +53,60 @@ func BenchmarkTimerWake(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkYieldN: n coroutines yield round-robin; one op is one Yield (a
+// switch to the next coroutine in the run queue). n = 2 is all in cache;
+// at n = 4096 and more each switch touches a record and a stack top that
+// are no longer in cache (the memory-latency figure of the Yield scenario).
+func BenchmarkYieldN(b *testing.B) {
+	for _, n := range []int{2, 256, 1024, 4096, 65536} {
+		for _, pf := range []string{"on", "off"} {
+			b.Run("n="+strconv.Itoa(n)+"/prefetch="+pf, func(b *testing.B) {
+				if pf == "off" {
+					defer func(v int) { prefetchMin = v }(prefetchMin)
+					prefetchMin = 1 << 62
+				} else if n < prefetchMin {
+					b.Skip("below prefetchMin: the same as off")
+				}
+				benchYieldN(b, n)
+			})
+		}
+	}
+}
+
+func benchYieldN(b *testing.B, n int) {
+	{
+		{
+			s, err := New(Options{Backend: Asm})
+			if err != nil {
+				b.Skip(err)
+			}
+			defer s.Close()
+			per := (b.N + n - 1) / n
+			body := func() {
+				for i := 0; i < per; i++ {
+					_ = Yield()
+				}
+			}
+			// Warm: every coroutine's stack is taken once before the timer.
+			if err := s.Run(func() {
+				for i := 0; i < n; i++ {
+					Go(func() { _ = Yield() })
+				}
+			}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			err = s.Run(func() {
+				for i := 0; i < n; i++ {
+					Go(body)
+				}
+			})
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*per), "ns/yield")
+		}
+	}
+}
