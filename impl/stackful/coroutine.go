@@ -59,17 +59,20 @@ type Coroutine struct {
 	fn       func()
 	priority Priority
 	state    coState
-	waker    Waker
-	ctx      *execContext // the execution context it runs on; nil until started
-	handlers []SwitchHandler
-	timer    reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at spawn
-	done     Event             // fires when the coroutine finishes
-	err      error             // the *PanicError if it panicked
+	// The flags sit beside priority and state, in what would be padding:
+	// that keeps the record at 448 bytes (a Go size class) with the timer
+	// node inline.
+	cancelPending bool // deliver cancelErr at the next blocking call
+	killed        bool // final cleanup: unwind at the next suspension point
+	unwinding     bool // the kill panic is unwinding it: blocking calls fail at once
+	waker         Waker
+	ctx           *execContext // the execution context it runs on; nil until started
+	handlers      []SwitchHandler
+	timer         reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at spawn
+	done          Event             // fires when the coroutine finishes
+	err           error             // the *PanicError if it panicked
 
-	cancelPending bool  // deliver cancelErr at the next blocking call
-	cancelErr     error // the pending cancellation
-	killed        bool  // final cleanup: unwind at the next suspension point
-	unwinding     bool  // the kill panic is unwinding it: blocking calls fail at once
+	cancelErr error // the pending cancellation (cancelPending)
 
 	livePrev, liveNext *Coroutine // the scheduler's list of live coroutines, in spawn order
 }

@@ -1,6 +1,9 @@
 package stackful
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 // TestCoQueue: the run queue against a slice model, through growth, head
 // insertion and wrap-around (the twin of internal/ring's test).
@@ -90,4 +93,12 @@ func TestLongQueueRoundRobin(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCoroutineRecordSize: the record, timer node included, stays within the
+// 448-byte size class (one spawn's allocation; the flags fill padding).
+func TestCoroutineRecordSize(t *testing.T) {
+	if got := unsafe.Sizeof(Coroutine{}); got > 448 {
+		t.Fatalf("Coroutine is %d bytes, want at most 448 (the Go size class it fits today)", got)
+	}
 }
