@@ -252,8 +252,10 @@ func (s *Scheduler) Run(main func()) (err error) {
 	}
 	running, s.running = s, true
 	s.err, s.shuttingDown, s.finalCleanup = nil, false, false
-	defer func() { running, s.running = nil, false }()
-	defer s.restoreSlack()
+	defer func() {
+		running, s.running = nil, false
+		s.restoreSlack() // one deferred closure: see impl/stackless Run
+	}()
 
 	if s.schedCtx, err = s.backend.begin(); err != nil {
 		return err
