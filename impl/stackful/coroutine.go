@@ -65,6 +65,7 @@ type Coroutine struct {
 	cancelPending bool // deliver cancelErr at the next blocking call
 	killed        bool // final cleanup: unwind at the next suspension point
 	unwinding     bool // the kill panic is unwinding it: blocking calls fail at once
+	timerBound    bool // timer.Init done (at the first timed wait, not at spawn)
 	waker         Waker
 	ctx           *execContext // the execution context it runs on; nil until started
 	handlers      []SwitchHandler

@@ -742,7 +742,6 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 	s.stats.Spawned++
 	co := &Coroutine{s: s, id: s.nextID, name: name, fn: fn, priority: p}
 	co.waker.co = co
-	co.timer.Init(s.loop, (*coTimer)(co))
 	co.waker.reset()
 	co.waker.status = WakerQueued
 	if s.shuttingDown {

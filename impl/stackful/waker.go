@@ -123,8 +123,15 @@ func (w *Waker) start(s *Scheduler) {
 func (w *Waker) startTimer(s *Scheduler) {
 	// A fresh base, not the last tick's cached time: a sleep never wakes
 	// early relative to the call (one clock read per timed wait).
+	co := w.co
+	if !co.timerBound {
+		// Bound here rather than at spawn: most coroutines never wait
+		// with a timeout, and the handler is an interface store.
+		co.timer.Init(s.loop, (*coTimer)(co))
+		co.timerBound = true
+	}
 	s.loop.UpdateTime()
-	w.co.timer.Start(w.timeout)
+	co.timer.Start(w.timeout)
 }
 
 // stop unsubscribes every event and stops the timer.
