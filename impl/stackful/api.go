@@ -29,12 +29,12 @@ func self(op string) (*Scheduler, *Coroutine) {
 }
 
 // onOwnStack is the inline half of the foreign-goroutine check: on asm, the
-// caller's frame must lie in co's fiber stack [lo, lo+span). A coro context
-// has span 0, so it always fails and checkGoroutine decides.
+// caller's frame must lie in co's fiber stack [stackLo, stackLo+stackSpan)
+// (copied into the record by bind). A coro context has span 0, so it always
+// fails and checkGoroutine decides.
 func (co *Coroutine) onOwnStack() bool {
 	var probe byte
-	ctx := co.ctx
-	return uintptr(unsafe.Pointer(&probe))-ctx.lo < ctx.span
+	return uintptr(unsafe.Pointer(&probe))-co.stackLo < co.stackSpan
 }
 
 // scheduler returns the running scheduler, for the calls that need no
@@ -98,16 +98,18 @@ func Yield() error {
 	}
 	co.waker.reset()
 	co.waker.status = WakerQueued
-	s.queue.PushBack(co) // a yield always goes to the tail
+	if !s.queue.tryPushBack(co) { // a yield always goes to the tail
+		s.queue.pushBackGrow(co)
+	}
 	// s.suspend(co), inline (see Scheduler.suspend).
 	if len(co.handlers) != 0 {
 		s.suspendHandlers(co, true)
 	} else if next := s.pickNext(); next != co {
 		switch {
-		case s.direct && next != nil && next.ctx != nil:
+		case s.direct && next != nil && next.fc != nil:
 			s.current = next
 			s.stats.Switches++
-			fiber.Switch(&co.ctx.fiber.fc, &next.ctx.fiber.fc)
+			fiber.Switch(co.fc, next.fc)
 			s.reap()
 		case s.asm == nil:
 			s.handoff, s.current = next, nil
@@ -175,10 +177,10 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {
 		switch {
-		case s.direct && next != nil && next.ctx != nil:
+		case s.direct && next != nil && next.fc != nil:
 			s.current = next
 			s.stats.Switches++
-			fiber.Switch(&co.ctx.fiber.fc, &next.ctx.fiber.fc)
+			fiber.Switch(co.fc, next.fc)
 			s.reap()
 		case s.asm == nil:
 			s.handoff, s.current = next, nil

@@ -3,6 +3,7 @@ package stackful
 import (
 	"strconv"
 
+	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/switchhook"
 	"github.com/corobench/corobench/reactor"
 )
@@ -43,25 +44,53 @@ const (
 
 // Coroutine is one coroutine of a Scheduler.
 type Coroutine struct {
+	// Hot fields first, in the record's first cache line: what a direct
+	// switch and the foreign-goroutine check read, copied from the
+	// execution context when it is bound (bind), so neither loads co.ctx
+	// and ctx.fiber first (two dependent misses per switch once thousands
+	// of coroutines are alive).
+	fc        *fiber.Context // &ctx.fiber.fc, the saved SP of its asm context; nil on coro and unbound
+	stackLo   uintptr        // ctx.lo: its stack is [stackLo, stackLo+stackSpan)
+	stackSpan uintptr        // ctx.span; 0 on coro and unbound (the check then goes out of line)
+
 	s        *Scheduler
 	id       uint64
 	name     string
 	fn       func()
 	priority Priority
 	state    coState
-	waker    Waker
-	ctx      *execContext // the execution context it runs on; nil until started
-	handlers []SwitchHandler
-	timer    *reactor.Timer // the waker's timeout timer, created on first use
-	done     Event          // fires when the coroutine finishes
-	err      error          // the *PanicError if it panicked
+	// The flags sit beside priority and state, in what would be padding:
+	// that keeps the record at 448 bytes (a Go size class) with the timer
+	// node inline.
+	cancelPending bool // deliver cancelErr at the next blocking call
+	killed        bool // final cleanup: unwind at the next suspension point
+	unwinding     bool // the kill panic is unwinding it: blocking calls fail at once
+	timerBound    bool // timer.Init done (at the first timed wait, not at spawn)
+	waker         Waker
+	ctx           *execContext // the execution context it runs on; nil until started
+	handlers      []SwitchHandler
+	timer         reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at spawn
+	done          Event             // fires when the coroutine finishes
+	err           error             // the *PanicError if it panicked
 
-	cancelPending bool  // deliver cancelErr at the next blocking call
-	cancelErr     error // the pending cancellation
-	killed        bool  // final cleanup: unwind at the next suspension point
-	unwinding     bool  // the kill panic is unwinding it: blocking calls fail at once
+	cancelErr error // the pending cancellation (cancelPending)
 
 	livePrev, liveNext *Coroutine // the scheduler's list of live coroutines, in spawn order
+}
+
+// bind makes ctx the coroutine's execution context and copies its hot
+// fields into the record (see fc).
+func (co *Coroutine) bind(ctx *execContext) {
+	co.ctx = ctx
+	co.stackLo, co.stackSpan = ctx.lo, ctx.span
+	if ctx.fiber != nil {
+		co.fc = &ctx.fiber.fc
+	}
+}
+
+// unbind forgets the execution context (the coroutine finished).
+func (co *Coroutine) unbind() {
+	co.ctx, co.fc, co.stackLo, co.stackSpan = nil, nil, 0, 0
 }
 
 // ID returns the coroutine's number, unique within its Scheduler's lifetime.
@@ -165,5 +194,10 @@ func (co *Coroutine) fire(kind SwitchKind) {
 	switchhook.Fire(&co.handlers, co, kind)
 }
 
-// onTimer is the timeout timer's callback.
-func (co *Coroutine) onTimer() { co.waker.onTimeout() }
+// coTimer is the coroutine's reactor.TimerHandler. A separate named type
+// keeps OnTimer out of Coroutine's exported method set; firing is one
+// interface call on the coroutine's own record (no closure, no allocation).
+type coTimer Coroutine
+
+// OnTimer is the waker's timeout: the loop has already disarmed the node.
+func (c *coTimer) OnTimer() { (*Coroutine)(c).waker.onTimeout() }

@@ -17,6 +17,14 @@
 //     (iter.Pull). It is GC-safe but asymmetric: each handoff goes from the
 //     suspending coroutine to the scheduler and from there to the next one.
 //
+// Timeouts and sleeps are a reactor.TimerNode inline in the Coroutine record,
+// in the reactor's one timer heap (the design impl/stackless uses too;
+// docs/design.md §4): a timed wait allocates nothing. On Asm, Run's first
+// blocking reactor wait locks the goroutine to its thread for the rest of
+// Run and lowers the thread's timer slack to 1 ns (restored when Run
+// returns), so an epoll_pwait2 deadline is not pushed up to 50 µs late; Coro
+// keeps the thread's slack. Scheduler.WaitInfo reports which is in effect.
+//
 // # Programming model
 //
 // A Scheduler is single-threaded: Run executes the main function as the

@@ -115,13 +115,23 @@ func (w *Waker) resumeWhen(ev *Event, kind callbackKind) {
 func (w *Waker) start(s *Scheduler) {
 	w.status = WakerWaiting
 	if w.timeout >= 0 {
-		co := w.co
-		if co.timer == nil {
-			co.timer = s.loop.NewTimer(co.onTimer)
-		}
-		s.loop.UpdateTime() // a fresh base, not the last tick's cached time
-		co.timer.Start(w.timeout)
+		w.startTimer(s) // out of line: keeps start inlinable for a plain Await
 	}
+}
+
+// startTimer arms the waker's timeout.
+func (w *Waker) startTimer(s *Scheduler) {
+	// A fresh base, not the last tick's cached time: a sleep never wakes
+	// early relative to the call (one clock read per timed wait).
+	co := w.co
+	if !co.timerBound {
+		// Bound here rather than at spawn: most coroutines never wait
+		// with a timeout, and the handler is an interface store.
+		co.timer.Init(s.loop, (*coTimer)(co))
+		co.timerBound = true
+	}
+	s.loop.UpdateTime()
+	co.timer.Start(w.timeout)
 }
 
 // stop unsubscribes every event and stops the timer.
@@ -132,6 +142,13 @@ func (w *Waker) stop() {
 		}
 	}
 	w.nsubs = 0
+	if w.mode == modeGeneral || w.timeout >= 0 {
+		w.stopRest() // out of line: a plain Await has neither
+	}
+}
+
+// stopRest is the part of stop for a general wait and a timeout.
+func (w *Waker) stopRest() {
 	if w.mode == modeGeneral {
 		g := w.co.s.general[w.co]
 		for i := 0; i < g.ngen; i++ {
@@ -140,8 +157,8 @@ func (w *Waker) stop() {
 			}
 		}
 	}
-	if w.timeout >= 0 && w.co.timer != nil {
-		w.co.timer.Stop()
+	if w.timeout >= 0 {
+		w.co.timer.Stop() // a no-op when it fired
 	}
 }
 

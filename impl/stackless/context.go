@@ -211,7 +211,7 @@ func (c *Context) Now() int64 { return c.s.Now() }
 // deadline. A deadline in the past fires at the next reactor tick.
 func (c *Context) SleepUntil(deadline int64) Step {
 	w := c.cur.waker.prepare()
-	w.timer.deadline = max(deadline, 1)
+	w.timeout = max(deadline, 1)
 	w.absolute, w.sleeping, w.extras = true, true, true
 	return Step{stepSuspend}
 }

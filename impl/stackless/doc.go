@@ -73,6 +73,11 @@
 // active in the reactor and tasks still waiting, Run reports a
 // [*DeadlockError] naming them and shuts down.
 //
+// Run's first blocking reactor wait locks the goroutine to its thread for the
+// rest of Run and lowers the thread's timer slack to 1 ns (restored when Run
+// returns), so an epoll_pwait2 deadline is not pushed up to 50 µs late;
+// [Scheduler.WaitInfo] reports the wait and the slack in effect.
+//
 // A task switch is a return from one Resume and the call of the next; the
 // reference design's direct switch and scheduler coroutine collapse into
 // Run's loop. A task that waits or yields and is the next to run continues
@@ -123,9 +128,10 @@
 // of header plus the task's own fields), allocated once by the caller.
 // Spawning, waiting on events, timers and fds, and resuming allocate nothing
 // per task: waiters are linked intrusively through nodes in the waker, and
-// timeouts live in a heap of task pointers behind one reactor timer. The
-// shared run queue and timer heap hold one 8-byte slot per queued or
-// sleeping task. [AllocSize] gives the heap footprint the Go allocator makes
+// a timeout is a reactor.TimerNode inline in the waker, in the reactor's one
+// timer heap (the design impl/stackful uses too; docs/design.md §4). The
+// shared run queue holds one 8-byte slot per queued task, the reactor's
+// timer heap one 24-byte slot per sleeping task. [AllocSize] gives the heap footprint the Go allocator makes
 // of the struct (its size class); the tests check both against
 // runtime.MemStats.
 //

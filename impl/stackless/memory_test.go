@@ -139,9 +139,15 @@ func suspendAll(t *testing.T, n int) uint64 {
 	if err := s.r.open(s); err != nil {
 		t.Fatal(err)
 	}
-	s.timers.a = make([]*Coro, 0, n)
-	s.r.timer.Start(1 << 40) // the reactor's own timer heap gets its one slot
-	s.r.timer.Stop()
+	// The loop's timer heap grows to n/2 slots: start and stop as many
+	// nodes of tasks not otherwise used.
+	prime := make([]waitTask, n/2)
+	for i := range prime {
+		s.addTimer(&prime[i].Coro, 1<<40, true)
+	}
+	for i := range prime {
+		s.removeTimer(&prime[i].Coro)
+	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -149,8 +155,8 @@ func suspendAll(t *testing.T, n int) uint64 {
 		s.resume(co)
 	}
 	runtime.ReadMemStats(&after)
-	if s.waiting != n || ev.Waiters() != n/2 || len(s.timers.a) != n/2 {
-		t.Fatalf("waiting %d, event waiters %d, timers %d; want %d, %d, %d", s.waiting, ev.Waiters(), len(s.timers.a), n, n/2, n/2)
+	if s.waiting != n || ev.Waiters() != n/2 || s.r.loop.Active() != n/2 {
+		t.Fatalf("waiting %d, event waiters %d, timers %d; want %d, %d, %d", s.waiting, ev.Waiters(), s.r.loop.Active(), n, n/2, n/2)
 	}
 	ev.Resolve(nil)
 	s.Shutdown()

@@ -4,24 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corobench/corobench/internal/timerslack"
 	"github.com/corobench/corobench/reactor"
 )
 
 // reactorState is the scheduler's link to reactor/: the epoll loop, created
-// on first use, and the one loop timer that stands for the scheduler's whole
-// timer heap.
+// on first use. Timeouts and sleeps are reactor.TimerNodes inline in the
+// tasks' wakers, in the loop's own timer heap.
 type reactorState struct {
 	loop     *reactor.Loop
-	owned    bool           // created by the scheduler: Close closes it
-	timer    *reactor.Timer // armed at the earliest deadline of the timer heap
-	armedAt  int64          // deadline timer is armed for, valid while timer.Active()
-	lastTick int64          // loop time of the last tick
-	interval int64          // throttle of non-blocking ticks, ns
-	seq      uint32         // timer start order, to fire equal deadlines FIFO (wraps; see timerLess)
+	owned    bool  // created by the scheduler: Close closes it
+	lastTick int64 // loop time of the last tick
+	interval int64 // throttle of non-blocking ticks, ns
+
+	// The 1 ns timer slack of Run's blocking waits (see lowerSlack).
+	slackLowered bool    // this Run locked its thread and set the slack
+	slackPrev    uintptr // the slack to restore at the end of Run
+	slackSet     bool    // the last Run that blocked waited with 1 ns slack
+	slackErr     error   // why the last attempt failed (prctl), nil otherwise
 }
 
 // Loop returns the scheduler's reactor, creating it if needed.
@@ -54,8 +59,6 @@ func (s *Scheduler) Close() error {
 	if s.r.loop == nil {
 		return nil
 	}
-	s.r.timer.Close()
-	s.r.timer = nil
 	var err error
 	if s.r.owned {
 		err = s.r.loop.Close()
@@ -73,7 +76,6 @@ func (r *reactorState) open(s *Scheduler) error {
 		return fmt.Errorf("stackless: cannot create the reactor: %w", err)
 	}
 	r.loop, r.owned = l, true
-	r.timer = l.NewTimer(s.onLoopTimer)
 	return nil
 }
 
@@ -90,6 +92,9 @@ func (s *Scheduler) tickThrottled() {
 
 // tick runs one reactor iteration; its callbacks queue the tasks they wake.
 func (s *Scheduler) tick(noWait bool) {
+	if !noWait && !s.r.slackLowered {
+		s.lowerSlack()
+	}
 	s.stats.Ticks++
 	if !noWait {
 		s.stats.Blocks++
@@ -101,82 +106,71 @@ func (s *Scheduler) tick(noWait bool) {
 	}
 }
 
-// timerEntry is a task's slot in the scheduler's timer heap, embedded in its
-// waker: a timeout or sleep allocates nothing.
-type timerEntry struct {
-	index    int32  // 1-based position in the heap; 0 = not in it
-	seq      uint32 // start order
-	deadline int64  // loop clock, ns, while in the heap (before start: the timeout, see setTimeout)
-}
-
-// timerHeap is a binary min-heap of tasks by (deadline, seq). One reactor
-// timer is armed at its minimum: the reactor sees one active timer however
-// many tasks sleep, and no task needs a reactor object of its own.
-type timerHeap struct{ a []*Coro }
-
-func timerLess(a, b *Coro) bool {
-	x, y := &a.waker.timer, &b.waker.timer
-	// seq wraps at 2^32 starts; comparing the signed difference orders it
-	// correctly while fewer than 2^31 starts separate two pending timers.
-	return x.deadline < y.deadline || (x.deadline == y.deadline && int32(x.seq-y.seq) < 0)
-}
-
-func (h *timerHeap) set(i int, co *Coro) {
-	h.a[i] = co
-	co.waker.timer.index = int32(i + 1)
-}
-
-func (h *timerHeap) up(i int) {
-	co := h.a[i]
-	for i > 0 {
-		p := (i - 1) / 2
-		if !timerLess(co, h.a[p]) {
-			break
-		}
-		h.set(i, h.a[p])
-		i = p
-	}
-	h.set(i, co)
-}
-
-func (h *timerHeap) down(i int) {
-	co := h.a[i]
-	n := len(h.a)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && timerLess(h.a[c+1], h.a[c]) {
-			c++
-		}
-		if !timerLess(h.a[c], co) {
-			break
-		}
-		h.set(i, h.a[c])
-		i = c
-	}
-	h.set(i, co)
-}
-
-func (h *timerHeap) push(co *Coro) {
-	h.a = append(h.a, co)
-	h.up(len(h.a) - 1)
-}
-
-func (h *timerHeap) remove(co *Coro) {
-	i := int(co.waker.timer.index) - 1
-	co.waker.timer.index = 0
-	last := len(h.a) - 1
-	moved := h.a[last]
-	h.a[last] = nil
-	h.a = h.a[:last]
-	if i == last {
+// lowerSlack runs before Run's first blocking reactor wait: it locks the
+// goroutine to its OS thread for the rest of Run and sets the thread's timer
+// slack to 1 ns, so an epoll_pwait2 deadline is not pushed up to 50 µs late
+// (the default slack). A Run that never blocks pays nothing. Under the
+// timerfd wait slack does not apply. Twin of impl/stackful
+// Scheduler.lowerSlack.
+func (s *Scheduler) lowerSlack() {
+	r := &s.r
+	if r.loop.WaitInfo().Wait != "epoll_pwait2" {
 		return
 	}
-	h.set(i, moved)
-	h.down(i)
-	h.up(int(moved.waker.timer.index) - 1)
+	runtime.LockOSThread()
+	prev, err := timerslack.Lower()
+	r.slackLowered = true // at most one attempt per Run
+	if err != nil {
+		runtime.UnlockOSThread()
+		r.slackErr, r.slackSet = err, false
+		return
+	}
+	r.slackPrev, r.slackSet, r.slackErr = prev, true, nil
+}
+
+// restoreSlack undoes lowerSlack at the end of Run, on the thread it locked.
+func (s *Scheduler) restoreSlack() {
+	r := &s.r
+	if !r.slackLowered {
+		return
+	}
+	r.slackLowered = false
+	if r.slackErr != nil {
+		return
+	}
+	timerslack.Restore(r.slackPrev)
+	runtime.UnlockOSThread()
+}
+
+// WaitInfo describes how Run's blocking reactor waits honour deadlines, for
+// the timer-floor line of a result: the loop's clock and wait method and the
+// timer slack in effect. A Run lowers its thread's slack to 1 ns at its first
+// blocking wait under epoll_pwait2 (Slack 1 ns, SlackSet true once a Run has
+// done so); before that it is the loop's report of the thread that created
+// it. It creates the reactor if needed and panics if it cannot (see Loop).
+func (s *Scheduler) WaitInfo() reactor.WaitInfo {
+	l, err := s.Loop()
+	if err != nil {
+		panic(err)
+	}
+	wi := l.WaitInfo()
+	if s.r.slackSet {
+		wi.Slack, wi.SlackSet = timerslack.Slack, true
+	}
+	return wi
+}
+
+// coTimer is a task's reactor.TimerHandler: the node lives inline in the
+// task's waker (one timer design with impl/stackful, docs/design.md §4), so a
+// timeout or sleep allocates nothing and firing is one interface call on the
+// task's own header. A separate named type keeps OnTimer out of Coro's
+// method set.
+type coTimer Coro
+
+// OnTimer is the timeout: the loop has already disarmed the node.
+func (c *coTimer) OnTimer() {
+	co := (*Coro)(c)
+	co.sched.onTimer(co)
 }
 
 // addTimer starts co's timer: at the absolute deadline t, or t ns from now
@@ -184,54 +178,21 @@ func (h *timerHeap) remove(co *Coro) {
 // which would fire early).
 func (s *Scheduler) addTimer(co *Coro, t int64, absolute bool) {
 	l := s.r.loop
-	if !absolute {
-		l.UpdateTime()
-		t += l.Now()
+	n := &co.waker.timer
+	// Bound at each start: the loop is created on first use and a pooled
+	// task struct may be spawned on another scheduler. On the idle node it
+	// is three stores.
+	n.Init(l, (*coTimer)(co))
+	if absolute {
+		n.StartAt(t)
+		return
 	}
-	s.r.seq++
-	co.waker.timer.deadline = t
-	co.waker.timer.seq = s.r.seq
-	s.timers.push(co)
-	s.armLoopTimer()
+	l.UpdateTime()
+	n.Start(time.Duration(t))
 }
 
 // removeTimer stops co's timeout.
-func (s *Scheduler) removeTimer(co *Coro) {
-	s.timers.remove(co)
-	s.armLoopTimer()
-}
-
-// armLoopTimer keeps the reactor timer armed at the heap's minimum, and
-// stopped when the heap is empty (so an idle scheduler has no active event).
-func (s *Scheduler) armLoopTimer() {
-	t := s.r.timer
-	if len(s.timers.a) == 0 {
-		t.Stop()
-		return
-	}
-	d := s.timers.a[0].waker.timer.deadline
-	if t.Active() && s.r.armedAt == d {
-		return
-	}
-	s.r.armedAt = d
-	t.StartAt(d)
-}
-
-// onLoopTimer runs inside a reactor tick when the earliest deadline is due:
-// it times out every task whose deadline has passed, in (deadline, start
-// order), then re-arms for the next.
-func (s *Scheduler) onLoopTimer() {
-	now := s.r.loop.Now()
-	for len(s.timers.a) > 0 {
-		co := s.timers.a[0]
-		if co.waker.timer.deadline > now {
-			break
-		}
-		s.timers.remove(co)
-		s.onTimer(co)
-	}
-	s.armLoopTimer()
-}
+func (s *Scheduler) removeTimer(co *Coro) { co.waker.timer.Stop() }
 
 // Source is a reactor event a task can wait on: an fd poll, a trigger, a
 // signal or a process exit. It is made once and reused for every wait; the

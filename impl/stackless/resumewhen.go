@@ -133,7 +133,7 @@ func (c *Context) Suspend(timeout time.Duration) Step {
 // startGeneral is Waker.start for a general wait (see startSlow).
 func (s *Scheduler) startGeneral(w *Waker, co *Coro) bool {
 	g := s.general[co]
-	if g.n == 0 && w.timer.deadline <= 0 {
+	if g.n == 0 && w.timeout <= 0 {
 		w.status, w.err = Result, errNothingToWaitFor
 		return true
 	}
@@ -150,7 +150,7 @@ func (s *Scheduler) startGeneral(w *Waker, co *Coro) bool {
 			}
 		}
 	}
-	if w.timer.deadline > 0 {
+	if w.timeout > 0 {
 		if err := s.r.open(s); err != nil {
 			w.status, w.err = Result, err
 			return true
@@ -165,8 +165,8 @@ func (s *Scheduler) startGeneral(w *Waker, co *Coro) bool {
 			n.ev.link(n)
 		}
 	}
-	if w.timer.deadline > 0 {
-		s.addTimer(co, w.timer.deadline, false)
+	if w.timeout > 0 {
+		s.addTimer(co, w.timeout, false)
 	}
 	s.waiting++
 	return false

@@ -120,8 +120,8 @@ const HeaderSize = unsafe.Sizeof(Coro{})
 // struct itself, which the caller allocates (one heap object; see
 // AllocSize for what the Go allocator makes of it). While a task is runnable
 // it also occupies one 8-byte slot of the scheduler's run queue, and while it
-// sleeps one 8-byte slot of the timer heap; both are shared and reused, not
-// per task.
+// sleeps one 24-byte slot of the reactor's timer heap; both are shared and
+// reused, not per task.
 func StateSize(t Task) uintptr {
 	rt := reflect.TypeOf(t)
 	if rt.Kind() != reflect.Pointer {

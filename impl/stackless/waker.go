@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/corobench/corobench/internal/wakerstate"
+	"github.com/corobench/corobench/reactor"
 )
 
 // WakerStatus is the state of a task's waker (docs/design.md §1, the waker). It
@@ -56,18 +57,19 @@ func (n *waitNode) linked() bool { return n.prev != nil || (n.ev != nil && n.ev.
 // it without allocating.
 //
 // Invariant: while status == Waiting, every subscribed node is linked into its
-// event, the timeout is in the scheduler's timer heap and the poll, if any,
+// event, the timeout's node is in the reactor's timer heap and the poll, if any,
 // is started; in every other status none of them is.
 type Waker struct {
 	status    WakerStatus
-	sleeping  bool // the wait is a Sleep: the timer firing is success, not ErrTimeout
-	waited    bool // the task's last wake-up ended a started wait (status becomes Result)
-	immediate bool // the wait ends at start with err (a refused wait)
-	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
-	extras    bool // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
-	general   bool // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
-	hasGen    bool // Scheduler.general holds an entry for the task (dropped when it finishes)
-	timer     timerEntry
+	sleeping  bool  // the wait is a Sleep: the timer firing is success, not ErrTimeout
+	waited    bool  // the task's last wake-up ended a started wait (status becomes Result)
+	immediate bool  // the wait ends at start with err (a refused wait)
+	absolute  bool  // timer.deadline is an absolute deadline (SleepUntil), not a timeout
+	extras    bool  // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
+	general   bool  // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
+	hasGen    bool  // Scheduler.general holds an entry for the task (dropped when it finishes)
+	timeout   int64 // before start: the timeout (> 0) or, absolute, the deadline; 0 = none
+	timer     reactor.TimerNode
 	nodes     [numSlots]waitNode
 	src       *Source // reactor event of the wait (fd poll, trigger, ...), nil if none
 	triggered *Event  // the event that ended the wait
@@ -85,7 +87,7 @@ func (w *Waker) prepare() *Waker {
 	// returns at once on a pending cancellation keeps it, as in impl/stackful).
 	if w.extras {
 		w.extras, w.sleeping, w.immediate, w.absolute, w.general = false, false, false, false, false
-		w.timer.deadline = 0
+		w.timeout = 0
 		w.nodes[slotCancel].ev = nil
 		w.src = nil
 	}
@@ -168,11 +170,11 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 			return true
 		}
 	}
-	if w.nodes[slotEvent].ev == nil && w.nodes[slotCancel].ev == nil && w.timer.deadline <= 0 && w.src == nil {
+	if w.nodes[slotEvent].ev == nil && w.nodes[slotCancel].ev == nil && w.timeout <= 0 && w.src == nil {
 		w.status, w.err = Result, errNothingToWaitFor
 		return true
 	}
-	if w.timer.deadline > 0 || w.src != nil {
+	if w.timeout > 0 || w.src != nil {
 		if err := s.r.open(s); err != nil {
 			w.status, w.err = Result, err
 			return true
@@ -185,8 +187,8 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 			n.ev.link(n)
 		}
 	}
-	if w.timer.deadline > 0 {
-		s.addTimer(co, w.timer.deadline, w.absolute)
+	if w.timeout > 0 {
+		s.addTimer(co, w.timeout, w.absolute)
 	}
 	if w.src != nil {
 		w.src.ev.Start()
@@ -205,7 +207,7 @@ func (w *Waker) stop(s *Scheduler, co *Coro) {
 	if n := &w.nodes[slotCancel]; n.ev != nil && n.linked() {
 		n.ev.unlink(n)
 	}
-	if w.timer.index != 0 {
+	if w.timer.Active() {
 		s.removeTimer(co)
 	}
 	if w.src != nil {
@@ -248,8 +250,8 @@ func (s *Scheduler) onEventFired(n *waitNode) {
 	s.wake(co, n.ev, n.ev.result, n.ev.err)
 }
 
-// onTimer is the timeout callback; the timer heap has already removed the
-// entry.
+// onTimer is the timeout callback (coTimer.OnTimer); the reactor has
+// already disarmed the node.
 func (s *Scheduler) onTimer(co *Coro) {
 	if co.waker.sleeping {
 		s.wake(co, nil, nil, nil)
@@ -258,10 +260,9 @@ func (s *Scheduler) onTimer(co *Coro) {
 	s.wake(co, nil, nil, ErrTimeout)
 }
 
-// setTimeout records the wait's timeout. Until start it lives in the timer
-// entry's deadline field as a duration (> 0: a timeout), which saves the
-// header a field; start turns it into an absolute deadline.
+// setTimeout records the wait's timeout (> 0: a timeout); start arms the
+// waker's timer node with it.
 func (w *Waker) setTimeout(d time.Duration) {
-	w.timer.deadline = int64(max(d, 0))
+	w.timeout = int64(max(d, 0))
 	w.extras = true
 }

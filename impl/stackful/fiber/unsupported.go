@@ -27,3 +27,9 @@ func initFrame(c *Context) { panic(gateError) }
 func mapProbeStack(size int) (lo, hi uintptr, unmap func() error, err error) {
 	return 0, 0, nil, gateError
 }
+
+// Prefetch does nothing where the fiber switch is not supported.
+func Prefetch(addr uintptr) {}
+
+// StackTop returns 0 where the fiber switch is not supported.
+func (c *Context) StackTop() uintptr { return 0 }

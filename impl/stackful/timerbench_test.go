@@ -1,0 +1,112 @@
+package stackful
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// BenchmarkTimerWake: n coroutines each sleep 1 µs again and again; one op
+// is one wake (timer start, firing in a reactor tick, switch back). With
+// n = 10000 the deadlines are due by the time the round reaches them, so
+// cpu-ns/wake is the CPU a sleep-and-wake costs with n sleepers (the twin
+// of impl/stackless's BenchmarkTimerWake).
+func BenchmarkTimerWake(b *testing.B) {
+	for _, n := range []int{1, 10000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			s, err := New(Options{Backend: Asm})
+			if err != nil {
+				b.Skip(err)
+			}
+			defer s.Close()
+			per := (b.N + n - 1) / n
+			wakes := 0
+			body := func() {
+				for i := 0; i < per; i++ {
+					if err := Sleep(time.Microsecond); err != nil {
+						panic(err)
+					}
+					wakes++
+				}
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var t0, t1 unix.Timespec
+			b.ReportAllocs()
+			b.ResetTimer()
+			_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t0)
+			err = s.Run(func() {
+				for i := 0; i < n; i++ {
+					Go(body)
+				}
+			})
+			_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t1)
+			b.StopTimer()
+			if err != nil || wakes != n*per {
+				b.Fatalf("Run = %v, %d of %d wakes", err, wakes, n*per)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(wakes), "ns/wake")
+			b.ReportMetric(float64(t1.Nano()-t0.Nano())/float64(wakes), "cpu-ns/wake")
+		})
+	}
+}
+
+// BenchmarkYieldN: n coroutines yield round-robin; one op is one Yield (a
+// switch to the next coroutine in the run queue). n = 2 is all in cache;
+// at n = 4096 and more each switch touches a record and a stack top that
+// are no longer in cache (the memory-latency figure of the Yield scenario).
+func BenchmarkYieldN(b *testing.B) {
+	for _, n := range []int{2, 256, 1024, 4096, 65536} {
+		for _, pf := range []string{"on", "off"} {
+			b.Run("n="+strconv.Itoa(n)+"/prefetch="+pf, func(b *testing.B) {
+				if pf == "off" {
+					defer func(v int) { prefetchMin = v }(prefetchMin)
+					prefetchMin = 1 << 62
+				} else if n < prefetchMin {
+					b.Skip("below prefetchMin: the same as off")
+				}
+				benchYieldN(b, n)
+			})
+		}
+	}
+}
+
+func benchYieldN(b *testing.B, n int) {
+	{
+		{
+			s, err := New(Options{Backend: Asm})
+			if err != nil {
+				b.Skip(err)
+			}
+			defer s.Close()
+			per := (b.N + n - 1) / n
+			body := func() {
+				for i := 0; i < per; i++ {
+					_ = Yield()
+				}
+			}
+			// Warm: every coroutine's stack is taken once before the timer.
+			if err := s.Run(func() {
+				for i := 0; i < n; i++ {
+					Go(func() { _ = Yield() })
+				}
+			}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			err = s.Run(func() {
+				for i := 0; i < n; i++ {
+					Go(body)
+				}
+			})
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*per), "ns/yield")
+		}
+	}
+}
