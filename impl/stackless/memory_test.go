@@ -50,8 +50,9 @@ func spawnN[T any, P interface {
 	var before, after runtime.MemStats
 	runtime.GC()
 	// No collection during the count: spawning the KiB-sized tasks grows
-	// the heap past its goal, and a GC cycle then can allocate an object of
-	// its own (seen in CI as one extra 112-byte object on every attempt).
+	// the heap past its goal, and a cycle started then is one more source
+	// of allocations that are not ours. (A loaded CI run once saw one extra
+	// 112-byte object on all five attempts; not reproduced on its own.)
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	runtime.ReadMemStats(&before)
 	for i := 0; i < n; i++ {
