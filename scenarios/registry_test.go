@@ -114,3 +114,19 @@ func TestHeadlinesAreDeclaredOnce(t *testing.T) {
 		t.Errorf("only %d headline figures declared", len(seen))
 	}
 }
+
+// TestEveryScenarioCountsFaults: Register gives every scenario the
+// minor-fault metric, last and once, so every cell reports it.
+func TestEveryScenarioCountsFaults(t *testing.T) {
+	for _, s := range scenarios.All {
+		n := 0
+		for _, m := range s.Metrics {
+			if m.Unit == scenarios.FaultsUnit {
+				n++
+			}
+		}
+		if n != 1 || s.Metrics[len(s.Metrics)-1].Kind != scenarios.FaultsPerOp {
+			t.Errorf("%s: metrics %v, want %s once, last", s.Name, s.Metrics, scenarios.FaultsUnit)
+		}
+	}
+}

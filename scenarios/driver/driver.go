@@ -167,6 +167,8 @@ func sample(s *scenarios.Scenario, env *scenarios.Env, out scenarios.Outcome) (*
 			sm.Values[i] = float64(env.Elapsed().Nanoseconds()) / float64(out.Ops)
 		case scenarios.AllocsPerOp:
 			sm.Values[i] = float64(env.Allocs()) / float64(out.Ops)
+		case scenarios.FaultsPerOp:
+			sm.Values[i] = float64(env.Faults()) / float64(out.Ops)
 		case scenarios.BodyMeasured:
 			v, ok := out.Values[m.Unit]
 			if !ok {

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,4 +48,52 @@ func TestNextItersGrowsTowardBenchtime(t *testing.T) {
 func withRowGOMAXPROCS(t *testing.T, row scenarios.Row) {
 	old := runtime.GOMAXPROCS(row.GOMAXPROCS())
 	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+}
+
+// touchScenario is a scenario outside the registry whose timed region
+// touches pages fresh pages of an anonymous mapping per operation (pages
+// == 0: touches nothing), to check the fault count.
+func touchScenario(pages int) *scenarios.Scenario {
+	return &scenarios.Scenario{
+		Name: "touch", Bench: "Touch", FixedIters: 4,
+		Metrics: []scenarios.Metric{{Unit: "ns/op", Kind: scenarios.TimePerOp}, scenarios.FaultsMetric},
+		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			page := syscall.Getpagesize()
+			size := max(pages, 1) * page * env.N
+			mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+			if err != nil {
+				return scenarios.Outcome{}, err
+			}
+			defer syscall.Munmap(mem)
+			// Huge pages would serve many touches with one fault.
+			_ = syscall.Madvise(mem, 15 /* MADV_NOHUGEPAGE */)
+			env.ResetTimer()
+			for i := 0; i < pages*env.N; i++ {
+				mem[i*page] = 1
+			}
+			env.StopTimer()
+			return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N)}, nil
+		},
+		Want: func(env *scenarios.Env) uint64 { return uint64(env.N) },
+	}
+}
+
+// TestFaultsPerOpCountsTheTimedRegion: touching 32 fresh pages per
+// operation reads at least 32 minflt/op; touching none reads well under
+// one (the clock and the counters themselves fault rarely, if ever).
+func TestFaultsPerOpCountsTheTimedRegion(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	for _, c := range []struct {
+		pages  int
+		lo, hi float64
+	}{{32, 32, 40}, {0, 0, 0.5}} {
+		s := touchScenario(c.pages)
+		sm, err := Measure(s, scenarios.GoroutineSingle, nil, time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sm.Values[1]; got < c.lo || got > c.hi {
+			t.Errorf("%d pages touched per op: %s = %v, want in [%v, %v]", c.pages, scenarios.FaultsUnit, got, c.lo, c.hi)
+		}
+	}
 }
