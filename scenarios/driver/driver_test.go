@@ -52,14 +52,24 @@ func withRowGOMAXPROCS(t *testing.T, row scenarios.Row) {
 
 // touchScenario is a scenario outside the registry whose timed region
 // touches pages fresh pages of an anonymous mapping per operation (pages
-// == 0: touches nothing), to check the fault count.
+// == 0: touches nothing, only counts), to check the fault count.
 func touchScenario(pages int) *scenarios.Scenario {
 	return &scenarios.Scenario{
 		Name: "touch", Bench: "Touch", FixedIters: 4,
 		Metrics: []scenarios.Metric{{Unit: "ns/op", Kind: scenarios.TimePerOp}, scenarios.FaultsMetric},
 		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			if pages == 0 {
+				env.ResetTimer()
+				var sum uint64
+				for i := 0; i < env.N; i++ {
+					sum += uint64(i) * uint64(i)
+				}
+				env.StopTimer()
+				touchSink = sum
+				return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N)}, nil
+			}
 			page := syscall.Getpagesize()
-			size := max(pages, 1) * page * env.N
+			size := pages * page * env.N
 			mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 			if err != nil {
 				return scenarios.Outcome{}, err
@@ -97,3 +107,44 @@ func TestFaultsPerOpCountsTheTimedRegion(t *testing.T) {
 		}
 	}
 }
+
+// TestFinalHooksBracketOneCountedRun: FinalStart/FinalStop are called once,
+// around one run with the iteration count found by the warm-up runs (which
+// run outside them), and the figures returned are that run's; a FixedIters
+// scenario's one run is the bracketed one.
+func TestFinalHooksBracketOneCountedRun(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	for _, fixed := range []int{0, 3} {
+		inside, starts, stops := false, 0, 0
+		var runs []int // N of each run, negative when outside the hooks
+		s := touchScenario(0)
+		s.FixedIters = fixed
+		body := s.Blocking
+		s.Blocking = func(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			if inside {
+				runs = append(runs, env.N)
+			} else {
+				runs = append(runs, -env.N)
+			}
+			return body(rt, env)
+		}
+		opts := Options{Benchtime: time.Millisecond,
+			FinalStart: func() error { starts++; inside = true; return nil },
+			FinalStop:  func() { stops++; inside = false },
+		}
+		sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := runs[len(runs)-1]
+		if starts != 1 || stops != 1 || last != sm.Iters {
+			t.Errorf("FixedIters=%d: %d starts, %d stops, runs %v, returned N=%d: want one bracketed run, last, with the returned N", fixed, starts, stops, runs, sm.Iters)
+		}
+		if fixed == 0 && (len(runs) < 2 || runs[len(runs)-2] != -last) {
+			t.Errorf("runs %v: want the bracketed run to repeat the last warm-up run's N outside the hooks", runs)
+		}
+	}
+}
+
+// touchSink keeps touchScenario's counting loop from being optimised away.
+var touchSink uint64
