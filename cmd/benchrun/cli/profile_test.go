@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -27,7 +26,10 @@ func TestProfileWritesAReadableProfile(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command to read the profiles with: %v", err)
+	}
 	for _, f := range []string{cpu, mem} {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Fatalf("%s: %v (empty or missing)", f, err)
