@@ -19,6 +19,9 @@ type Env struct {
 	Params map[string]string
 	// Loadgen is Options.Loadgen, for the echo scenario.
 	Loadgen LoadgenCommand
+	// Iter is, for a cell with Scenario.FreshRuntime, the index (0..N-1) of
+	// the iteration this call of the body runs; 0 otherwise.
+	Iter int
 
 	running    bool
 	start      time.Time

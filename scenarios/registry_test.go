@@ -102,10 +102,18 @@ func TestHeadlinesAreDeclaredOnce(t *testing.T) {
 			}
 			seen[m.Headline] = true
 			for _, at := range m.HeadlineAt {
-				k, v, _ := strings.Cut(at, "=")
-				p, ok := s.Param(k)
-				if !ok || p.Check(v) != nil {
-					t.Errorf("%s %s: HeadlineAt %q is not a valid setting", s.Name, m.Unit, at)
+				// The report's column form: every parameter once, in
+				// declaration order, "k=v/k=v".
+				parts := strings.Split(at, "/")
+				if len(parts) != len(s.Params) {
+					t.Errorf("%s %s: HeadlineAt %q does not set each of the parameters %v", s.Name, m.Unit, at, s.ParamKeys())
+					continue
+				}
+				for i, kv := range parts {
+					k, v, _ := strings.Cut(kv, "=")
+					if k != s.Params[i].Key || s.Params[i].Check(v) != nil {
+						t.Errorf("%s %s: HeadlineAt %q is not a valid setting", s.Name, m.Unit, at)
+					}
 				}
 			}
 		}

@@ -121,6 +121,21 @@ type Scenario struct {
 	// iterations instead of growing N to fill the bench time: for scenarios
 	// whose size is a parameter (memory, burst) rather than a repetition.
 	FixedIters int
+	// ItersFor, when set, gives a cell's fixed iteration count instead of
+	// FixedIters (0: grow N to fill the bench time), for a scenario whose
+	// variants differ in that.
+	ItersFor func(params map[string]string) int
+	// FreshRuntime, when set and true for a cell, runs each of the run's N
+	// iterations in a runtime of its own: the driver calls the body N
+	// times (a blocking body each time in a new RunBlocking, a state-machine
+	// body each time anew, creating its own scheduler), with Env.Iter the
+	// iteration's index, and adds up the calls' Ops and Checksums. The body
+	// times its one iteration with StartTimer/StopTimer (not ResetTimer),
+	// so the timed region holds exactly the operation and none of the
+	// runtime's creation or teardown. For what is cold only in a fresh
+	// runtime (an empty context pool). A row whose runs share state
+	// (RowDef.SharedAcrossRuns) reports not supported for such cells.
+	FreshRuntime func(params map[string]string) bool
 	// MaxCount caps the repetitions a run gives particular cells, keyed by
 	// their parameters in FormatParams form ("n=1000000"): for cells whose
 	// single run takes seconds and whose figure barely varies, so that a
@@ -138,6 +153,15 @@ type Scenario struct {
 	// Want returns the checksum a correct run of env.N iterations with
 	// env's parameters must produce, computed without any runtime.
 	Want func(env *Env) uint64
+}
+
+// Iters is the cell's fixed iteration count (ItersFor, else FixedIters);
+// 0 means the driver grows it to fill the bench time.
+func (s *Scenario) Iters(params map[string]string) int {
+	if s.ItersFor != nil {
+		return s.ItersFor(params)
+	}
+	return s.FixedIters
 }
 
 // Outcome is what a body reports for one run.

@@ -78,8 +78,8 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	}
 	benchtime := opts.Benchtime
 	hooked := opts.FinalStart != nil
-	if s.FixedIters > 0 {
-		env, out, err := runOnce(s, row, params, s.FixedIters, opts, hooked)
+	if fixed := s.Iters(params); fixed > 0 {
+		env, out, err := runOnce(s, row, params, fixed, opts, hooked)
 		if err != nil {
 			return nil, err
 		}
@@ -162,30 +162,64 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 }
 
 // runBody runs the state-machine body or, on the row's runtime, the
-// blocking one.
+// blocking one: once, timed from before the body starts (the body resets
+// the timer after its set-up), or, for a FreshRuntime cell, once per
+// iteration.
 func runBody(s *scenarios.Scenario, row scenarios.Row, params map[string]string, env *scenarios.Env) (*scenarios.Env, scenarios.Outcome, error) {
+	if s.FreshRuntime != nil && s.FreshRuntime(params) {
+		return runFresh(s, row, params, env)
+	}
+	out, err := callBody(s, row, params, env, true)
+	return env, out, err
+}
+
+// runFresh calls the body once per iteration, each in a fresh runtime
+// (Scenario.FreshRuntime), and adds up the calls' outcomes. The timer is
+// the body's alone: it times its iteration with StartTimer/StopTimer.
+func runFresh(s *scenarios.Scenario, row scenarios.Row, params map[string]string, env *scenarios.Env) (*scenarios.Env, scenarios.Outcome, error) {
+	if d, ok := row.Def(); ok && d.SharedAcrossRuns != "" {
+		return nil, scenarios.Outcome{}, scenarios.NotSupported("this cell needs a fresh runtime per iteration, and %s", d.SharedAcrossRuns)
+	}
+	var total scenarios.Outcome
+	for i := 0; i < env.N; i++ {
+		env.Iter = i
+		out, err := callBody(s, row, params, env, false)
+		if err != nil {
+			return nil, total, err
+		}
+		total.Ops += out.Ops
+		total.Checksum += out.Checksum // wrapping: Want adds the same way
+	}
+	return env, total, nil
+}
+
+// callBody calls the body once; timed starts the timer before it and
+// stops it after.
+func callBody(s *scenarios.Scenario, row scenarios.Row, params map[string]string, env *scenarios.Env, timed bool) (scenarios.Outcome, error) {
+	start, stop := env.ResetTimer, env.StopTimer
+	if !timed {
+		start, stop = func() {}, func() {}
+	}
 	var out scenarios.Outcome
-	var err error
 	if row.RunsStateMachines() {
 		if s.StateMachine == nil {
-			return nil, out, scenarios.NotSupported("scenario %s has no state-machine body yet", s.Name)
+			return out, scenarios.NotSupported("scenario %s has no state-machine body yet", s.Name)
 		}
-		env.ResetTimer()
-		out, err = s.StateMachine(env)
-		env.StopTimer()
-	} else {
-		if s.Blocking == nil {
-			return nil, out, scenarios.NotSupported("scenario %s has no blocking body yet", s.Name)
-		}
-		var bodyErr error
-		err = row.RunBlocking(scenarios.CellInfo{Scenario: s.Name, Params: params}, func(rt scenarios.Blocking) {
-			env.ResetTimer()
-			out, bodyErr = s.Blocking(rt, env)
-			env.StopTimer()
-		})
-		err = errors.Join(bodyErr, err)
+		start()
+		out, err := s.StateMachine(env)
+		stop()
+		return out, err
 	}
-	return env, out, err
+	if s.Blocking == nil {
+		return out, scenarios.NotSupported("scenario %s has no blocking body yet", s.Name)
+	}
+	var bodyErr error
+	err := row.RunBlocking(scenarios.CellInfo{Scenario: s.Name, Params: params}, func(rt scenarios.Blocking) {
+		start()
+		out, bodyErr = s.Blocking(rt, env)
+		stop()
+	})
+	return out, errors.Join(bodyErr, err)
 }
 
 // check holds a run to its checksum and operation count.

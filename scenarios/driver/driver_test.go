@@ -2,6 +2,8 @@ package driver
 
 import (
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -148,3 +150,39 @@ func TestFinalHooksBracketOneCountedRun(t *testing.T) {
 
 // touchSink keeps touchScenario's counting loop from being optimised away.
 var touchSink uint64
+
+// TestFreshRuntimeCallsTheBodyPerIteration: a FreshRuntime cell runs each
+// iteration in its own RunBlocking, with Env.Iter its index, adds up the
+// calls' outcomes, and times only what the body times; a row whose runs
+// share state reports not supported, with its reason.
+func TestFreshRuntimeCallsTheBodyPerIteration(t *testing.T) {
+	var iters []int
+	s := &scenarios.Scenario{
+		Name: "fresh", Bench: "Fresh", FixedIters: 5,
+		Metrics:      []scenarios.Metric{{Unit: "ns/op", Kind: scenarios.TimePerOp}},
+		FreshRuntime: func(map[string]string) bool { return true },
+		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			iters = append(iters, env.Iter)
+			time.Sleep(time.Millisecond) // untimed: must not count
+			env.StartTimer()
+			env.StopTimer()
+			return scenarios.Outcome{Ops: 1, Checksum: uint64(env.Iter)}, nil
+		},
+		Want: func(env *scenarios.Env) uint64 { return uint64(env.N * (env.N - 1) / 2) },
+	}
+	_, err := Measure(s, scenarios.StackfulCoro, nil, time.Millisecond)
+	if reason, ok := scenarios.IsNotSupported(err); !ok || !strings.Contains(reason, "fresh runtime") {
+		t.Errorf("stackful-coro (runs share Go's goroutine free list): err %v, want not supported naming the fresh runtime", err)
+	}
+	iters = nil
+	sm, err := Measure(s, scenarios.StackfulAsm, nil, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(iters, []int{0, 1, 2, 3, 4}) {
+		t.Errorf("body called with Iter %v, want 0..4 once each", iters)
+	}
+	if sm.Values[0] >= float64(time.Millisecond) {
+		t.Errorf("%v ns/op: the untimed sleep was timed", sm.Values[0])
+	}
+}
