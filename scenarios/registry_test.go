@@ -102,15 +102,39 @@ func TestHeadlinesAreDeclaredOnce(t *testing.T) {
 			}
 			seen[m.Headline] = true
 			for _, at := range m.HeadlineAt {
-				k, v, _ := strings.Cut(at, "=")
-				p, ok := s.Param(k)
-				if !ok || p.Check(v) != nil {
-					t.Errorf("%s %s: HeadlineAt %q is not a valid setting", s.Name, m.Unit, at)
+				// The report's column form: every parameter once, in
+				// declaration order, "k=v/k=v".
+				parts := strings.Split(at, "/")
+				if len(parts) != len(s.Params) {
+					t.Errorf("%s %s: HeadlineAt %q does not set each of the parameters %v", s.Name, m.Unit, at, s.ParamKeys())
+					continue
+				}
+				for i, kv := range parts {
+					k, v, _ := strings.Cut(kv, "=")
+					if k != s.Params[i].Key || s.Params[i].Check(v) != nil {
+						t.Errorf("%s %s: HeadlineAt %q is not a valid setting", s.Name, m.Unit, at)
+					}
 				}
 			}
 		}
 	}
 	if len(seen) < 7 {
 		t.Errorf("only %d headline figures declared", len(seen))
+	}
+}
+
+// TestEveryScenarioCountsFaults: Register gives every scenario the
+// minor-fault metric, last and once, so every cell reports it.
+func TestEveryScenarioCountsFaults(t *testing.T) {
+	for _, s := range scenarios.All {
+		n := 0
+		for _, m := range s.Metrics {
+			if m.Unit == scenarios.FaultsUnit {
+				n++
+			}
+		}
+		if n != 1 || s.Metrics[len(s.Metrics)-1].Kind != scenarios.FaultsPerOp {
+			t.Errorf("%s: metrics %v, want %s once, last", s.Name, s.Metrics, scenarios.FaultsUnit)
+		}
 	}
 }

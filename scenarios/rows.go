@@ -41,6 +41,12 @@ type RowDef struct {
 	// NoGCOn, when not empty, is why the row cannot measure with the
 	// collector on (--gc-on); its cells then report not supported.
 	NoGCOn string
+	// SharedAcrossRuns, when not empty, is why a new RunBlocking call does
+	// not start a cold runtime (state the row keeps for the whole process,
+	// such as Go's free list of finished goroutines); cells that need a
+	// fresh runtime per iteration (Scenario.FreshRuntime) then report not
+	// supported with it. Empty: every RunBlocking call starts from nothing.
+	SharedAcrossRuns string
 	// RunBlocking runs main as the first coroutine of a fresh runtime and
 	// returns when every coroutine has finished; the row runs the
 	// scenarios' blocking bodies on it. cell names the cell, for a row

@@ -62,7 +62,21 @@ const (
 	// BodyMeasured is a value the body puts in Outcome.Values itself
 	// (percentiles, bytes per coroutine).
 	BodyMeasured
+	// FaultsPerOp is the minor page faults in the timed region divided by
+	// Outcome.Ops (Env.Faults). Register appends it to every scenario as
+	// FaultsMetric; a scenario does not declare it itself.
+	FaultsPerOp
 )
+
+// FaultsUnit is the unit of FaultsMetric: minor page faults per operation,
+// the operation being the scenario's own (the divisor of its ns/ figure).
+const FaultsUnit = "minflt/op"
+
+// FaultsMetric is the metric every scenario reports last, so that a reader
+// sees when a figure is really the kernel handing out fresh memory: a
+// minor fault (first touch of a zeroed page) costs ~0.1–1 µs, more than
+// most operations here.
+var FaultsMetric = Metric{Unit: FaultsUnit, Kind: FaultsPerOp}
 
 // Param is one swept parameter: its key as it appears in benchmark names
 // (`/n=4096`), its values for a full run and for --quick, and what values
@@ -107,6 +121,21 @@ type Scenario struct {
 	// iterations instead of growing N to fill the bench time: for scenarios
 	// whose size is a parameter (memory, burst) rather than a repetition.
 	FixedIters int
+	// ItersFor, when set, gives a cell's fixed iteration count instead of
+	// FixedIters (0: grow N to fill the bench time), for a scenario whose
+	// variants differ in that.
+	ItersFor func(params map[string]string) int
+	// FreshRuntime, when set and true for a cell, runs each of the run's N
+	// iterations in a runtime of its own: the driver calls the body N
+	// times (a blocking body each time in a new RunBlocking, a state-machine
+	// body each time anew, creating its own scheduler), with Env.Iter the
+	// iteration's index, and adds up the calls' Ops and Checksums. The body
+	// times its one iteration with StartTimer/StopTimer (not ResetTimer),
+	// so the timed region holds exactly the operation and none of the
+	// runtime's creation or teardown. For what is cold only in a fresh
+	// runtime (an empty context pool). A row whose runs share state
+	// (RowDef.SharedAcrossRuns) reports not supported for such cells.
+	FreshRuntime func(params map[string]string) bool
 	// MaxCount caps the repetitions a run gives particular cells, keyed by
 	// their parameters in FormatParams form ("n=1000000"): for cells whose
 	// single run takes seconds and whose figure barely varies, so that a
@@ -124,6 +153,15 @@ type Scenario struct {
 	// Want returns the checksum a correct run of env.N iterations with
 	// env's parameters must produce, computed without any runtime.
 	Want func(env *Env) uint64
+}
+
+// Iters is the cell's fixed iteration count (ItersFor, else FixedIters);
+// 0 means the driver grows it to fill the bench time.
+func (s *Scenario) Iters(params map[string]string) int {
+	if s.ItersFor != nil {
+		return s.ItersFor(params)
+	}
+	return s.FixedIters
 }
 
 // Outcome is what a body reports for one run.
@@ -170,9 +208,10 @@ var All []*Scenario
 var order = []string{"calibrate", "switch", "pingpong", "yield", "handoff", "spawn", "burst", "memory",
 	"await-ready", "microtask", "timer", "fdwake", "echo", "shutdown", "priority"}
 
-// Register adds s to All, in its place in the display order, and returns
-// it. It panics, naming the problem, if s has no name, summary or checksum,
-// if its name is taken or not in the display order.
+// Register adds s to All, in its place in the display order, appends
+// FaultsMetric to its metrics, and returns it. It panics, naming the
+// problem, if s has no name, summary or checksum, if its name is taken or
+// not in the display order, or if it declares FaultsMetric itself.
 func Register(s *Scenario) *Scenario {
 	rank := slices.Index(order, s.Name)
 	switch {
@@ -182,11 +221,14 @@ func Register(s *Scenario) *Scenario {
 		panic(fmt.Sprintf("scenarios.Register: scenario %q has no Summary or no Want", s.Name))
 	case slices.ContainsFunc(All, func(o *Scenario) bool { return o.Name == s.Name || o.Bench == s.Bench }):
 		panic(fmt.Sprintf("scenarios.Register: scenario %q (%s) is registered twice", s.Name, s.Bench))
+	case slices.ContainsFunc(s.Metrics, func(m Metric) bool { return m.Unit == FaultsUnit || m.Kind == FaultsPerOp }):
+		panic(fmt.Sprintf("scenarios.Register: scenario %q declares %s itself; Register appends it to every scenario", s.Name, FaultsUnit))
 	}
 	i := 0
 	for i < len(All) && slices.Index(order, All[i].Name) < rank {
 		i++
 	}
+	s.Metrics = append(slices.Clip(s.Metrics), FaultsMetric)
 	All = slices.Insert(All, i, s)
 	return s
 }

@@ -129,3 +129,24 @@ func TestInterruptKeepsCellsAndReport(t *testing.T) {
 		t.Errorf("no report after Ctrl-C: %v", err)
 	}
 }
+
+// TestProfileReexecutesForTheRowsGODEBUG: stackful-asm's cells run with
+// GODEBUG=gcshrinkstackoff=1, which a process cannot set for itself once
+// started; benchrun profile re-executes itself with it and profiles there.
+func TestProfileReexecutesForTheRowsGODEBUG(t *testing.T) {
+	cpu := filepath.Join(t.TempDir(), "cpu.pprof")
+	cmd := benchrunCommand("profile", "-scenario", "switch", "-impl", "stackful-asm", "-benchtime", "20ms", "-o", cpu)
+	cmd.Env = append(cmd.Env, "GODEBUG=")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("benchrun profile: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(string(out), "GODEBUG=gcshrinkstackoff=1") || !strings.Contains(string(out), "ns/switch") {
+		t.Errorf("output does not show the row's GODEBUG and figure:\n%s", out)
+	}
+	if st, err := os.Stat(cpu); err != nil || st.Size() == 0 {
+		t.Errorf("profile %s: %v (missing or empty)", cpu, err)
+	}
+}

@@ -19,6 +19,9 @@ var Row = scenarios.RowDef{
 	TimerFloor: func() string {
 		return "clock=CLOCK_MONOTONIC (time.Now) wait=time.Sleep (Go timers: netpoller epoll_pwait with a ms timeout)"
 	},
+	// Its coroutines are goroutines, which Go keeps on a free list for
+	// the life of the process: a new run is no cold runtime.
+	SharedAcrossRuns: "its coroutines are goroutines, which Go keeps on a free list for the life of the process: a new sched.Runtime still reuses them, so no spawn but the process's first is cold",
 	RunBlocking: func(_ scenarios.CellInfo, main func(rt scenarios.Blocking)) error {
 		r := sched.New()
 		r.Run(func() { main(lifo{r}) })

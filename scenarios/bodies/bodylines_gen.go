@@ -158,17 +158,27 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"spawn": {
-		Blocking: BodySize{Lines: 32, Decls: []DeclLines{
-			{"spawnBlocking", 13},
+		Blocking: BodySize{Lines: 60, Decls: []DeclLines{
+			{"spawnBlocking", 16},
+			{"spawnLifecycle", 18},
+			{"spawnOne", 7},
 			{"spawnRound", 19},
 		}},
-		StateMachine: BodySize{Lines: 58, Decls: []DeclLines{
-			{"spawnStateMachine", 39},
+		StateMachine: BodySize{Lines: 143, Decls: []DeclLines{
+			{"spawnStateMachine", 42},
 			{"const ( ) around spawnStart, spawnYielded", 2},
 			{"spawnStart", 1},
 			{"spawnYielded", 1},
 			{"spawnTask", 7},
 			{"(*spawnTask).Resume", 8},
+			{"spawnLifecycleStateMachine", 17},
+			{"const ( ) around lifeSpawn, lifeAwaited", 2},
+			{"lifeSpawn", 1},
+			{"lifeAwaited", 1},
+			{"spawnLifeMain", 11},
+			{"(*spawnLifeMain).Resume", 39},
+			{"spawnLifeChild", 6},
+			{"(*spawnLifeChild).Resume", 5},
 		}},
 	},
 	"switch": {

@@ -8,47 +8,82 @@ import (
 	"github.com/corobench/corobench/scenarios"
 )
 
-// spawnCount is how many coroutines one spawn cell creates: enough for a
-// stable mean, few enough that the cold cell's fresh memory stays small
-// and a quick cell takes a few ms.
+// spawnCount is how many coroutines one alive=10000 cell creates: enough
+// for a stable mean, few enough that the cold cell's fresh memory stays
+// small and a quick cell takes a few ms.
 const spawnCount = 10000
+
+// spawnColdRuns is how many fresh runtimes one alive=1 pool=cold cell
+// runs, one lifecycle each: every one costs a runtime's creation and
+// teardown outside the timed region (tens of µs), so a cell stays near a
+// tenth of a second.
+const spawnColdRuns = 1000
 
 // Spawn: create, run to completion, destroy.
 var Spawn = register(&scenarios.Scenario{
 	Name:    "spawn",
 	Bench:   "Spawn",
-	Summary: "Create, run to completion and destroy one coroutine, with the context pool cold or warm.",
-	Doc: fmt.Sprintf("The main coroutine spawns %d coroutines at once, each of which yields once and then does "+
-		"a few ns of work (a checksum add), and waits until all have finished: create, run to completion, "+
-		"destroy. The yield makes every coroutine start before the first one finishes, so all %d are alive "+
-		"together and each needs a context of its own (without it the stackful runtime would start each "+
-		"unstarted coroutine on the finished one's context, and one stack would serve the whole batch). "+
-		"ns/spawn and allocs/spawn divide the whole by the count, the yield included. Each cell runs once in a "+
-		"fresh process. pool=cold times the first spawns of a fresh runtime: empty stack pool, so every "+
-		"stackful-asm fiber takes a fresh stack (a slab mmap per 16–1024 stacks and a first-touch page fault "+
-		"each), run queue not grown; stackless: a new state struct per task; goroutines: no dead g on Go's free "+
-		"list, so every go statement allocates a g and its 2 KiB stack. pool=warm first runs an identical "+
-		"untimed round in the same runtime (stackful: stacks pooled, queue grown; stackless: the finished "+
-		"structs are re-spawned; goroutines: gfget reuses the dead gs, stacks included). On goroutine-multi the "+
-		"other Ps steal and finish goroutines while main still spawns, so even cold reuses some gs. The "+
-		"collector is held off in every row, so the warm-up round's garbage is not reclaimed: each spawn's heap "+
-		"allocations (stackful: a coroutine record and a closure) land on fresh pages in both cells.",
-		spawnCount, spawnCount),
+	Summary: "Create, run to completion and destroy coroutines, one at a time (what the context pool does) or 10000 alive together (the memory hierarchy), with the pool cold or warm.",
+	Doc: fmt.Sprintf("Create, run to completion, destroy; each coroutine does a few ns of work (a checksum add). "+
+		"alive=1 is the lifecycle: the main coroutine spawns one coroutine and waits until it has finished, "+
+		"one at a time, so what a spawn costs is what the pool does. pool=warm: one runtime, one untimed "+
+		"lifecycle first (stackful-asm: one stack pooled and its records on the free lists; stackless: the "+
+		"finished task struct is spawned again), then N timed lifecycles. pool=cold: each of %d lifecycles runs "+
+		"in a fresh runtime and is timed alone (create+run+destroy, not the runtime's creation or teardown; "+
+		"the clock is read around each one, which adds one clock read, tens of ns, to each): stackful-asm's "+
+		"stack comes from a slab its main coroutine's start has just mapped, never touched (a first-touch page "+
+		"fault), its records are new; stackless: a new task struct. The goroutine rows and stackful-coro report "+
+		"not supported: Go keeps finished goroutines for the life of the process, so no runtime of theirs "+
+		"starts cold twice. alive=10000 is the memory-hierarchy figure: the main coroutine spawns %d "+
+		"coroutines at once, each yields once (so all are alive together and each needs a context of its own) "+
+		"and then does its work, and main waits until all have finished; ns/spawn divides the whole by the "+
+		"count, the yield included; each cell runs once per process. pool=cold times the first spawns of a "+
+		"fresh runtime: empty stack pool, so every stackful-asm fiber takes a fresh stack (a slab mmap per "+
+		"16–1024 stacks and a first-touch page fault each), run queue not grown; stackless: a new state struct "+
+		"per task; goroutines: no dead g on Go's free list, so every go statement allocates a g and its 2 KiB "+
+		"stack. pool=warm first runs an identical untimed round in the same runtime (stackful: stacks pooled, "+
+		"queue grown; stackless: the finished structs are re-spawned; goroutines: gfget reuses the dead gs, "+
+		"stacks included). On goroutine-multi the other Ps steal and finish goroutines while main still spawns, "+
+		"so even cold reuses some gs. The collector is held off in every row, so heap allocations (stackful: a "+
+		"coroutine record and a closure per spawn) land on fresh pages in every cell: minflt/op shows it.",
+		spawnColdRuns, spawnCount),
 	Claim: "The context pool removes the mmap/mprotect latency from spawning (docs/design.md §1); cold and warm spawn " +
 		"differ by ~40× (docs/design.md §8: libcopp).",
 	Params: []scenarios.Param{{
+		Key: "alive", Full: []string{"10000", "1"},
+		Doc: "10000: all alive together (the memory hierarchy); 1: one coroutine at a time (the lifecycle: what the pool does)",
+	}, {
 		Key: "pool", Full: []string{"cold", "warm"},
-		Doc: "cold: nothing pooled before the timed spawns; warm: after an identical warm-up round",
+		Doc: "cold: nothing pooled (alive=1: a fresh runtime per lifecycle); warm: after an identical untimed warm-up",
 	}},
 	Metrics: []scenarios.Metric{
-		{Unit: "ns/spawn", Kind: scenarios.TimePerOp, Headline: "spawn cost (cold pool)", HeadlineAt: []string{"pool=cold"}},
+		{Unit: "ns/spawn", Kind: scenarios.TimePerOp, Headline: "spawn cost (cold pool)", HeadlineAt: []string{"alive=10000/pool=cold"}},
 		{Unit: "allocs/spawn", Kind: scenarios.AllocsPerOp},
 	},
-	FixedIters:   spawnCount,
+	ItersFor:     spawnIters,
+	FreshRuntime: spawnFresh,
 	Blocking:     spawnBlocking,
 	StateMachine: spawnStateMachine,
 	Want:         spawnWant,
 })
+
+// spawnIters: alive=10000 spawns spawnCount once; the cold lifecycle runs
+// spawnColdRuns fresh runtimes; the warm lifecycle fills the bench time.
+func spawnIters(params map[string]string) int {
+	switch {
+	case params["alive"] != "1":
+		return spawnCount
+	case params["pool"] == "cold":
+		return spawnColdRuns
+	}
+	return 0
+}
+
+// spawnFresh: the cold lifecycle needs a fresh runtime per iteration, or
+// every lifecycle after the first would find the pool warm.
+func spawnFresh(params map[string]string) bool {
+	return params["alive"] == "1" && params["pool"] == "cold"
+}
 
 // spawnValue is what coroutine id adds to the checksum.
 func spawnValue(id uint64) uint64 { return mix(id, 0x5157) }
@@ -72,6 +107,9 @@ func spawnBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 	if err != nil {
 		return scenarios.Outcome{}, err
 	}
+	if env.Params["alive"] == "1" {
+		return spawnLifecycle(rt, env, warm)
+	}
 	if warm {
 		spawnRound(rt, 0, env.N, true)
 	}
@@ -79,6 +117,43 @@ func spawnBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 	sum := spawnRound(rt, 0, env.N, true)
 	env.StopTimer()
 	return scenarios.Outcome{Ops: int64(env.N), Checksum: sum}, nil
+}
+
+// spawnLifecycle is the alive=1 body: one coroutine at a time, created,
+// run to completion and destroyed while main waits. Cold (a fresh runtime
+// per call, Scenario.FreshRuntime): one lifecycle, timed alone, its id
+// env.Iter. Warm: one untimed lifecycle, then N timed ones.
+func spawnLifecycle(rt scenarios.Blocking, env *scenarios.Env, warm bool) (scenarios.Outcome, error) {
+	done := rt.NewSignal()
+	var sum uint64
+	if !warm {
+		env.StartTimer()
+		spawnOne(rt, done, uint64(env.Iter), &sum)
+		env.StopTimer()
+		return scenarios.Outcome{Ops: 1, Checksum: sum}, nil
+	}
+	var scratch uint64
+	spawnOne(rt, done, 0, &scratch)
+	env.ResetTimer()
+	for i := 0; i < env.N; i++ {
+		spawnOne(rt, done, uint64(i), &sum)
+	}
+	env.StopTimer()
+	return scenarios.Outcome{Ops: int64(env.N), Checksum: sum}, nil
+}
+
+// spawnOne spawns one coroutine that adds id's value to sum and fires
+// done, and returns when done fires. On the stackful rows the coroutine's
+// context goes back to the pool before main resumes (the scheduler
+// releases a finished fiber's stack on the way to the next context), so
+// the destroy is inside; on the goroutine rows the receive on done
+// happens after the add, so sum is safe to read.
+func spawnOne(rt scenarios.Blocking, done scenarios.Signal, id uint64, sum *uint64) {
+	rt.Go(func() {
+		*sum += spawnValue(id)
+		done.Fire()
+	})
+	done.Wait()
 }
 
 // spawnRound spawns n coroutines with ids base..base+n-1 and returns when
@@ -109,6 +184,9 @@ func spawnStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	warm, err := spawnWarm(env)
 	if err != nil {
 		return scenarios.Outcome{}, err
+	}
+	if env.Params["alive"] == "1" {
+		return spawnLifecycleStateMachine(env, warm)
 	}
 	s := stackless.New()
 	defer s.Close()
@@ -167,5 +245,102 @@ func (t *spawnTask) Resume(c *stackless.Context) stackless.Step {
 		return c.Yield()
 	}
 	*t.sum += spawnValue(t.id)
+	return c.Done()
+}
+
+// spawnLifecycleStateMachine is spawnLifecycle's twin: a main task spawns
+// one child task at a time and awaits its done event. Warm re-spawns the
+// one finished child struct (how stackless callers pool task memory);
+// cold runs one lifecycle in a fresh scheduler with a new child struct.
+func spawnLifecycleStateMachine(env *scenarios.Env, warm bool) (scenarios.Outcome, error) {
+	s := stackless.New()
+	defer s.Close()
+	var sum, scratch uint64
+	m := &spawnLifeMain{env: env, warm: warm, sum: &sum, scratch: &scratch}
+	if warm {
+		m.n = env.N
+		m.child = &spawnLifeChild{done: &m.done}
+	} else {
+		m.n, m.base = 1, env.Iter
+	}
+	if err := s.Spawn(m); err != nil {
+		return scenarios.Outcome{}, err
+	}
+	err := s.Run()
+	return scenarios.Outcome{Ops: int64(m.n), Checksum: sum}, err
+}
+
+// States of the lifecycle's main task.
+const (
+	lifeSpawn   uint8 = iota // start the next lifecycle (or the timing)
+	lifeAwaited              // the child has fired done
+)
+
+// spawnLifeMain is spawnLifecycle's main coroutine lowered by hand: with
+// warm, lifecycle -1 is the untimed warm-up and 0..n-1 are timed
+// together; without, its one lifecycle is timed alone.
+type spawnLifeMain struct {
+	stackless.Coro
+	state        uint8
+	warm         bool
+	i, n, base   int
+	started      bool
+	env          *scenarios.Env
+	done         stackless.Event
+	child        *spawnLifeChild // warm: the one struct, re-spawned
+	sum, scratch *uint64
+}
+
+func (t *spawnLifeMain) Resume(c *stackless.Context) stackless.Step {
+	for {
+		switch t.state {
+		case lifeSpawn:
+			if !t.started {
+				t.started = true
+				if t.warm {
+					t.i = -1 // the untimed warm-up lifecycle first
+				} else {
+					t.env.StartTimer()
+				}
+			}
+			if t.i == 0 && t.warm {
+				t.env.ResetTimer()
+			}
+			if t.i == t.n {
+				t.env.StopTimer()
+				return c.Done()
+			}
+			child := t.child
+			if !t.warm {
+				child = &spawnLifeChild{done: &t.done} // cold: a new struct
+			}
+			child.id, child.sum = uint64(t.base+t.i), t.sum
+			if t.i < 0 {
+				child.sum = t.scratch
+			}
+			if err := c.Spawn(child); err != nil {
+				return c.Fail(err)
+			}
+			t.state = lifeAwaited
+			return c.Await(&t.done)
+		case lifeAwaited:
+			t.done.Reset()
+			t.i++
+			t.state = lifeSpawn
+		}
+	}
+}
+
+// spawnLifeChild is the spawned coroutine: its work, then done.
+type spawnLifeChild struct {
+	stackless.Coro
+	id   uint64
+	sum  *uint64
+	done *stackless.Event
+}
+
+func (t *spawnLifeChild) Resume(c *stackless.Context) stackless.Step {
+	*t.sum += spawnValue(t.id)
+	t.done.Resolve(nil)
 	return c.Done()
 }

@@ -43,11 +43,12 @@ func builtinRows() []scenarios.RowDef {
 		NoGCOn:      "the asm row cannot run with the collector on: a collection while a fiber is suspended frees what only that fiber's stack holds (docs/design.md §3)",
 		RunBlocking: stackfulRunner(stackful.Asm),
 	}, {
-		Name:        scenarios.StackfulCoro,
-		Doc:         "the same scheduler, waker and reactor, each coroutine a Go runtime coroutine (iter.Pull)",
-		Colour:      [3]uint8{255, 127, 14},
-		TimerFloor:  reactorTimerFloor,
-		RunBlocking: stackfulRunner(stackful.Coro),
+		Name:             scenarios.StackfulCoro,
+		Doc:              "the same scheduler, waker and reactor, each coroutine a Go runtime coroutine (iter.Pull)",
+		Colour:           [3]uint8{255, 127, 14},
+		TimerFloor:       reactorTimerFloor,
+		SharedAcrossRuns: "each coroutine of this row is a goroutine (iter.Pull), which Go keeps on its free list of finished goroutines, stack included, for the life of the process (runtime gfput/gfget): a fresh scheduler still reuses them, so no spawn but the process's first is cold",
+		RunBlocking:      stackfulRunner(stackful.Coro),
 	}, {
 		Name:         scenarios.Stackless,
 		Doc:          "the same semantics as explicit state machines (Resume + state field)",
@@ -55,20 +56,26 @@ func builtinRows() []scenarios.RowDef {
 		TimerFloor:   reactorTimerFloor,
 		StateMachine: true,
 	}, {
-		Name:        scenarios.GoroutineSingle,
-		Doc:         "goroutines, channels, time timers and Go's netpoller, GOMAXPROCS=1",
-		Colour:      [3]uint8{214, 39, 40},
-		TimerFloor:  goTimerFloor,
-		RunBlocking: goroutineRunner(scenarios.GoroutineSingle),
+		Name:             scenarios.GoroutineSingle,
+		Doc:              "goroutines, channels, time timers and Go's netpoller, GOMAXPROCS=1",
+		Colour:           [3]uint8{214, 39, 40},
+		TimerFloor:       goTimerFloor,
+		SharedAcrossRuns: goroutinesShared,
+		RunBlocking:      goroutineRunner(scenarios.GoroutineSingle),
 	}, {
-		Name:        scenarios.GoroutineMulti,
-		Doc:         "the same with all cores",
-		Colour:      [3]uint8{148, 103, 189},
-		AllCores:    true,
-		TimerFloor:  goTimerFloor,
-		RunBlocking: goroutineRunner(scenarios.GoroutineMulti),
+		Name:             scenarios.GoroutineMulti,
+		Doc:              "the same with all cores",
+		Colour:           [3]uint8{148, 103, 189},
+		AllCores:         true,
+		TimerFloor:       goTimerFloor,
+		SharedAcrossRuns: goroutinesShared,
+		RunBlocking:      goroutineRunner(scenarios.GoroutineMulti),
 	}}
 }
+
+// goroutinesShared is why a goroutine row has no fresh runtime per run
+// (RowDef.SharedAcrossRuns).
+const goroutinesShared = "Go keeps finished goroutines on a free list, stack included, for the life of the process (runtime gfput/gfget), and the runtime cannot be started afresh: no spawn but the process's first is cold"
 
 // goTimerFloor: Go's timers run on runtime.nanotime, and an idle P waits
 // for the next one in the netpoller's epoll_pwait, whose timeout is in

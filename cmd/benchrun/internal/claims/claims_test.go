@@ -51,8 +51,8 @@ func TestClaimsHold(t *testing.T) {
 			cell("Switch/impl=stackless", "ns/switch", 12)+
 			cell("Handoff/impl=stackful-asm/via=direct", "ns/switch", 10)+
 			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 19)+
-			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 24000)+
-			cell("Spawn/impl=stackful-asm/pool=warm", "ns/spawn", 35)+
+			cell("Spawn/impl=stackful-asm/alive=1/pool=cold", "ns/spawn", 24000)+
+			cell("Spawn/impl=stackful-asm/alive=1/pool=warm", "ns/spawn", 35)+
 			cell("Memory/impl=stackful-asm/n=1000", "B/coroutine", 4400)+
 			cell("Memory/impl=stackless/n=1000", "B/coroutine", 1100)+
 			cell("Memory/impl=stackful-asm/n=100000", "B/coroutine", 4300)+
@@ -75,7 +75,7 @@ func TestClaimsHold(t *testing.T) {
 	if !strings.HasPrefix(rs2["per"].Figure, "n=100000:") {
 		t.Errorf("memory claim judged at a column without a CI: %q", rs2["per"].Figure)
 	}
-	want(t, rs["context"], Holds, "pool=cold / pool=warm = 685.71×")
+	want(t, rs["context"], Holds, "alive=1/pool=cold / alive=1/pool=warm = 685.71×")
 	// n=8: the 95% CI of the median is [x(1), x(8)] = [15.68, 16.24].
 	if f := rs["full-context"].Figure; f != "16.0 ns (95% CI 15.7–16.2 ns, n=8)" {
 		t.Errorf("figure %q", f)
@@ -88,8 +88,8 @@ func TestClaimsDoNotHold(t *testing.T) {
 			cell("Switch/impl=stackless", "ns/switch", 80)+
 			cell("Handoff/impl=stackful-asm/via=direct", "ns/switch", 10)+
 			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 12)+
-			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 35)+
-			cell("Spawn/impl=stackful-asm/pool=warm", "ns/spawn", 35)+
+			cell("Spawn/impl=stackful-asm/alive=1/pool=cold", "ns/spawn", 35)+
+			cell("Spawn/impl=stackful-asm/alive=1/pool=warm", "ns/spawn", 35)+
 			cell("Memory/impl=stackful-asm/n=1000", "B/coroutine", 128*1024)+
 			cell("Memory/impl=stackless/n=1000", "B/coroutine", 1100))
 	want(t, rs["full-context"], Cheaper, "below the claimed [10 ns, 20 ns] (cheaper than claimed)")
@@ -105,7 +105,7 @@ func TestClaimsNotMeasured(t *testing.T) {
 			cell("Switch/impl=stackless", "ns/switch", 3)+
 			"# corobench:failed BenchmarkHandoff/impl=stackful-asm/via=direct: timed out after 1m0s\n"+
 			cell("Handoff/impl=stackful-asm/via=scheduler", "ns/switch", 19)+
-			cell("Spawn/impl=stackful-asm/pool=cold", "ns/spawn", 24000))
+			cell("Spawn/impl=stackful-asm/alive=1/pool=cold", "ns/spawn", 24000))
 	want(t, rs["full-context"], NotMeasured, "Switch stackful-asm: unsupported: not supported: toolchain not gated")
 	want(t, rs["stackful"], NotMeasured, "unsupported")
 	want(t, rs["per"], NotMeasured, "Memory not in this run")
@@ -113,7 +113,7 @@ func TestClaimsNotMeasured(t *testing.T) {
 		t.Errorf("why repeats itself: %q", rs["per"].Why)
 	}
 	want(t, rs["direct"], NotMeasured, "Handoff stackful-asm via=direct: failed: timed out after 1m0s")
-	want(t, rs["context"], NotMeasured, "Spawn stackful-asm pool=warm: no ns/spawn figure in this run")
+	want(t, rs["context"], NotMeasured, "Spawn stackful-asm alive=1/pool=warm: no ns/spawn figure in this run")
 	if !strings.Contains(rs["direct"].Figure, "via=scheduler: 19.0 ns") {
 		t.Errorf("the measured half is not shown: %q", rs["direct"].Figure)
 	}
@@ -157,6 +157,46 @@ func TestClaimsNameRegisteredCells(t *testing.T) {
 		for _, r := range c.Rows {
 			if _, ok := scenarios.ParseRow(r); !ok {
 				t.Errorf("claim %q: row %q is not registered", c.Text, r)
+			}
+		}
+		if len(s.Params) > 0 && len(c.Columns) == 0 && c.Scenario != "Memory" {
+			t.Errorf("claim %q: scenario %s has parameters but the claim names no column", c.Text, c.Scenario)
+		}
+		for _, col := range c.Columns {
+			// A column names every parameter once, in declaration
+			// order, with a valid value: the reader's column form.
+			parts := strings.Split(col, "/")
+			if len(parts) != len(s.Params) {
+				t.Errorf("claim %q: column %q does not set each of %s's parameters %v", c.Text, col, c.Scenario, s.ParamKeys())
+				continue
+			}
+			for i, kv := range parts {
+				k, v, _ := strings.Cut(kv, "=")
+				if k != s.Params[i].Key || s.Params[i].Check(v) != nil {
+					t.Errorf("claim %q: column %q: %q is not a valid setting of %s's parameter %s", c.Text, col, kv, c.Scenario, s.Params[i].Key)
+				}
+			}
+		}
+		// And the check reads those columns: a run with exactly those
+		// cells measures the claim.
+		if len(c.Columns) > 0 {
+			var text strings.Builder
+			text.WriteString("goarch: amd64\n")
+			for _, r := range c.Rows {
+				for i, col := range c.Columns {
+					text.WriteString(cell(c.Scenario+"/impl="+r+"/"+col, c.Unit, 100*float64(len(c.Columns)-i)))
+				}
+			}
+			f, err := results.Read(strings.NewReader(text.String()), "columns.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			set, err := cells.Group([]*results.File{f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := c.check(set); r.Verdict == NotMeasured {
+				t.Errorf("claim %q with cells at its columns %v: not measured (%s): the check reads other cells", c.Text, c.Columns, r.Why)
 			}
 		}
 		r := c.check(empty)

@@ -1,0 +1,63 @@
+package bodies
+
+import (
+	"testing"
+	"time"
+
+	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/driver"
+)
+
+// TestSpawnLifecycleColdIsColdEveryTime: in the lifecycle's cold cell
+// every timed spawn on stackful-asm runs on a stack nobody touched before
+// (a fresh runtime's pool), so it takes at least one minor page fault;
+// in the warm cell the pooled stack is resident and faults are rare. If the
+// cold cell reused a runtime, all but its first lifecycle would be warm and
+// its faults per spawn would fall far below one.
+func TestSpawnLifecycleColdIsColdEveryTime(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.StackfulAsm)
+	faults := func(pool string) float64 {
+		sm, err := driver.Measure(Spawn, scenarios.StackfulAsm, map[string]string{"alive": "1", "pool": pool}, 5*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sm.Values[len(sm.Values)-1]
+	}
+	// The race detector's shadow memory adds faults to both cells (about
+	// a quarter per spawn in the warm one), so warm is held to a fraction
+	// of cold rather than to a fixed bound.
+	cold, warm := faults("cold"), faults("warm")
+	if cold < 1 {
+		t.Errorf("alive=1 pool=cold on stackful-asm: %.3f minflt/spawn, want >= 1 (a fresh stack per lifecycle)", cold)
+	}
+	if warm > cold/3 {
+		t.Errorf("alive=1 pool=warm on stackful-asm: %.3f minflt/spawn against cold's %.3f, want under a third (the pooled stack reused)", warm, cold)
+	}
+}
+
+// TestSpawnCellsAreDeclared: the lifecycle's cold cell is the only one
+// needing a fresh runtime per iteration; it runs spawnColdRuns of them,
+// the warm lifecycle grows N, the alive=10000 cells spawn spawnCount once.
+func TestSpawnCellsAreDeclared(t *testing.T) {
+	for _, c := range []struct {
+		alive, pool string
+		fresh       bool
+		iters       int
+	}{
+		{"1", "cold", true, spawnColdRuns},
+		{"1", "warm", false, 0},
+		{"10000", "cold", false, spawnCount},
+		{"10000", "warm", false, spawnCount},
+	} {
+		p := map[string]string{"alive": c.alive, "pool": c.pool}
+		if Spawn.FreshRuntime(p) != c.fresh || Spawn.Iters(p) != c.iters {
+			t.Errorf("alive=%s pool=%s: fresh %v iters %d, want %v %d", c.alive, c.pool, Spawn.FreshRuntime(p), Spawn.Iters(p), c.fresh, c.iters)
+		}
+		if err := Spawn.CheckCell(p, 0); err != nil {
+			t.Error(err)
+		}
+	}
+	if Spawn.CheckCell(map[string]string{"alive": "2", "pool": "cold"}, 0) == nil {
+		t.Error("alive=2 accepted: alive is an enumeration of 1 and 10000")
+	}
+}
