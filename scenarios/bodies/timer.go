@@ -23,7 +23,7 @@ var Timer = register(&scenarios.Scenario{
 	Doc: "n coroutines sleep concurrently, each N times in a row, for durations uniform in 50 µs–5 ms from a pseudo-random sequence fixed in advance " +
 		"(the same on every row). lateness = wake − deadline, where the deadline is the clock reading just before the sleep plus the duration: " +
 		"it includes the timer's resolution and the wait for the woken coroutine to run (a one-way figure: one wake-up). " +
-		"The coroutines start sleeping only once all have started, so spawn cost stays out. p50/p99/max are over every wake of the run. " +
+		"The coroutines start sleeping only once all have started, and the timed region starts there, so spawn cost stays out of both. p50/p99/max are over every wake of the run. " +
 		"The results file's timer-floor line names each row's clock and wait syscall.",
 	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
 		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
@@ -83,17 +83,18 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 	samples := make([]int64, n*rounds)
 	var tags atomic.Uint64
 	var started, left atomic.Int64
+	var open atomic.Bool
 	left.Store(int64(n))
 	done := rt.NewSignal()
-	env.ResetTimer()
 	for i := 0; i < n; i++ {
 		rt.Go(func() {
-			// The start gate: wait, yielding, until every coroutine has
-			// started, so that no wake-up queues behind the first start
-			// of another coroutine (fresh stacks, page faults): that is
-			// spawn cost, which the spawn scenario measures.
+			// The start gate: wait, yielding, until the body opens it
+			// once every coroutine has started, so that no wake-up
+			// queues behind the first start of another coroutine (fresh
+			// stacks, page faults): that is spawn cost, which the spawn
+			// scenario measures.
 			started.Add(1)
-			for started.Load() < int64(n) {
+			for !open.Load() {
 				rt.Yield()
 			}
 			var tag uint64
@@ -111,6 +112,13 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 			}
 		})
 	}
+	// The spawns and every coroutine's first run are behind us: the timed
+	// region holds the sleeps and wakes only. Its twin is timerStarter.
+	for started.Load() < int64(n) {
+		rt.Yield()
+	}
+	env.ResetTimer()
+	open.Store(true)
 	done.Wait()
 	env.StopTimer()
 	return timerOutcome(samples, tags.Load())
@@ -137,17 +145,22 @@ func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	n, rounds := env.Int("n"), env.N
 	samples := make([]int64, n*rounds)
 	var tags uint64 // one goroutine runs every task: no atomics needed
-	var started int // tasks that have passed the start gate's counter
+	var open bool   // the start gate, opened by timerStarter
 	tasks := make([]timerTask, n)
 	s := stackless.New()
 	defer s.Close()
 	for i := range tasks {
-		tasks[i] = timerTask{i: i, n: n, rounds: rounds, samples: samples, tags: &tags, started: &started}
+		tasks[i] = timerTask{i: i, n: n, rounds: rounds, samples: samples, tags: &tags, open: &open}
 		if err := s.Spawn(&tasks[i]); err != nil {
 			return scenarios.Outcome{}, err
 		}
 	}
-	env.ResetTimer()
+	// Spawned last, the starter runs after every task's first resume
+	// (FIFO run queue): it starts the timed region and opens the gate.
+	if err := s.Spawn(&timerStarter{env: env, open: &open}); err != nil {
+		return scenarios.Outcome{}, err
+	}
+	env.StopTimer() // the driver started it; timerStarter restarts it
 	err := s.Run()
 	env.StopTimer()
 	if err != nil {
@@ -159,25 +172,20 @@ func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 // timerTask is one sleeping coroutine of timerBlocking lowered by hand.
 type timerTask struct {
 	stackless.Coro
-	counted, gateOpen bool
-	asleep            bool
-	started           *int
-	i, n, r, rounds   int
-	deadline          int64
-	tag               uint64
-	samples           []int64
-	tags              *uint64
+	gateOpen, asleep bool
+	open             *bool
+	i, n, r, rounds  int
+	deadline         int64
+	tag              uint64
+	samples          []int64
+	tags             *uint64
 }
 
 func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 	if !t.gateOpen {
-		// The start gate of timerBlocking: yield until every task has
-		// started.
-		if !t.counted {
-			t.counted = true
-			*t.started++
-		}
-		if *t.started < t.n {
+		// The start gate of timerBlocking: yield until timerStarter,
+		// which runs after every task's first resume, opens it.
+		if !*t.open {
 			return c.Yield()
 		}
 		t.gateOpen = true
@@ -200,6 +208,22 @@ func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 	t.deadline = monoNow() + int64(d)
 	t.asleep = true
 	return c.Sleep(d)
+}
+
+// timerStarter is the state-machine twin of timerBlocking's wait for
+// every coroutine to start: spawned after every timerTask, it runs once
+// all of them have been resumed once and yielded at the gate, then starts
+// the timed region and opens the gate.
+type timerStarter struct {
+	stackless.Coro
+	env  *scenarios.Env
+	open *bool
+}
+
+func (t *timerStarter) Resume(c *stackless.Context) stackless.Step {
+	t.env.ResetTimer()
+	*t.open = true
+	return c.Done()
 }
 
 // monoBase anchors monoNow. time.Since reads the runtime's monotonic clock
