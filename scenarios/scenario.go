@@ -107,6 +107,13 @@ type Scenario struct {
 	// iterations instead of growing N to fill the bench time: for scenarios
 	// whose size is a parameter (memory, burst) rather than a repetition.
 	FixedIters int
+	// Cycles marks a FixedIters scenario whose one run is a single short
+	// cycle (set up a fresh runtime, then time one operation on all of it,
+	// such as a graceful shutdown that ends the runtime): benchrun's child
+	// repeats the run in its process, each time with a fresh runtime,
+	// drops the first (cold) one and reports the mean of the others, so no
+	// figure is one cold shot of a millisecond.
+	Cycles bool
 	// MaxCount caps the repetitions a run gives particular cells, keyed by
 	// their parameters in FormatParams form ("n=1000000"): for cells whose
 	// single run takes seconds and whose figure barely varies, so that a
