@@ -33,24 +33,77 @@ func Sweep(title, xLabel, yLabel string, xs []float64, series []Series) (*Chart,
 	return ch, nil
 }
 
-// Percentiles draws latency statistics per row on a log y axis: the x axis
-// lists the statistics (e.g. "p50", "p99", "max"), and each series is a
-// line through its medians with CI error bars, so a row's tail shows as the
-// line's slope. Series are nudged apart horizontally so whiskers don't hide
-// each other.
+// Percentiles draws latency statistics per row on a log y axis, as a
+// percentile spectrum (wrk2's and HdrHistogram's plots): when every
+// statistic is a percentile ("p50", "p99.9") or "max", a statistic p sits
+// at x = log10(1/(1−p)), so p90, p99, p99.9 are one decade apart and the
+// tail gets the room it needs; max sits one decade right of the highest
+// percentile. Otherwise the statistics are evenly spaced categories. Each
+// series is a line through its medians with CI error bars, so a row's tail
+// shows as the line's slope; series are nudged apart horizontally so
+// whiskers don't hide each other.
 func Percentiles(title, yLabel string, statNames []string, series []Series) (*Chart, error) {
-	ch := newChart(title, "statistic (each point: median over runs)", yLabel)
+	xs, spectrum := spectrumXs(statNames)
+	xLabel := "statistic (each point: median over runs)"
+	if spectrum {
+		xLabel = "percentile, log scale in 1/(1−p) (each point: median over runs)"
+	}
+	ch := newChart(title, xLabel, yLabel)
 	var ticks []plot.Tick
 	for i, s := range statNames {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: s})
+		ticks = append(ticks, plot.Tick{Value: xs[i], Label: s})
 	}
 	ch.plot.X.Tick.Marker = plot.ConstantTicks(ticks)
-	ch.plot.X.Min, ch.plot.X.Max = -0.4, float64(len(statNames))-0.6
+	step := 1.0 // the smallest gap between two statistics
+	for i := 1; i < len(xs); i++ {
+		step = math.Min(step, xs[i]-xs[i-1])
+	}
+	ch.plot.X.Min, ch.plot.X.Max = xs[0]-0.4*step, xs[len(xs)-1]+0.4*step
 	k := float64(len(series))
-	if err := ch.addLines(series, func(i, j int) float64 { return float64(i) + (float64(j)-(k-1)/2)*0.06 }); err != nil {
+	if err := ch.addLines(series, func(i, j int) float64 { return xs[i] + (float64(j)-(k-1)/2)*0.06*step }); err != nil {
 		return nil, err
 	}
 	return ch, nil
+}
+
+// SpectrumX is the x position of percentile statistic stat ("p99.9") on a
+// percentile spectrum: log10(1/(1−p)), p as a fraction. ok is false for
+// anything but pNN with 0 < NN < 100.
+func SpectrumX(stat string) (x float64, ok bool) {
+	if len(stat) < 2 || stat[0] != 'p' {
+		return 0, false
+	}
+	nn, err := strconv.ParseFloat(stat[1:], 64)
+	if err != nil || nn <= 0 || nn >= 100 {
+		return 0, false
+	}
+	return math.Log10(100 / (100 - nn)), true
+}
+
+// spectrumXs places statNames: on a percentile spectrum (SpectrumX, max a
+// decade past the last percentile) when they are percentiles in rising
+// order and at most a trailing max, else at 0, 1, 2, ….
+func spectrumXs(statNames []string) (xs []float64, spectrum bool) {
+	spectrum = len(statNames) > 0
+	last := math.Inf(-1)
+	for i, s := range statNames {
+		x, ok := SpectrumX(s)
+		if !ok && s == "max" && i == len(statNames)-1 && i > 0 {
+			x, ok = last+1, true
+		}
+		if !ok || x <= last {
+			spectrum = false
+			break
+		}
+		xs, last = append(xs, x), x
+	}
+	if !spectrum {
+		xs = xs[:0]
+		for i := range statNames {
+			xs = append(xs, float64(i))
+		}
+	}
+	return xs, spectrum
 }
 
 func (ch *Chart) addLines(series []Series, xAt func(i, j int) float64) error {
