@@ -84,6 +84,24 @@ type Param struct {
 	BytesPer int64
 }
 
+// LoadSweep describes the load a scenario's parameter settings offer, for
+// the report's throughput-against-latency chart and each row's knee: the
+// highest offered rate at which the row's Latency metric (its median over
+// the repetitions) stays within Bound, at that rate and every lower one.
+// Latency figures taken above a row's knee are backlog, not service time,
+// and the report marks them.
+type LoadSweep struct {
+	// Rate is the offered rate of a cell's parameters, in What per second.
+	Rate func(params map[string]string) float64
+	What string // "wakes"
+	// Latency is the metric the bound applies to ("p99-ns/wake"); Bound
+	// is in that metric's unit.
+	Latency string
+	Bound   float64
+	// Why states why the bound is what it is, for the report.
+	Why string
+}
+
 // Scenario is one entry of the scenario set. See the package doc.
 type Scenario struct {
 	Name  string // CLI name, e.g. "pingpong"
@@ -97,6 +115,10 @@ type Scenario struct {
 	// Latency marks scenarios whose figures are latency distributions: the
 	// report draws a percentile chart besides their bar charts.
 	Latency bool
+	// Load, when set, says the scenario's parameter settings offer
+	// different loads: the report plots latency against the offered rate
+	// and finds each row's knee.
+	Load *LoadSweep
 	// Claim names the reference design's claim (docs/design.md §1) or the
 	// measurement pitfall (docs/design.md §6) it checks.
 	Claim  string

@@ -2,6 +2,7 @@ package bodies
 
 import (
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,17 @@ var Timer = register(&scenarios.Scenario{
 		{Unit: "p99.9-ns/wake", Kind: scenarios.BodyMeasured},
 		{Unit: "max-ns/wake", Kind: scenarios.BodyMeasured},
 	},
+	Load: &scenarios.LoadSweep{
+		Rate: func(params map[string]string) float64 {
+			n, _ := strconv.Atoi(params["n"])
+			return float64(n) / timerMeanSleep.Seconds()
+		},
+		What:    "wakes",
+		Latency: "p99-ns/wake",
+		Bound:   float64(timerKneeBound.Nanoseconds()),
+		Why: "2 ms: twice the 1 ms granularity of Go's netpoller timeouts, so the goroutine rows can sustain a rate at all, " +
+			"and under the 50 µs–5 ms sleeps themselves, so a lateness above it is a queue of wakes, not a timer's resolution",
+	},
 	Blocking:     timerBlocking,
 	StateMachine: timerStateMachine,
 	Want:         timerWant,
@@ -47,6 +59,14 @@ const (
 	timerMax  = 5 * time.Millisecond
 	timerSeed = 0x7131e5eed
 )
+
+// timerMeanSleep is the mean of the uniform sleep durations: n sleeping
+// coroutines offer n / timerMeanSleep wakes per second.
+const timerMeanSleep = (timerMin + timerMax) / 2
+
+// timerKneeBound is the p99 lateness within which a row sustains an
+// offered wake rate (LoadSweep.Bound; its Why says why 2 ms).
+const timerKneeBound = 2 * time.Millisecond
 
 // timerDuration is the duration of sleep k, where k = round*n + coroutine:
 // round-major, so the first rounds draw the same durations whatever N is.

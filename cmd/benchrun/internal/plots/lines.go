@@ -2,11 +2,13 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
@@ -265,4 +267,54 @@ func formatN(v float64) string {
 		return strconv.FormatFloat(math.Round(v/1e3), 'f', -1, 64) + "k"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// Knee draws a load sweep: each series' latency medians (with CIs) against
+// the offered rate xs on log-log axes, as Sweep does, plus a dashed line at
+// the latency bound and a ring around each series' knee (knees[j] is the
+// index into xs of series j's knee, -1 for none).
+func Knee(title, xLabel, yLabel string, xs []float64, series []Series, bound float64, knees []int) (*Chart, error) {
+	if len(knees) != len(series) {
+		return nil, fmt.Errorf("plots.Knee: %d knees for %d series", len(knees), len(series))
+	}
+	ch, err := Sweep(title, xLabel, yLabel, xs, series)
+	if err != nil {
+		return nil, err
+	}
+	if bound > 0 {
+		ch.plot.Y.Min, ch.plot.Y.Max = niceLogRange(math.Min(ch.plot.Y.Min, bound/1.2), math.Max(ch.plot.Y.Max, bound*1.2))
+		line, err := plotter.NewLine(plotter.XYs{{X: ch.plot.X.Min, Y: bound}, {X: ch.plot.X.Max, Y: bound}})
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = color.Gray{Y: 90}, 1.5
+		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+		ch.plot.Add(line)
+		ch.addLegend("latency bound", swatch{color: color.Gray{Y: 90}, line: true})
+	}
+	var rings plotter.XYs
+	for j, k := range knees {
+		if k < 0 || k >= len(xs) || k >= len(series[j].Values) || !series[j].Values[k].OK {
+			continue
+		}
+		rings = append(rings, plotter.XY{X: xs[k], Y: series[j].Values[k].Median})
+	}
+	if len(rings) > 0 {
+		sc, err := plotter.NewScatter(rings)
+		if err != nil {
+			return nil, err
+		}
+		sc.Shape, sc.Radius, sc.Color = draw.RingGlyph{}, vg.Points(9), color.Black
+		ch.plot.Add(sc)
+		ch.addLegend("knee (highest rate within the bound)", ringSwatch{})
+	}
+	return ch, nil
+}
+
+// ringSwatch is the legend thumbnail of a knee: the ring drawn around it.
+type ringSwatch struct{}
+
+func (ringSwatch) Thumbnail(c *draw.Canvas) {
+	c.DrawGlyph(draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}},
+		vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2})
 }

@@ -276,3 +276,23 @@ func TestSpectrumX(t *testing.T) {
 		}
 	}
 }
+
+func TestKneeChart(t *testing.T) {
+	s := testSeries()
+	knees := make([]int, len(s))
+	knees[0] = 1
+	knees[len(knees)-1] = -1
+	ch, err := Knee("Timer: p99 against offered wakes/s", "offered wakes/s", "µs per wake", []float64{396, 396e3, 3.96e6}[:len(s[0].Values)], s, 500, knees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := outDir(t)
+	p, v, err := ch.Save(dir, "knee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+	if _, err := Knee("x", "", "", []float64{1}, s, 1, nil); err == nil {
+		t.Error("knees that do not match the series gave no error")
+	}
+}

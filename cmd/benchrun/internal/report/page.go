@@ -216,6 +216,14 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{range .Scenarios}}<section id="{{.ID}}">
 <h2>{{.Name}}</h2>
 {{if .About}}<p class="note">{{.About}}</p>
+{{end}}{{with .Knee}}<h3>Knee: the highest offered rate each row sustains</h3>
+<p class="note">A row sustains an offered rate when its <code>{{.Latency}}</code> (median over the runs) stays within {{.Bound}} at that rate and at every lower one; the bound is {{.Why}}. A latency figure taken above a row's knee is a queue that grows with the run's length, not the service time, and is flagged in the tables below.</p>
+<table class="kv">
+<thead><tr><th>row</th><th>knee (offered {{.What}}/s)</th><th>where</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr><th>{{.Row}}</th><td>{{.Knee}}</td><td>{{.Detail}}</td></tr>
+{{end}}</tbody>
+</table>
 {{end}}{{range .Tables}}{{if .Unit}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>{{else}}<h3>No figures: every cell failed or is not supported</h3>{{end}}
 <table class="fig">
 <thead><tr><th>row</th>{{range .Columns}}<th>{{colLabel .}}</th>{{end}}</tr></thead>

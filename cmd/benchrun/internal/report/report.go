@@ -187,6 +187,7 @@ type anchorTopic struct {
 
 type scenarioView struct {
 	Name, ID, About string
+	Knee            *kneeView // a load sweep's knees, nil for other scenarios
 	Tables          []tableView
 	Charts          []chartView
 }
@@ -284,11 +285,13 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
 		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: about(sc.Name)}
+		sw := sweepOf(sc)
+		sv.Knee = sw.view(sc)
 		if len(sc.Units) == 0 { // every cell failed or is unsupported
-			sv.Tables = append(sv.Tables, table(set, sc, "", &p.Noise))
+			sv.Tables = append(sv.Tables, table(set, sc, "", &p.Noise, sw))
 		}
 		for _, unit := range sc.Units {
-			sv.Tables = append(sv.Tables, table(set, sc, unit, &p.Noise))
+			sv.Tables = append(sv.Tables, table(set, sc, unit, &p.Noise, sw))
 			charts, err := unitCharts(sc, unit, colors, outDir)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", sc.Name, unit, err)
@@ -302,6 +305,11 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 			}
 			sv.Charts = append(sv.Charts, charts...)
 		}
+		knee, err := kneeChart(sc, sw, colors, outDir)
+		if err != nil {
+			return nil, fmt.Errorf("%s knee: %w", sc.Name, err)
+		}
+		sv.Charts = append(sv.Charts, knee...)
 		p.Scenarios = append(p.Scenarios, sv)
 	}
 	return p, nil
@@ -450,7 +458,7 @@ func displayRows(rows []string) []string {
 	return cells.DisplayOrder(rows, cells.RowOrder())
 }
 
-func table(set *cells.Set, sc *cells.Scenario, unit string, nv *noiseView) tableView {
+func table(set *cells.Set, sc *cells.Scenario, unit string, nv *noiseView, sw *sweep) tableView {
 	u := units.Parse(unit)
 	tv := tableView{Unit: unit, Higher: set.HigherIsBetter(unit), Columns: sc.Columns}
 	switch u.Kind {
@@ -463,8 +471,12 @@ func table(set *cells.Set, sc *cells.Scenario, unit string, nv *noiseView) table
 	}
 	for _, row := range sc.Rows {
 		rv := rowView{Row: row}
-		for _, col := range sc.Columns {
-			rv.Cells = append(rv.Cells, cellFor(sc, row, col, unit, nv))
+		for i, col := range sc.Columns {
+			cv := cellFor(sc, row, col, unit, nv)
+			if cv.Kind == "fig" && sw.aboveKnee(row, i, unit) {
+				cv.Flags = append(cv.Flags, "above this row's knee: backlog, not service time")
+			}
+			rv.Cells = append(rv.Cells, cv)
 		}
 		tv.Rows = append(tv.Rows, rv)
 	}
