@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -24,7 +25,8 @@ var Timer = register(&scenarios.Scenario{
 		"(the same on every row). lateness = wake − deadline, where the deadline is the clock reading just before the sleep plus the duration: " +
 		"it includes the timer's resolution and the wait for the woken coroutine to run (a one-way figure: one wake-up). " +
 		"The coroutines start sleeping only once all have started, and the timed region starts there, so spawn cost stays out of both. " +
-		"p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of the run. " +
+		"p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of the run; " +
+		"cpu-ns/wake is the process's CPU time (user + system, all threads) in the timed region per wake. " +
 		"The results file's timer-floor line names each row's clock and wait syscall.",
 	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
 		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
@@ -36,6 +38,7 @@ var Timer = register(&scenarios.Scenario{
 		{Unit: "p99-ns/wake", Kind: scenarios.BodyMeasured, Headline: "timer latency p99", HeadlineAt: []string{"n=1000", "n=1"}},
 		{Unit: "p99.9-ns/wake", Kind: scenarios.BodyMeasured},
 		{Unit: "max-ns/wake", Kind: scenarios.BodyMeasured},
+		{Unit: "cpu-ns/wake", Kind: scenarios.BodyMeasured},
 	},
 	Load: &scenarios.LoadSweep{
 		Rate: func(params map[string]string) float64 {
@@ -140,14 +143,20 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 		rt.Yield()
 	}
 	env.ResetTimer()
+	cpu0 := processCPU()
 	open.Store(true)
 	done.Wait()
+	cpu := processCPU() - cpu0
 	env.StopTimer()
-	return timerOutcome(samples, tags.Load())
+	return timerOutcome(samples, tags.Load(), cpu)
 }
 
 // timerOutcome checks that no wake came early and summarises the lateness.
-func timerOutcome(samples []int64, checksum uint64) (scenarios.Outcome, error) {
+// cpu is the process's CPU time (user and system, every thread) over the
+// timed region: divided by the wakes, what one wake costs the machine,
+// sleeping included, however the row waits (a row that spins to wake on
+// time pays for it here).
+func timerOutcome(samples []int64, checksum uint64, cpu time.Duration) (scenarios.Outcome, error) {
 	for k, late := range samples {
 		if late < 0 {
 			return scenarios.Outcome{}, fmt.Errorf("timer: sleep %d (%v) woke %d ns before its deadline: the runtime's sleep returned early", k, timerDuration(k), -late)
@@ -158,7 +167,8 @@ func timerOutcome(samples []int64, checksum uint64) (scenarios.Outcome, error) {
 		Ops:      int64(len(samples)),
 		Checksum: checksum,
 		Values: map[string]float64{"p50-ns/wake": lat.P50, "p90-ns/wake": lat.P90, "p99-ns/wake": lat.P99,
-			"p99.9-ns/wake": lat.P999, "max-ns/wake": lat.Max},
+			"p99.9-ns/wake": lat.P999, "max-ns/wake": lat.Max,
+			"cpu-ns/wake": float64(cpu.Nanoseconds()) / float64(max(1, len(samples)))},
 	}, nil
 }
 
@@ -180,16 +190,18 @@ func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	}
 	// Spawned last, the starter runs after every task's first resume
 	// (FIFO run queue): it starts the timed region and opens the gate.
-	if err := s.Spawn(&timerStarter{env: env, open: &open}); err != nil {
+	starter := &timerStarter{env: env, open: &open}
+	if err := s.Spawn(starter); err != nil {
 		return scenarios.Outcome{}, err
 	}
 	env.StopTimer() // the driver started it; timerStarter restarts it
 	err := s.Run()
+	cpu := processCPU() - starter.cpu0
 	env.StopTimer()
 	if err != nil {
 		return scenarios.Outcome{}, err
 	}
-	return timerOutcome(samples, tags)
+	return timerOutcome(samples, tags, cpu)
 }
 
 // timerTask is one sleeping coroutine of timerBlocking lowered by hand.
@@ -241,12 +253,24 @@ type timerStarter struct {
 	stackless.Coro
 	env  *scenarios.Env
 	open *bool
+	cpu0 time.Duration // processCPU when the timed region started
 }
 
 func (t *timerStarter) Resume(c *stackless.Context) stackless.Step {
 	t.env.ResetTimer()
+	t.cpu0 = processCPU()
 	*t.open = true
 	return c.Done()
+}
+
+// processCPU is the CPU time (user + system) the process has used so far,
+// every thread counted (getrusage RUSAGE_SELF, microsecond resolution).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(fmt.Sprintf("bodies: getrusage: %v", err))
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // monoBase anchors monoNow. time.Since reads the runtime's monotonic clock

@@ -44,15 +44,15 @@ func TestTimerChecksumCountsEachWakeOnce(t *testing.T) {
 }
 
 func TestTimerOutcomeRejectsAnEarlyWake(t *testing.T) {
-	_, err := timerOutcome([]int64{10, -3, 20}, 0)
+	_, err := timerOutcome([]int64{10, -3, 20}, 0, 0)
 	if err == nil || !strings.Contains(err.Error(), "before its deadline") {
 		t.Fatalf("timerOutcome = %v, want an error about a wake before its deadline", err)
 	}
-	out, err := timerOutcome([]int64{30, 10, 20}, 7)
+	out, err := timerOutcome([]int64{30, 10, 20}, 7, 90*time.Nanosecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 {
+	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 || out.Values["cpu-ns/wake"] != 30 {
 		t.Fatalf("timerOutcome = %+v", out)
 	}
 }

@@ -189,7 +189,7 @@ func percentileCharts(sc *cells.Scenario, colors map[string]color.Color, outDir 
 	var pers []string
 	for _, unit := range sc.Units {
 		u := units.Parse(unit)
-		if u.Kind != units.Time {
+		if u.Kind != units.Time || strings.HasPrefix(unit, "cpu-") { // CPU time is no latency
 			continue
 		}
 		if _, ok := byPer[u.Per]; !ok {
