@@ -98,6 +98,12 @@ type LoadSweep struct {
 	// is in that metric's unit.
 	Latency string
 	Bound   float64
+	// CPU, when set, is the metric of CPU time per operation ("cpu-ns/wake",
+	// in ns): a rate whose operations need more CPU time per second than
+	// the row's GOMAXPROCS has is not sustained, however its latency reads
+	// (a coroutine that wakes late sleeps again from then, so lateness alone
+	// need not grow with an overload).
+	CPU string
 	// Why states why the bound is what it is, for the report.
 	Why string
 }

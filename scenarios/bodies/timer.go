@@ -48,6 +48,7 @@ var Timer = register(&scenarios.Scenario{
 		What:    "wakes",
 		Latency: "p99-ns/wake",
 		Bound:   float64(timerKneeBound.Nanoseconds()),
+		CPU:     "cpu-ns/wake",
 		Why: "2 ms: twice the 1 ms granularity of Go's netpoller timeouts, so the goroutine rows can sustain a rate at all, " +
 			"and under the 50 µs–5 ms sleeps themselves, so a lateness above it is a queue of wakes, not a timer's resolution",
 	},

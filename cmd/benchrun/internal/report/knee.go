@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
@@ -19,6 +20,22 @@ type sweep struct {
 	load  *scenarios.LoadSweep
 	rates []float64      // per column of the scenario, in its order
 	knees map[string]int // row → column index of its knee, -1 for none
+	// over says, per row, why the first rate past its knee is not
+	// sustained when it is the CPU it needs (LoadSweep.CPU), else "".
+	over map[string]string
+}
+
+// cpuNeed returns the CPUs an offered rate needs at the cell's CPU time
+// per operation (ns), and the CPUs the row has (its GOMAXPROCS; 1 when
+// not recorded).
+func cpuNeed(rate float64, cpu *cells.Cell) (need, have float64) {
+	have = 1
+	if g := cpu.Config["gomaxprocs"]; len(g) == 1 {
+		if v, err := strconv.ParseFloat(g[0], 64); err == nil && v > 0 {
+			have = v
+		}
+	}
+	return rate * cpu.Summary.Median * 1e-9, have
 }
 
 // sweepOf returns the scenario's load sweep, nil when its definition has
@@ -28,7 +45,7 @@ func sweepOf(sc *cells.Scenario) *sweep {
 	if !ok || def.Load == nil || def.Load.Rate == nil {
 		return nil
 	}
-	sw := &sweep{load: def.Load, knees: map[string]int{}}
+	sw := &sweep{load: def.Load, knees: map[string]int{}, over: map[string]string{}}
 	for _, col := range sc.Columns {
 		r := def.Load.Rate(columnParams(col))
 		if !(r > 0) {
@@ -43,10 +60,41 @@ func sweepOf(sc *cells.Scenario) *sweep {
 			if c := sc.Cell(row, col, def.Load.Latency); c != nil {
 				lat[i] = c.Summary.Median
 			}
+			if def.Load.CPU == "" {
+				continue
+			}
+			// A rate the row cannot afford is not sustained: its
+			// latency is left out (NaN), which ends the sustained run.
+			if cpu := sc.Cell(row, col, def.Load.CPU); cpu != nil {
+				if need, have := cpuNeed(sw.rates[i], cpu); need > have {
+					lat[i] = math.NaN()
+				}
+			}
 		}
-		sw.knees[row] = stats.Knee(sw.rates, lat, def.Load.Bound)
+		k := stats.Knee(sw.rates, lat, def.Load.Bound)
+		sw.knees[row] = k
+		if next := nextRate(sw.rates, k); next >= 0 && def.Load.CPU != "" {
+			if cpu := sc.Cell(row, sc.Columns[next], def.Load.CPU); cpu != nil {
+				if need, have := cpuNeed(sw.rates[next], cpu); need > have {
+					sw.over[row] = fmt.Sprintf("%s needs %.1f CPUs at %s per %s; the row has %g",
+						rateText(sw.rates[next], def.Load.What), need, units.Format(cpu.Summary.Median, def.Load.CPU), strings.TrimSuffix(def.Load.What, "s"), have)
+				}
+			}
+		}
 	}
 	return sw
+}
+
+// nextRate is the index of the lowest rate above rates[k] (above none when
+// k < 0), -1 when there is none.
+func nextRate(rates []float64, k int) int {
+	best := -1
+	for i, r := range rates {
+		if (k < 0 || r > rates[k]) && (best < 0 || r < rates[best]) {
+			best = i
+		}
+	}
+	return best
 }
 
 // columnParams turns a column ("n=1000/c=64") back into parameters.
@@ -79,8 +127,8 @@ func (sw *sweep) aboveKnee(row string, col int, unit string) bool {
 
 // kneeView is the knee table under a load-sweep scenario's heading.
 type kneeView struct {
-	What, Latency, Bound, Why string
-	Rows                      []kneeRow
+	What, Latency, Bound, Why, CPU string
+	Rows                           []kneeRow
 }
 
 type kneeRow struct{ Row, Knee, Detail string }
@@ -93,17 +141,19 @@ func (sw *sweep) view(sc *cells.Scenario) *kneeView {
 	if sw == nil {
 		return nil
 	}
-	kv := &kneeView{What: sw.load.What, Latency: sw.load.Latency, Bound: units.Format(sw.load.Bound, sw.load.Latency), Why: sw.load.Why}
+	kv := &kneeView{What: sw.load.What, Latency: sw.load.Latency, Bound: units.Format(sw.load.Bound, sw.load.Latency), Why: sw.load.Why, CPU: sw.load.CPU}
 	for _, row := range sc.Rows {
 		k := sw.knees[row]
 		kr := kneeRow{Row: row}
 		if k < 0 {
 			kr.Knee = "none in this run"
-			kr.Detail = fmt.Sprintf("over the bound already at %s", rateText(sw.rates[0], sw.load.What))
-			if lowest := minIndex(sw.rates); lowest >= 0 {
-				if c := sc.Cell(row, sc.Columns[lowest], sw.load.Latency); c == nil {
-					kr.Detail = "no figure at the lowest rate"
-				}
+			lowest := minIndex(sw.rates)
+			kr.Detail = fmt.Sprintf("over the bound already at %s", rateText(sw.rates[lowest], sw.load.What))
+			if c := sc.Cell(row, sc.Columns[lowest], sw.load.Latency); c == nil {
+				kr.Detail = "no figure at the lowest rate"
+			}
+			if why := sw.over[row]; why != "" {
+				kr.Detail = why
 			}
 		} else {
 			kr.Knee = rateText(sw.rates[k], sw.load.What)
@@ -111,6 +161,9 @@ func (sw *sweep) view(sc *cells.Scenario) *kneeView {
 			kr.Detail = fmt.Sprintf("%s; %s %s there", sc.Columns[k], sw.load.Latency, units.Format(c.Summary.Median, sw.load.Latency))
 			if maxIndex(sw.rates) == k {
 				kr.Detail += "; the highest rate of this run: the knee may lie higher"
+			}
+			if why := sw.over[row]; why != "" {
+				kr.Detail += "; next: " + why
 			}
 		}
 		kv.Rows = append(kv.Rows, kr)

@@ -217,7 +217,7 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 <h2>{{.Name}}</h2>
 {{if .About}}<p class="note">{{.About}}</p>
 {{end}}{{with .Knee}}<h3>Knee: the highest offered rate each row sustains</h3>
-<p class="note">A row sustains an offered rate when its <code>{{.Latency}}</code> (median over the runs) stays within {{.Bound}} at that rate and at every lower one; the bound is {{.Why}}. A latency figure taken above a row's knee is a queue that grows with the run's length, not the service time, and is flagged in the tables below.</p>
+<p class="note">A row sustains an offered rate when its <code>{{.Latency}}</code> (median over the runs) stays within {{.Bound}} at that rate and at every lower one{{if .CPU}}, and the rate times its <code>{{.CPU}}</code> fits in the row's CPUs (its GOMAXPROCS): a row that wakes late sleeps again from then, so its lateness need not grow with an overload, but the CPU it needs does{{end}}; the bound is {{.Why}}. A latency figure taken above a row's knee is a queue that grows with the run's length, not the service time, and is flagged in the tables below.</p>
 <table class="kv">
 <thead><tr><th>row</th><th>knee (offered {{.What}}/s)</th><th>where</th></tr></thead>
 <tbody>
