@@ -41,10 +41,17 @@ func TestMeasureCycles(t *testing.T) {
 		want      []float64
 		iters     int
 	}{
-		// 30 ms a run, 100 ms bench time: runs end at 30, 60, 90, 120 ms.
-		{"fills benchtime", 30 * time.Millisecond, 100 * time.Millisecond, []float64{10, 2, 4, 6}, 4, []float64{4, 40}, 3},
+		// 30 ms a run, 100 ms bench time: runs end at 30, 60, 90, 120 ms,
+		// the bench time is filled with 3 warm runs, a fourth follows
+		// (150 ms < 400 ms); the fake repeats its last figure: 2,4,6,6.
+		{"fills benchtime", 30 * time.Millisecond, 100 * time.Millisecond, []float64{10, 2, 4, 6}, 5, []float64{4.5, 45}, 4},
 		// A run longer than the bench time still gets its warm twin.
 		{"at least two", time.Second, 100 * time.Millisecond, []float64{10, 3}, 2, []float64{3, 30}, 1},
+		// 30 ms runs, 10 ms bench time: 60 ms after two runs is past 4 × 10 ms.
+		{"long cycles stop at two", 30 * time.Millisecond, 10 * time.Millisecond, []float64{10, 3}, 2, []float64{3, 30}, 1},
+		// 5 ms runs, 10 ms bench time: the bench time is filled after 2
+		// runs (1 warm); warm runs go on to 4 (25 ms < 40 ms): 5 runs.
+		{"short cycles get four warm runs", 5 * time.Millisecond, 10 * time.Millisecond, []float64{10, 2, 4, 6, 8}, 5, []float64{5, 50}, 4},
 		{"zero benchtime", 0, 0, []float64{10, 5}, 2, []float64{5, 50}, 1},
 		// A clock that never moves stops at the cap.
 		{"cap", 0, time.Hour, []float64{10, 1}, maxCycles, []float64{1, 10}, maxCycles - 1},
