@@ -21,7 +21,8 @@ var Shutdown = register(&scenarios.Scenario{
 		"channel every goroutine selects on, cancelled once, each goroutine then returning through its " +
 		"defers. ns/coroutine divides by n; the checksum counts the cleanups (an order-independent sum). " +
 		"A shutdown ends its runtime, so one run is one cycle: benchrun repeats the cycle in each process, each time with a " +
-		"fresh runtime and n freshly blocked coroutines, until the bench time is filled (at least twice), drops the first, " +
+		"fresh runtime and n freshly blocked coroutines, until the bench time is filled (at least twice; short cycles until four are warm " +
+		"or four bench times are spent), drops the first, " +
 		"cold cycle and reports the mean of the others.",
 	Claim: "Graceful shutdown: set the flag, deliver a cancellation to every coroutine, let them run their " +
 		"cleanup (docs/design.md §1, graceful shutdown).",
