@@ -100,6 +100,10 @@ func (e *Env) Int(key string) int {
 	return n
 }
 
+// Timing reports whether the timed region is running (between StartTimer
+// and StopTimer): for tests that check what a body leaves out of it.
+func (e *Env) Timing() bool { return e.running }
+
 // Elapsed is the timed region's wall time so far (stopped segments only).
 func (e *Env) Elapsed() time.Duration { return e.elapsed }
 

@@ -98,6 +98,30 @@ type Param struct {
 	BytesPer int64
 }
 
+// LoadSweep describes the load a scenario's parameter settings offer, for
+// the report's throughput-against-latency chart and each row's knee: the
+// highest offered rate at which the row's Latency metric (its median over
+// the repetitions) stays within Bound, at that rate and every lower one.
+// Latency figures taken above a row's knee are backlog, not service time,
+// and the report marks them.
+type LoadSweep struct {
+	// Rate is the offered rate of a cell's parameters, in What per second.
+	Rate func(params map[string]string) float64
+	What string // "wakes"
+	// Latency is the metric the bound applies to ("p99-ns/wake"); Bound
+	// is in that metric's unit.
+	Latency string
+	Bound   float64
+	// CPU, when set, is the metric of CPU time per operation ("cpu-ns/wake",
+	// in ns): a rate whose operations need more CPU time per second than
+	// the row's GOMAXPROCS has is not sustained, however its latency reads
+	// (a coroutine that wakes late sleeps again from then, so lateness alone
+	// need not grow with an overload).
+	CPU string
+	// Why states why the bound is what it is, for the report.
+	Why string
+}
+
 // Scenario is one entry of the scenario set. See the package doc.
 type Scenario struct {
 	Name  string // CLI name, e.g. "pingpong"
@@ -111,6 +135,10 @@ type Scenario struct {
 	// Latency marks scenarios whose figures are latency distributions: the
 	// report draws a percentile chart besides their bar charts.
 	Latency bool
+	// Load, when set, says the scenario's parameter settings offer
+	// different loads: the report plots latency against the offered rate
+	// and finds each row's knee.
+	Load *LoadSweep
 	// Claim names the reference design's claim (docs/design.md §1) or the
 	// measurement pitfall (docs/design.md §6) it checks.
 	Claim  string
@@ -136,6 +164,13 @@ type Scenario struct {
 	// runtime (an empty context pool). A row whose runs share state
 	// (RowDef.SharedAcrossRuns) reports not supported for such cells.
 	FreshRuntime func(params map[string]string) bool
+	// Cycles marks a FixedIters scenario whose one run is a single short
+	// cycle (set up a fresh runtime, then time one operation on all of it,
+	// such as a graceful shutdown that ends the runtime): benchrun's child
+	// repeats the run in its process, each time with a fresh runtime,
+	// drops the first (cold) one and reports the mean of the others, so no
+	// figure is one cold shot of a millisecond.
+	Cycles bool
 	// MaxCount caps the repetitions a run gives particular cells, keyed by
 	// their parameters in FormatParams form ("n=1000000"): for cells whose
 	// single run takes seconds and whose figure barely varies, so that a

@@ -19,18 +19,24 @@ var Shutdown = register(&scenarios.Scenario{
 		"has run: stackful, stackless: the scheduler's Shutdown cancels every coroutine, each wakes with the " +
 		"cancellation and runs its cleanup; goroutines: the idiomatic cancellation, one context whose Done " +
 		"channel every goroutine selects on, cancelled once, each goroutine then returning through its " +
-		"defers. ns/coroutine divides by n; the checksum counts the cleanups (an order-independent sum).",
+		"defers. ns/coroutine divides by n; the checksum counts the cleanups (an order-independent sum). " +
+		"A shutdown ends its runtime, so one run is one cycle: benchrun repeats the cycle in each process, each time with a " +
+		"fresh runtime and n freshly blocked coroutines, until the bench time is filled (at least twice; short cycles until four are warm " +
+		"or four bench times are spent), drops the first, " +
+		"cold cycle and reports the mean of the others.",
 	Claim: "Graceful shutdown: set the flag, deliver a cancellation to every coroutine, let them run their " +
 		"cleanup (docs/design.md §1, graceful shutdown).",
 	Params: []scenarios.Param{{
-		// --quick runs n=1000 only: a 100000 cell costs 0.4–0.7 s on a
-		// 2-core machine (spawning and blocking them), over the quick budget.
+		// --quick runs n=1000 only: a 100000 cycle costs 0.4–0.7 s on a
+		// 2-core machine (spawning and blocking them), and a cell runs at
+		// least two cycles: over the quick budget.
 		Key: "n", Full: []string{"1000", "100000"}, Quick: []string{"1000"},
 		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes,
 		Doc: "blocked coroutines",
 	}},
 	Metrics:      []scenarios.Metric{{Unit: "ns/coroutine", Kind: scenarios.TimePerOp}},
 	FixedIters:   1,
+	Cycles:       true,
 	Blocking:     shutdownBlocking,
 	StateMachine: shutdownStateMachine,
 	Want:         func(env *scenarios.Env) uint64 { return spawnWantN(env.Int("n")) },

@@ -2,11 +2,12 @@ package bodies
 
 import (
 	"fmt"
-	"sort"
+	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
-	"github.com/montanaflynn/stats"
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/corobench/corobench/impl/stackless"
 	"github.com/corobench/corobench/scenarios"
@@ -23,7 +24,9 @@ var Timer = register(&scenarios.Scenario{
 	Doc: "n coroutines sleep concurrently, each N times in a row, for durations uniform in 50 µs–5 ms from a pseudo-random sequence fixed in advance " +
 		"(the same on every row). lateness = wake − deadline, where the deadline is the clock reading just before the sleep plus the duration: " +
 		"it includes the timer's resolution and the wait for the woken coroutine to run (a one-way figure: one wake-up). " +
-		"The coroutines start sleeping only once all have started, so spawn cost stays out. p50/p99/max are over every wake of the run. " +
+		"The coroutines start sleeping only once all have started, and the timed region starts there, so spawn cost stays out of both. " +
+		"p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of the run; " +
+		"cpu-ns/wake is the process's CPU time (user + system, all threads) in the timed region per wake. " +
 		"The results file's timer-floor line names each row's clock and wait syscall.",
 	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
 		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
@@ -31,8 +34,23 @@ var Timer = register(&scenarios.Scenario{
 		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes}},
 	Metrics: []scenarios.Metric{
 		{Unit: "p50-ns/wake", Kind: scenarios.BodyMeasured, Headline: "timer latency p50", HeadlineAt: []string{"n=1000", "n=1"}},
+		{Unit: "p90-ns/wake", Kind: scenarios.BodyMeasured},
 		{Unit: "p99-ns/wake", Kind: scenarios.BodyMeasured, Headline: "timer latency p99", HeadlineAt: []string{"n=1000", "n=1"}},
+		{Unit: "p99.9-ns/wake", Kind: scenarios.BodyMeasured},
 		{Unit: "max-ns/wake", Kind: scenarios.BodyMeasured},
+		{Unit: "cpu-ns/wake", Kind: scenarios.BodyMeasured},
+	},
+	Load: &scenarios.LoadSweep{
+		Rate: func(params map[string]string) float64 {
+			n, _ := strconv.Atoi(params["n"])
+			return float64(n) / timerMeanSleep.Seconds()
+		},
+		What:    "wakes",
+		Latency: "p99-ns/wake",
+		Bound:   float64(timerKneeBound.Nanoseconds()),
+		CPU:     "cpu-ns/wake",
+		Why: "2 ms: twice the 1 ms granularity of Go's netpoller timeouts, so the goroutine rows can sustain a rate at all, " +
+			"and under the 50 µs–5 ms sleeps themselves, so a lateness above it is a queue of wakes, not a timer's resolution",
 	},
 	Blocking:     timerBlocking,
 	StateMachine: timerStateMachine,
@@ -45,6 +63,14 @@ const (
 	timerMax  = 5 * time.Millisecond
 	timerSeed = 0x7131e5eed
 )
+
+// timerMeanSleep is the mean of the uniform sleep durations: n sleeping
+// coroutines offer n / timerMeanSleep wakes per second.
+const timerMeanSleep = (timerMin + timerMax) / 2
+
+// timerKneeBound is the p99 lateness within which a row sustains an
+// offered wake rate (LoadSweep.Bound; its Why says why 2 ms).
+const timerKneeBound = 2 * time.Millisecond
 
 // timerDuration is the duration of sleep k, where k = round*n + coroutine:
 // round-major, so the first rounds draw the same durations whatever N is.
@@ -83,17 +109,18 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 	samples := make([]int64, n*rounds)
 	var tags atomic.Uint64
 	var started, left atomic.Int64
+	var open atomic.Bool
 	left.Store(int64(n))
 	done := rt.NewSignal()
-	env.ResetTimer()
 	for i := 0; i < n; i++ {
 		rt.Go(func() {
-			// The start gate: wait, yielding, until every coroutine has
-			// started, so that no wake-up queues behind the first start
-			// of another coroutine (fresh stacks, page faults): that is
-			// spawn cost, which the spawn scenario measures.
+			// The start gate: wait, yielding, until the body opens it
+			// once every coroutine has started, so that no wake-up
+			// queues behind the first start of another coroutine (fresh
+			// stacks, page faults): that is spawn cost, which the spawn
+			// scenario measures.
 			started.Add(1)
-			for started.Load() < int64(n) {
+			for !open.Load() {
 				rt.Yield()
 			}
 			var tag uint64
@@ -111,13 +138,26 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 			}
 		})
 	}
+	// The spawns and every coroutine's first run are behind us: the timed
+	// region holds the sleeps and wakes only. Its twin is timerStarter.
+	for started.Load() < int64(n) {
+		rt.Yield()
+	}
+	env.ResetTimer()
+	cpu0 := processCPU()
+	open.Store(true)
 	done.Wait()
+	cpu := processCPU() - cpu0
 	env.StopTimer()
-	return timerOutcome(samples, tags.Load())
+	return timerOutcome(samples, tags.Load(), cpu)
 }
 
 // timerOutcome checks that no wake came early and summarises the lateness.
-func timerOutcome(samples []int64, checksum uint64) (scenarios.Outcome, error) {
+// cpu is the process's CPU time (user and system, every thread) over the
+// timed region: divided by the wakes, what one wake costs the machine,
+// sleeping included, however the row waits (a row that spins to wake on
+// time pays for it here).
+func timerOutcome(samples []int64, checksum uint64, cpu time.Duration) (scenarios.Outcome, error) {
 	for k, late := range samples {
 		if late < 0 {
 			return scenarios.Outcome{}, fmt.Errorf("timer: sleep %d (%v) woke %d ns before its deadline: the runtime's sleep returned early", k, timerDuration(k), -late)
@@ -127,7 +167,9 @@ func timerOutcome(samples []int64, checksum uint64) (scenarios.Outcome, error) {
 	return scenarios.Outcome{
 		Ops:      int64(len(samples)),
 		Checksum: checksum,
-		Values:   map[string]float64{"p50-ns/wake": lat.P50, "p99-ns/wake": lat.P99, "max-ns/wake": lat.Max},
+		Values: map[string]float64{"p50-ns/wake": lat.P50, "p90-ns/wake": lat.P90, "p99-ns/wake": lat.P99,
+			"p99.9-ns/wake": lat.P999, "max-ns/wake": lat.Max,
+			"cpu-ns/wake": float64(cpu.Nanoseconds()) / float64(max(1, len(samples)))},
 	}, nil
 }
 
@@ -137,47 +179,49 @@ func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	n, rounds := env.Int("n"), env.N
 	samples := make([]int64, n*rounds)
 	var tags uint64 // one goroutine runs every task: no atomics needed
-	var started int // tasks that have passed the start gate's counter
+	var open bool   // the start gate, opened by timerStarter
 	tasks := make([]timerTask, n)
 	s := stackless.New()
 	defer s.Close()
 	for i := range tasks {
-		tasks[i] = timerTask{i: i, n: n, rounds: rounds, samples: samples, tags: &tags, started: &started}
+		tasks[i] = timerTask{i: i, n: n, rounds: rounds, samples: samples, tags: &tags, open: &open}
 		if err := s.Spawn(&tasks[i]); err != nil {
 			return scenarios.Outcome{}, err
 		}
 	}
-	env.ResetTimer()
+	// Spawned last, the starter runs after every task's first resume
+	// (FIFO run queue): it starts the timed region and opens the gate.
+	starter := &timerStarter{env: env, open: &open}
+	if err := s.Spawn(starter); err != nil {
+		return scenarios.Outcome{}, err
+	}
+	env.StopTimer() // the driver started it; timerStarter restarts it
 	err := s.Run()
+	cpu := processCPU() - starter.cpu0
 	env.StopTimer()
 	if err != nil {
 		return scenarios.Outcome{}, err
 	}
-	return timerOutcome(samples, tags)
+	return timerOutcome(samples, tags, cpu)
 }
 
 // timerTask is one sleeping coroutine of timerBlocking lowered by hand.
 type timerTask struct {
 	stackless.Coro
-	counted, gateOpen bool
-	asleep            bool
-	started           *int
-	i, n, r, rounds   int
-	deadline          int64
-	tag               uint64
-	samples           []int64
-	tags              *uint64
+	gateOpen, asleep bool
+	open             *bool
+	i, n, r, rounds  int
+	deadline         int64
+	tag              uint64
+	samples          []int64
+	tags             *uint64
 }
 
 func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 	if !t.gateOpen {
-		// The start gate of timerBlocking: yield until every task has
-		// started.
-		if !t.counted {
-			t.counted = true
-			*t.started++
-		}
-		if *t.started < t.n {
+		// The start gate of timerBlocking: yield until timerStarter,
+		// which runs after every task's first resume, opens it.
+		if !*t.open {
 			return c.Yield()
 		}
 		t.gateOpen = true
@@ -202,6 +246,34 @@ func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 	return c.Sleep(d)
 }
 
+// timerStarter is the state-machine twin of timerBlocking's wait for
+// every coroutine to start: spawned after every timerTask, it runs once
+// all of them have been resumed once and yielded at the gate, then starts
+// the timed region and opens the gate.
+type timerStarter struct {
+	stackless.Coro
+	env  *scenarios.Env
+	open *bool
+	cpu0 time.Duration // processCPU when the timed region started
+}
+
+func (t *timerStarter) Resume(c *stackless.Context) stackless.Step {
+	t.env.ResetTimer()
+	t.cpu0 = processCPU()
+	*t.open = true
+	return c.Done()
+}
+
+// processCPU is the CPU time (user + system) the process has used so far,
+// every thread counted (getrusage RUSAGE_SELF, microsecond resolution).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(fmt.Sprintf("bodies: getrusage: %v", err))
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // monoBase anchors monoNow. time.Since reads the runtime's monotonic clock
 // (CLOCK_MONOTONIC through the vDSO, ~20 ns): the clock the reactor's
 // deadlines and Go's timers use too.
@@ -211,23 +283,38 @@ var monoBase = time.Now()
 func monoNow() int64 { return int64(time.Since(monoBase)) }
 
 // latencySummary is the distribution of one run's latency samples, in ns.
-type latencySummary struct{ P50, P99, Max float64 }
+type latencySummary struct{ P50, P90, P99, P999, Max float64 }
 
-// summarizeLatencies returns the median, the 99th percentile (linear
-// interpolation between closest ranks, github.com/montanaflynn/stats) and
-// the maximum of samples. It runs after the timed region.
+// Latency histogram bounds: 1 ns to one hour, 3 significant digits (a
+// recorded value is within 0.1% of the sample; below 2048 ns exact).
+const (
+	latencyLowest  = 1
+	latencyHighest = int64(time.Hour)
+	latencyDigits  = 3
+)
+
+// summarizeLatencies returns percentiles of samples from an HdrHistogram
+// (github.com/HdrHistogram/hdrhistogram-go), as wrk2 and HdrHistogram's own
+// tools report them: the value at or below which the quantile's share of
+// the samples lie (nearest rank, within the histogram's 3 digits), and the
+// exact maximum. Unlike a sort, the histogram's size does not grow with the
+// sample count, and its figures are what other latency tools print. A
+// sample above an hour (no run takes that long) is recorded as an hour.
+// It runs after the timed region.
 func summarizeLatencies(samples []int64) latencySummary {
 	if len(samples) == 0 {
 		return latencySummary{}
 	}
-	data := make(stats.Float64Data, len(samples))
-	for i, v := range samples {
-		data[i] = float64(v)
+	h := hdrhistogram.New(latencyLowest, latencyHighest, latencyDigits)
+	var maxV int64
+	for _, v := range samples {
+		maxV = max(maxV, v)
+		// RecordValue fails only outside [0, latencyHighest]; the
+		// bodies never pass a negative latency (timerOutcome refuses one).
+		if err := h.RecordValue(min(v, latencyHighest)); err != nil {
+			panic(fmt.Sprintf("bodies: latency sample %d ns: %v", v, err))
+		}
 	}
-	// Sorted once here; stats sorts its own copy again, which is linear on
-	// sorted input.
-	sort.Float64s(data)
-	p50, _ := stats.Percentile(data, 50)
-	p99, _ := stats.Percentile(data, 99)
-	return latencySummary{P50: p50, P99: p99, Max: data[len(data)-1]}
+	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) }
+	return latencySummary{P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: float64(maxV)}
 }

@@ -44,15 +44,15 @@ func TestTimerChecksumCountsEachWakeOnce(t *testing.T) {
 }
 
 func TestTimerOutcomeRejectsAnEarlyWake(t *testing.T) {
-	_, err := timerOutcome([]int64{10, -3, 20}, 0)
+	_, err := timerOutcome([]int64{10, -3, 20}, 0, 0)
 	if err == nil || !strings.Contains(err.Error(), "before its deadline") {
 		t.Fatalf("timerOutcome = %v, want an error about a wake before its deadline", err)
 	}
-	out, err := timerOutcome([]int64{30, 10, 20}, 7)
+	out, err := timerOutcome([]int64{30, 10, 20}, 7, 90*time.Nanosecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 {
+	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 || out.Values["cpu-ns/wake"] != 30 {
 		t.Fatalf("timerOutcome = %+v", out)
 	}
 }
@@ -63,16 +63,29 @@ func TestSummarizeLatencies(t *testing.T) {
 		samples[i] = int64(100 - i) // 100, 99, ..., 1: unsorted on purpose
 	}
 	got := summarizeLatencies(samples)
-	// Linear interpolation between closest ranks: rank = p/100 · (n−1).
-	want := latencySummary{P50: 50.5, P99: 99.01, Max: 100}
-	if math.Abs(got.P50-want.P50) > 1e-9 || math.Abs(got.P99-want.P99) > 1e-9 || got.Max != want.Max {
+	// HdrHistogram's nearest rank: the value of sample ⌊p/100·n + 0.5⌋ in
+	// order; below 2048 ns the histogram is exact.
+	want := latencySummary{P50: 50, P90: 90, P99: 99, P999: 100, Max: 100}
+	if got != want {
 		t.Fatalf("summarizeLatencies(1..100) = %+v, want %+v", got, want)
 	}
 	if samples[0] != 100 {
 		t.Fatal("summarizeLatencies reordered its input")
 	}
-	if got := summarizeLatencies([]int64{42}); got != (latencySummary{42, 42, 42}) {
+	if got := summarizeLatencies([]int64{42}); got != (latencySummary{42, 42, 42, 42, 42}) {
 		t.Fatalf("one sample: %+v", got)
+	}
+	// Above 2048 ns a value is kept to 3 significant digits: 999 samples of
+	// 1 ms and one of 5 ms give a p50 within 0.1% of 1 ms, a p99.9 at 1 ms
+	// (rank 999.5 → 999) and the exact max.
+	big := make([]int64, 1000)
+	for i := range big {
+		big[i] = 1_000_000
+	}
+	big[500] = 5_000_000
+	got = summarizeLatencies(big)
+	if got.P50 < 1_000_000 || got.P50 > 1_001_000 || got.P999 != got.P50 || got.Max != 5_000_000 {
+		t.Fatalf("summarizeLatencies(999×1ms, 5ms) = %+v", got)
 	}
 }
 

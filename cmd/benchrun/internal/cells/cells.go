@@ -51,6 +51,9 @@ type Set struct {
 	Files     []FileMeta
 	Scenarios []*Scenario // in display order
 	Notes     []Note      // every failed or unsupported cell, in file order
+	// Annotations are the steal marks and repetition counts of cells that
+	// have figures (results.Annotation), in file order.
+	Annotations []Annotation
 	// Warnings are problems that leave the figures read standing (a torn
 	// last line): each names the file and line. Callers show them.
 	Warnings []string
@@ -92,6 +95,16 @@ type Note struct {
 	Column   string // parameter setting, as in Scenario.Columns
 }
 
+// Annotation is a steal mark or repetition count of one cell (a row and
+// a parameter setting; every unit of it), with where it was recorded.
+type Annotation struct {
+	results.Annotation
+	File     string
+	Scenario string
+	Row      string
+	Column   string // parameter setting, as in Scenario.Columns
+}
+
 // Scenario is every cell of one benchmark name.
 type Scenario struct {
 	Name      string
@@ -102,7 +115,8 @@ type Scenario struct {
 	Rows    []string // rows that have results or notes, in display order
 	Units   []string // units as written in the file, in first-seen order
 	cells   map[cellKey]*Cell
-	notes   map[cellKey]*Note // unit ""
+	notes   map[cellKey]*Note        // unit ""
+	annots  map[cellKey][]Annotation // unit ""
 }
 
 type cellKey struct{ row, column, unit string }
@@ -126,6 +140,12 @@ func (s *Scenario) Cell(row, column, unit string) *Cell {
 // Note returns the failed/unsupported note for a row and column, or nil.
 func (s *Scenario) Note(row, column string) *Note {
 	return s.notes[cellKey{row, column, ""}]
+}
+
+// Annotations returns the steal marks and repetition counts recorded for
+// a row and column, in file order; nil when there are none.
+func (s *Scenario) Annotations(row, column string) []Annotation {
+	return s.annots[cellKey{row, column, ""}]
 }
 
 // Param returns the value of key in a column string, or "".
@@ -327,7 +347,7 @@ type grouper struct {
 func (g *grouper) scenario(l place) *Scenario {
 	sc := g.byName[l.scenario]
 	if sc == nil {
-		sc = &Scenario{Name: l.scenario, cells: map[cellKey]*Cell{}, notes: map[cellKey]*Note{}}
+		sc = &Scenario{Name: l.scenario, cells: map[cellKey]*Cell{}, notes: map[cellKey]*Note{}, annots: map[cellKey][]Annotation{}}
 		g.byName[l.scenario] = sc
 		g.order = append(g.order, l.scenario)
 	}
@@ -371,6 +391,17 @@ func (g *grouper) addFile(f *results.File) error {
 		}
 		sc := g.scenario(l)
 		g.set.Notes = append(g.set.Notes, Note{Note: n, File: f.Path, Scenario: sc.Name, Row: l.row, Column: g.place.column(l.col)})
+	}
+	for _, a := range f.Annotations {
+		l := g.place.locate(&benchfmt.Result{Name: benchfmt.Name(a.Name)})
+		if l.row == "" {
+			return fmt.Errorf("%s:%d: %s line for %q has no /impl=<row> part", f.Path, a.Line, a.Kind, a.Name)
+		}
+		sc := g.scenario(l)
+		an := Annotation{Annotation: a, File: f.Path, Scenario: sc.Name, Row: l.row, Column: g.place.column(l.col)}
+		g.set.Annotations = append(g.set.Annotations, an)
+		k := cellKey{an.Row, an.Column, ""}
+		sc.annots[k] = append(sc.annots[k], an)
 	}
 	return nil
 }

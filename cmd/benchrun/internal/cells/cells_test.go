@@ -165,3 +165,29 @@ func TestLoadNotesOnlyFile(t *testing.T) {
 		t.Errorf("notes-only scenario %+v", sc)
 	}
 }
+
+// TestAnnotationsPerCell checks steal and reps lines land on their cell
+// (row and column), in file order, and never become notes.
+func TestAnnotationsPerCell(t *testing.T) {
+	set := load(t, fixture+`# corobench:steal BenchmarkYield/impl=stackless/n=4096: rep 1: steal 10ms = 6.0% of 166ms wall on cpu1 (marked above 1%)
+# corobench:reps BenchmarkYield/impl=stackless/n=4096: 2 repetitions: cv 141.4% > target 5.0%; cap of 2 repetitions reached
+# corobench:reps BenchmarkYield/impl=stackless/n=64: 1 repetitions: fewer than 2 figures
+`)
+	y := set.Scenario("Yield")
+	got := y.Annotations("stackless", "n=4096")
+	if len(got) != 2 || got[0].Kind != results.AnnotSteal || got[1].Kind != results.AnnotReps {
+		t.Fatalf("stackless n=4096 annotations %+v, want steal then reps", got)
+	}
+	if got[0].Line != 14 || got[0].File != "fixture.txt" {
+		t.Errorf("steal line recorded at %s:%d, want fixture.txt:14", got[0].File, got[0].Line)
+	}
+	if a := y.Annotations("stackless", "n=64"); len(a) != 1 || !strings.HasPrefix(a[0].Text, "1 repetitions") {
+		t.Errorf("stackless n=64 annotations %+v", a)
+	}
+	if a := y.Annotations("stackful-asm", "n=64"); a != nil {
+		t.Errorf("stackful-asm has annotations %+v, want none", a)
+	}
+	if len(set.Annotations) != 3 || len(set.Notes) != 2 {
+		t.Errorf("%d annotations, %d notes; want 3 and 2", len(set.Annotations), len(set.Notes))
+	}
+}

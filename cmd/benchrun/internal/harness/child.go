@@ -70,7 +70,16 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchrun %s: %v\n", ChildSubcommand, err)
 		return 2
 	}
-	sm, err := driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
+	measure := func() (*driver.Sample, error) {
+		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
+	}
+	var sm *driver.Sample
+	if s.Cycles {
+		start := time.Now()
+		sm, err = measureCycles(measure, *benchtime, func() time.Duration { return time.Since(start) })
+	} else {
+		sm, err = measure()
+	}
 	var rep childReport
 	if reason, ok := scenarios.IsNotSupported(err); ok {
 		rep.Unsupported = reason
@@ -92,4 +101,60 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// maxCycles bounds the cycles of a Cycles scenario in one child;
+// minWarmCycles is how many warm cycles a child aims for when each is
+// short (see measureCycles).
+const (
+	maxCycles     = 1000
+	minWarmCycles = 4
+)
+
+// measureCycles runs a Cycles scenario's one-shot measurement again and
+// again in this process (each run a fresh runtime and a fresh set-up, as
+// driver.MeasureWith builds them): at least twice, then until elapsed()
+// reaches benchtime or maxCycles runs; and while fewer than minWarmCycles
+// warm runs are in, until elapsed() reaches minWarmCycles × benchtime, so
+// that a cycle of about the bench time (a short --quick bench time and a
+// runtime slow to set up) still gets several warm runs, and a cycle much
+// longer than it (n=100000) stops at two. The first run is the cold one
+// (first-touch page faults, lazy initialisation), a warm-up as the
+// driver's growth runs are for other scenarios: it is dropped. The sample
+// is the mean of each metric over the other runs, and its Iters the sum of
+// their iterations, so a figure is never one cold shot of a millisecond.
+// A failed run fails the cell.
+func measureCycles(measure func() (*driver.Sample, error), benchtime time.Duration, elapsed func() time.Duration) (*driver.Sample, error) {
+	var runs []*driver.Sample
+	more := func() bool {
+		e, warm := elapsed(), len(runs)-1
+		switch {
+		case len(runs) < 2:
+			return true
+		case len(runs) >= maxCycles:
+			return false
+		case e < benchtime:
+			return true
+		}
+		return warm < minWarmCycles && e < time.Duration(minWarmCycles)*benchtime
+	}
+	for more() {
+		sm, err := measure()
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, sm)
+	}
+	warm := runs[1:]
+	out := &driver.Sample{Values: make([]float64, len(warm[0].Values))}
+	for _, sm := range warm {
+		out.Iters += sm.Iters
+		for i, v := range sm.Values {
+			out.Values[i] += v
+		}
+	}
+	for i := range out.Values {
+		out.Values[i] /= float64(len(warm))
+	}
+	return out, nil
 }

@@ -2,11 +2,13 @@ package plots
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
@@ -33,24 +35,77 @@ func Sweep(title, xLabel, yLabel string, xs []float64, series []Series) (*Chart,
 	return ch, nil
 }
 
-// Percentiles draws latency statistics per row on a log y axis: the x axis
-// lists the statistics (e.g. "p50", "p99", "max"), and each series is a
-// line through its medians with CI error bars, so a row's tail shows as the
-// line's slope. Series are nudged apart horizontally so whiskers don't hide
-// each other.
+// Percentiles draws latency statistics per row on a log y axis, as a
+// percentile spectrum (wrk2's and HdrHistogram's plots): when every
+// statistic is a percentile ("p50", "p99.9") or "max", a statistic p sits
+// at x = log10(1/(1−p)), so p90, p99, p99.9 are one decade apart and the
+// tail gets the room it needs; max sits one decade right of the highest
+// percentile. Otherwise the statistics are evenly spaced categories. Each
+// series is a line through its medians with CI error bars, so a row's tail
+// shows as the line's slope; series are nudged apart horizontally so
+// whiskers don't hide each other.
 func Percentiles(title, yLabel string, statNames []string, series []Series) (*Chart, error) {
-	ch := newChart(title, "statistic (each point: median over runs)", yLabel)
+	xs, spectrum := spectrumXs(statNames)
+	xLabel := "statistic (each point: median over runs)"
+	if spectrum {
+		xLabel = "percentile, log scale in 1/(1−p) (each point: median over runs)"
+	}
+	ch := newChart(title, xLabel, yLabel)
 	var ticks []plot.Tick
 	for i, s := range statNames {
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: s})
+		ticks = append(ticks, plot.Tick{Value: xs[i], Label: s})
 	}
 	ch.plot.X.Tick.Marker = plot.ConstantTicks(ticks)
-	ch.plot.X.Min, ch.plot.X.Max = -0.4, float64(len(statNames))-0.6
+	step := 1.0 // the smallest gap between two statistics
+	for i := 1; i < len(xs); i++ {
+		step = math.Min(step, xs[i]-xs[i-1])
+	}
+	ch.plot.X.Min, ch.plot.X.Max = xs[0]-0.4*step, xs[len(xs)-1]+0.4*step
 	k := float64(len(series))
-	if err := ch.addLines(series, func(i, j int) float64 { return float64(i) + (float64(j)-(k-1)/2)*0.06 }); err != nil {
+	if err := ch.addLines(series, func(i, j int) float64 { return xs[i] + (float64(j)-(k-1)/2)*0.06*step }); err != nil {
 		return nil, err
 	}
 	return ch, nil
+}
+
+// SpectrumX is the x position of percentile statistic stat ("p99.9") on a
+// percentile spectrum: log10(1/(1−p)), p as a fraction. ok is false for
+// anything but pNN with 0 < NN < 100.
+func SpectrumX(stat string) (x float64, ok bool) {
+	if len(stat) < 2 || stat[0] != 'p' {
+		return 0, false
+	}
+	nn, err := strconv.ParseFloat(stat[1:], 64)
+	if err != nil || nn <= 0 || nn >= 100 {
+		return 0, false
+	}
+	return math.Log10(100 / (100 - nn)), true
+}
+
+// spectrumXs places statNames: on a percentile spectrum (SpectrumX, max a
+// decade past the last percentile) when they are percentiles in rising
+// order and at most a trailing max, else at 0, 1, 2, ….
+func spectrumXs(statNames []string) (xs []float64, spectrum bool) {
+	spectrum = len(statNames) > 0
+	last := math.Inf(-1)
+	for i, s := range statNames {
+		x, ok := SpectrumX(s)
+		if !ok && s == "max" && i == len(statNames)-1 && i > 0 {
+			x, ok = last+1, true
+		}
+		if !ok || x <= last {
+			spectrum = false
+			break
+		}
+		xs, last = append(xs, x), x
+	}
+	if !spectrum {
+		xs = xs[:0]
+		for i := range statNames {
+			xs = append(xs, float64(i))
+		}
+	}
+	return xs, spectrum
 }
 
 func (ch *Chart) addLines(series []Series, xAt func(i, j int) float64) error {
@@ -212,4 +267,54 @@ func formatN(v float64) string {
 		return strconv.FormatFloat(math.Round(v/1e3), 'f', -1, 64) + "k"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// Knee draws a load sweep: each series' latency medians (with CIs) against
+// the offered rate xs on log-log axes, as Sweep does, plus a dashed line at
+// the latency bound and a ring around each series' knee (knees[j] is the
+// index into xs of series j's knee, -1 for none).
+func Knee(title, xLabel, yLabel string, xs []float64, series []Series, bound float64, knees []int) (*Chart, error) {
+	if len(knees) != len(series) {
+		return nil, fmt.Errorf("plots.Knee: %d knees for %d series", len(knees), len(series))
+	}
+	ch, err := Sweep(title, xLabel, yLabel, xs, series)
+	if err != nil {
+		return nil, err
+	}
+	if bound > 0 {
+		ch.plot.Y.Min, ch.plot.Y.Max = niceLogRange(math.Min(ch.plot.Y.Min, bound/1.2), math.Max(ch.plot.Y.Max, bound*1.2))
+		line, err := plotter.NewLine(plotter.XYs{{X: ch.plot.X.Min, Y: bound}, {X: ch.plot.X.Max, Y: bound}})
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = color.Gray{Y: 90}, 1.5
+		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+		ch.plot.Add(line)
+		ch.addLegend("latency bound", swatch{color: color.Gray{Y: 90}, line: true})
+	}
+	var rings plotter.XYs
+	for j, k := range knees {
+		if k < 0 || k >= len(xs) || k >= len(series[j].Values) || !series[j].Values[k].OK {
+			continue
+		}
+		rings = append(rings, plotter.XY{X: xs[k], Y: series[j].Values[k].Median})
+	}
+	if len(rings) > 0 {
+		sc, err := plotter.NewScatter(rings)
+		if err != nil {
+			return nil, err
+		}
+		sc.Shape, sc.Radius, sc.Color = draw.RingGlyph{}, vg.Points(9), color.Black
+		ch.plot.Add(sc)
+		ch.addLegend("knee (highest rate within the bound)", ringSwatch{})
+	}
+	return ch, nil
+}
+
+// ringSwatch is the legend thumbnail of a knee: the ring drawn around it.
+type ringSwatch struct{}
+
+func (ringSwatch) Thumbnail(c *draw.Canvas) {
+	c.DrawGlyph(draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}},
+		vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2})
 }

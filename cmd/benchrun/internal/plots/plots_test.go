@@ -249,3 +249,50 @@ func TestLabelsThatWouldOverlapAreLeftOut(t *testing.T) {
 		t.Error("6-character labels in a 20 pt slot with room above are not stood upright")
 	}
 }
+
+// TestSpectrumX checks the percentile spectrum's x positions by hand:
+// log10(1/(1−p)).
+func TestSpectrumX(t *testing.T) {
+	for stat, want := range map[string]float64{"p50": math.Log10(2), "p90": 1, "p99": 2, "p99.9": 3, "p99.99": 4} {
+		x, ok := SpectrumX(stat)
+		if !ok || math.Abs(x-want) > 1e-9 {
+			t.Errorf("SpectrumX(%q) = %v, %v; want %v", stat, x, ok, want)
+		}
+	}
+	for _, bad := range []string{"max", "p100", "p0", "mean", "p", "pxx"} {
+		if _, ok := SpectrumX(bad); ok {
+			t.Errorf("SpectrumX(%q) is ok", bad)
+		}
+	}
+	xs, spectrum := spectrumXs([]string{"p50", "p90", "p99", "p99.9", "max"})
+	if want := []float64{math.Log10(2), 1, 2, 3, 4}; !spectrum || len(xs) != 5 || math.Abs(xs[0]-want[0]) > 1e-9 || xs[1] != 1 || math.Abs(xs[3]-3) > 1e-9 || math.Abs(xs[4]-4) > 1e-9 {
+		t.Errorf("spectrumXs = %v, %v; want %v, true", xs, spectrum, want)
+	}
+	// A plain unit or an out-of-order list falls back to categories.
+	for _, names := range [][]string{{"ns/op", "p50", "p99"}, {"p99", "p50"}, {"max"}} {
+		xs, spectrum := spectrumXs(names)
+		if spectrum || len(xs) != len(names) || xs[len(xs)-1] != float64(len(names)-1) {
+			t.Errorf("spectrumXs(%v) = %v, %v; want categories", names, xs, spectrum)
+		}
+	}
+}
+
+func TestKneeChart(t *testing.T) {
+	s := testSeries()
+	knees := make([]int, len(s))
+	knees[0] = 1
+	knees[len(knees)-1] = -1
+	ch, err := Knee("Timer: p99 against offered wakes/s", "offered wakes/s", "µs per wake", []float64{396, 396e3, 3.96e6}[:len(s[0].Values)], s, 500, knees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := outDir(t)
+	p, v, err := ch.Save(dir, "knee")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+	if _, err := Knee("x", "", "", []float64{1}, s, 1, nil); err == nil {
+		t.Error("knees that do not match the series gave no error")
+	}
+}

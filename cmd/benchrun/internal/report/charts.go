@@ -189,7 +189,7 @@ func percentileCharts(sc *cells.Scenario, colors map[string]color.Color, outDir 
 	var pers []string
 	for _, unit := range sc.Units {
 		u := units.Parse(unit)
-		if u.Kind != units.Time {
+		if u.Kind != units.Time || strings.HasPrefix(unit, "cpu-") { // CPU time is no latency
 			continue
 		}
 		if _, ok := byPer[u.Per]; !ok {
@@ -255,7 +255,7 @@ func percentileCharts(sc *cells.Scenario, colors map[string]color.Color, outDir 
 				return nil, err
 			}
 			out = append(out, chartView{
-				Caption: fmt.Sprintf("%s: per row, the median over runs of each latency statistic (%s), with 95%% CIs; log scale, so the slope shows the tail.", title, strings.Join(names, ", ")),
+				Caption: fmt.Sprintf("%s: per row, the median over runs of each latency statistic (%s), with 95%% CIs; log y scale, so the slope shows the tail; percentiles are placed at log10(1/(1−p)) as in HdrHistogram's and wrk2's plots, max a decade beyond the last.", title, strings.Join(names, ", ")),
 				PNG:     pngName, SVG: svgName, Alt: title + " percentile plot",
 			})
 		}

@@ -68,6 +68,8 @@ figcaption { font-size: 13px; color: #444; }
 table.head td.best { background: #e6f4ea; }
 .star { color: #1a7f37; }
 table.notes { table-layout: fixed; width: 100%; }
+table.fig td.noisy { background: #fff8e6; border-left: 3px solid #d4a017; }
+.floor { color: #35507a; }
 table.notes td { overflow-wrap: anywhere; word-break: break-word; }
 table.notes code { white-space: normal; overflow-wrap: anywhere; }
 @media print {
@@ -94,6 +96,7 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 <a href="#claims">Claims</a>
 <a href="#run">Run</a>
 <a href="#policy">Measurement policy</a>
+<a href="#noise">Noise</a>
 <a href="#problems">Cells without a figure ({{len .Notes}})</a>
 <a href="#anchors">Published anchors</a>
 <a href="#colouring">Function colouring</a>
@@ -148,6 +151,33 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </table>
 </section>
 
+<section id="noise">
+<h2>Noise</h2>
+<p class="note">How quotable this run's figures are. The coefficient of variation (CV: sample standard deviation / mean of a cell's repetitions) of each cell, in bands; the bands are cumulative. Per-operation cells are the times per operation without a percentile (ns/switch, ns/spawn, ns/await, ns/task, ns/wake, ns/roundtrip, …): the target of {{printf "%.0f" .Stats.MaxCV}}% is theirs. In the tables a cell over {{printf "%.0f" .Stats.MaxCV}}% has a yellow edge and its flag.</p>
+<table>
+<thead><tr><th>cells</th><th>with a CV</th><th>CV ≤ 5%</th><th>CV ≤ 10%</th><th>CV ≤ 20%</th><th>CV &gt; 20%</th><th>no CV (one figure)</th></tr></thead>
+<tbody>
+{{with .Noise.PerOp}}<tr><th>per-operation</th><td>{{.Cells}}</td><td>{{.Le5}} ({{.Pct5}})</td><td>{{.Le10}} ({{.Pct10}})</td><td>{{.Le20}} ({{.P20}})</td><td>{{.Over20}}</td><td>{{.NoCV}}</td></tr>
+{{end}}{{with .Noise.All}}<tr><th>all</th><td>{{.Cells}}</td><td>{{.Le5}} ({{.Pct5}})</td><td>{{.Le10}} ({{.Pct10}})</td><td>{{.Le20}} ({{.P20}})</td><td>{{.Over20}}</td><td>{{.NoCV}}</td></tr>
+{{end}}</tbody>
+</table>
+<table class="kv">
+<tbody>
+<tr><th>repetitions</th><td>{{range .Noise.Stops}}<div>{{.Key}}: {{.Value}} cell(s)</div>{{else}}no <code>reps</code> lines in the results file (a run without extra repetitions){{end}}<div class="note">Each cell gets the --count repetitions, then more, one per round, while its CV is over the target, up to a cap and within a time budget; the <code>reps</code> line says how many it got and why it stopped. The tables show it under each figure.</div></td></tr>
+<tr><th>steal</th><td>{{if .Noise.Steal}}{{len .Noise.Steal}}{{if .Noise.StealMore}}+{{.Noise.StealMore}}{{end}} repetition(s) ran while the hypervisor stole more than 1% of the CPU time (<code>/proc/stat</code>); their cells are flagged in the tables.{{else}}No repetition was marked for steal time.{{end}}</td></tr>
+<tr><th>OS timer floor</th><td>{{if .Noise.Floor}}<code>{{.Noise.Floor}}</code><div class="note">The lateness of a 50 µs clock_nanosleep on a plain thread with 1 ns timer slack, as cyclictest measures it: what this machine's kernel and hypervisor add to any wake-up. Every latency cell below shows its median against it (p50 against p50, p99 and max against p99).</div>{{else}}not recorded in the results file{{end}}</td></tr>
+</tbody>
+</table>
+{{if .Noise.Steal}}<table class="notes">
+<colgroup><col style="width: 28%"/><col style="width: 54%"/><col style="width: 18%"/></colgroup>
+<thead><tr><th>cell</th><th>steal mark</th><th>recorded at</th></tr></thead>
+<tbody>
+{{range .Noise.Steal}}<tr><td>{{.Where}}</td><td>{{.Text}}</td><td><code>{{.At}}</code></td></tr>
+{{end}}{{if .Noise.StealMore}}<tr><td colspan="3">and {{.Noise.StealMore}} more in the results file</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}</section>
+
 <section id="problems">
 <h2>Cells without a figure</h2>
 {{if .Notes}}<table class="notes">
@@ -186,11 +216,19 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{range .Scenarios}}<section id="{{.ID}}">
 <h2>{{.Name}}</h2>
 {{if .About}}<p class="note">{{.About}}</p>
+{{end}}{{with .Knee}}<h3>Knee: the highest offered rate each row sustains</h3>
+<p class="note">A row sustains an offered rate when its <code>{{.Latency}}</code> (median over the runs) stays within {{.Bound}} at that rate and at every lower one{{if .CPU}}, and the rate times its <code>{{.CPU}}</code> fits in the row's CPUs (its GOMAXPROCS): a row that wakes late sleeps again from then, so its lateness need not grow with an overload, but the CPU it needs does{{end}}; the bound is {{.Why}}. A latency figure taken above a row's knee is a queue that grows with the run's length, not the service time, and is flagged in the tables below.</p>
+<table class="kv">
+<thead><tr><th>row</th><th>knee (offered {{.What}}/s)</th><th>where</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr><th>{{.Row}}</th><td>{{.Knee}}</td><td>{{.Detail}}</td></tr>
+{{end}}</tbody>
+</table>
 {{end}}{{range .Tables}}{{if .Unit}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>{{else}}<h3>No figures: every cell failed or is not supported</h3>{{end}}
 <table class="fig">
 <thead><tr><th>row</th>{{range .Columns}}<th>{{colLabel .}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Rows}}<tr><th class="row">{{.Row}}</th>{{range .Cells}}<td class="c-{{.Kind}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{range .Ratios}}<div class="ratio">{{.}}</div>{{end}}<div class="detail">{{.Detail}}</div>{{range .Flags}}<div class="flag">{{.}}</div>{{end}}{{else if .Missing}}—{{else}}<span class="status">{{.Kind}}</span><div class="reason">{{.Reason}}</div>{{end}}</td>{{end}}</tr>
+{{range .Rows}}<tr><th class="row">{{.Row}}</th>{{range .Cells}}<td class="c-{{.Kind}}{{if .Noisy}} noisy{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{range .Ratios}}<div class="ratio">{{.}}</div>{{end}}{{if .Floor}}<div class="ratio floor">{{.Floor}}</div>{{end}}<div class="detail">{{.Detail}}</div>{{if .Reps}}<div class="detail">{{.Reps}}</div>{{end}}{{range .Flags}}<div class="flag">{{.}}</div>{{end}}{{else if .Missing}}—{{else}}<span class="status">{{.Kind}}</span><div class="reason">{{.Reason}}</div>{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{end}}{{range .Charts}}<figure>

@@ -155,6 +155,7 @@ type page struct {
 	Claims    []claims.Result
 	Anchors   []anchorTopic
 	Colouring colouringView
+	Noise     noiseView
 	Scenarios []scenarioView
 	Stats     statsView
 }
@@ -186,6 +187,7 @@ type anchorTopic struct {
 
 type scenarioView struct {
 	Name, ID, About string
+	Knee            *kneeView // a load sweep's knees, nil for other scenarios
 	Tables          []tableView
 	Charts          []chartView
 }
@@ -210,6 +212,9 @@ type cellView struct {
 	Ratios  []string
 	Detail  string // n and CV
 	Flags   []string
+	Noisy   bool   // CV over stats.MaxCV: the cell is marked
+	Reps    string // how many repetitions and why they stopped ("18 reps: cap reached, CV over target")
+	Floor   string // a latency against the OS timer floor ("×3.2 OS floor p50 (15.1µs)")
 	Reason  string
 	Missing bool
 }
@@ -276,14 +281,17 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 		p.Anchors[len(p.Anchors)-1].Anchors = append(p.Anchors[len(p.Anchors)-1].Anchors, a)
 	}
 	p.Colouring = colouring(set)
+	p.Noise = noise(set)
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
 		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: about(sc.Name)}
+		sw := sweepOf(sc)
+		sv.Knee = sw.view(sc)
 		if len(sc.Units) == 0 { // every cell failed or is unsupported
-			sv.Tables = append(sv.Tables, table(set, sc, ""))
+			sv.Tables = append(sv.Tables, table(set, sc, "", &p.Noise, sw))
 		}
 		for _, unit := range sc.Units {
-			sv.Tables = append(sv.Tables, table(set, sc, unit))
+			sv.Tables = append(sv.Tables, table(set, sc, unit, &p.Noise, sw))
 			charts, err := unitCharts(sc, unit, colors, outDir)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", sc.Name, unit, err)
@@ -297,6 +305,11 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 			}
 			sv.Charts = append(sv.Charts, charts...)
 		}
+		knee, err := kneeChart(sc, sw, colors, outDir)
+		if err != nil {
+			return nil, fmt.Errorf("%s knee: %w", sc.Name, err)
+		}
+		sv.Charts = append(sv.Charts, knee...)
 		p.Scenarios = append(p.Scenarios, sv)
 	}
 	return p, nil
@@ -445,7 +458,7 @@ func displayRows(rows []string) []string {
 	return cells.DisplayOrder(rows, cells.RowOrder())
 }
 
-func table(set *cells.Set, sc *cells.Scenario, unit string) tableView {
+func table(set *cells.Set, sc *cells.Scenario, unit string, nv *noiseView, sw *sweep) tableView {
 	u := units.Parse(unit)
 	tv := tableView{Unit: unit, Higher: set.HigherIsBetter(unit), Columns: sc.Columns}
 	switch u.Kind {
@@ -458,15 +471,19 @@ func table(set *cells.Set, sc *cells.Scenario, unit string) tableView {
 	}
 	for _, row := range sc.Rows {
 		rv := rowView{Row: row}
-		for _, col := range sc.Columns {
-			rv.Cells = append(rv.Cells, cellFor(sc, row, col, unit))
+		for i, col := range sc.Columns {
+			cv := cellFor(sc, row, col, unit, nv)
+			if cv.Kind == "fig" && sw.aboveKnee(row, i, unit) {
+				cv.Flags = append(cv.Flags, "above this row's knee: backlog, not service time")
+			}
+			rv.Cells = append(rv.Cells, cv)
 		}
 		tv.Rows = append(tv.Rows, rv)
 	}
 	return tv
 }
 
-func cellFor(sc *cells.Scenario, row, col, unit string) cellView {
+func cellFor(sc *cells.Scenario, row, col, unit string, nv *noiseView) cellView {
 	c := sc.Cell(row, col, unit)
 	if c == nil {
 		if n := sc.Note(row, col); n != nil {
@@ -476,7 +493,8 @@ func cellFor(sc *cells.Scenario, row, col, unit string) cellView {
 	}
 	s := c.Summary
 	scale := units.Parse(unit).ScaleFor(s.Median)
-	cv := cellView{Kind: "fig", Median: scale.Format(s.Median), CI: ciText(s), Flags: s.Flags()}
+	cv := cellView{Kind: "fig", Median: scale.Format(s.Median), CI: ciText(s), Flags: s.Flags(), Noisy: s.Noisy}
+	cv.Floor = floorText(unit, s.Median, nv)
 	cv.Detail = fmt.Sprintf("n=%d", s.N)
 	if !math.IsNaN(s.CV) {
 		cv.Detail += fmt.Sprintf(" · CV %.1f%%", 100*s.CV)
@@ -510,6 +528,7 @@ func cellFor(sc *cells.Scenario, row, col, unit string) cellView {
 		}
 		cv.Ratios = append(cv.Ratios, text)
 	}
+	cellNoise(&cv, sc.Annotations(row, col))
 	return cv
 }
 

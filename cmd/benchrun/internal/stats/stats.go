@@ -173,3 +173,40 @@ func Percentile(values []float64, pct float64) (float64, error) {
 	}
 	return p, nil
 }
+
+// Knee returns the index of the knee of a load sweep: the highest offered
+// rate a row sustains, i.e. the highest rates[i] such that latency[j] <=
+// bound at rates[i] and at every lower rate. A rate whose latency is NaN
+// (no figure) ends the sustained run like one over the bound. A dip under
+// the bound above a rate that failed it does not count: the backlog of an
+// overloaded row can drain by luck, which is not a sustained rate. It
+// returns -1 when the lowest rate already fails. rates need not be sorted;
+// the two slices must have the same length.
+func Knee(rates, latency []float64, bound float64) int {
+	if len(rates) != len(latency) {
+		panic(fmt.Sprintf("stats.Knee: %d rates but %d latencies", len(rates), len(latency)))
+	}
+	order := make([]int, len(rates))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(rates[a], rates[b]) })
+	knee := -1
+	for _, i := range order {
+		if !(latency[i] <= bound) { // NaN fails too
+			break
+		}
+		knee = i
+	}
+	return knee
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

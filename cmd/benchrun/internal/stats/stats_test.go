@@ -194,3 +194,33 @@ func TestCompareTooFewSamplesWarns(t *testing.T) {
 		t.Errorf("3+3 samples: significant=%v warnings=%v; want not significant with a warning", c.Significant, c.Warnings)
 	}
 }
+
+// TestKnee checks knee detection against hand-computed sweeps.
+func TestKnee(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		name           string
+		rates, latency []float64
+		bound          float64
+		want           int
+	}{
+		{"knee in the middle", []float64{1, 10, 100}, []float64{5, 8, 50}, 10, 1},
+		{"every rate sustained", []float64{1, 10, 100}, []float64{5, 8, 9}, 10, 2},
+		{"none sustained", []float64{1, 10, 100}, []float64{11, 8, 9}, 10, -1},
+		{"a dip after a failure does not count", []float64{1, 10, 100}, []float64{5, 50, 8}, 10, 0},
+		{"exactly at the bound is sustained", []float64{1, 10}, []float64{10, 10.000001}, 10, 0},
+		{"unsorted rates", []float64{100, 1, 10}, []float64{50, 5, 8}, 10, 2},
+		{"a missing figure ends the run", []float64{1, 10, 100}, []float64{5, nan, 6}, 10, 0},
+		{"empty", nil, nil, 10, -1},
+	} {
+		if got := Knee(c.rates, c.latency, c.bound); got != c.want {
+			t.Errorf("%s: Knee = %d, want %d", c.name, got, c.want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Knee with mismatched slices did not panic")
+		}
+	}()
+	Knee([]float64{1}, nil, 1)
+}

@@ -37,7 +37,7 @@ func Parse(unit string) Unit {
 		u.Stat, num = num[:i], num[i+1:]
 	}
 	switch num {
-	case "ns":
+	case "ns", "cpu-ns": // cpu-ns: CPU time, not wall time
 		u.Kind, u.Base = Time, 1e-9
 	case "us", "µs":
 		u.Kind, u.Base = Time, 1e-6

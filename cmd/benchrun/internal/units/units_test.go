@@ -21,6 +21,7 @@ func TestFormat(t *testing.T) {
 		{1, "allocs/spawn", "1"},
 		{0.25, "allocs/spawn", "0.25"},
 		{2048, "heap-B/coroutine", "2 KiB"},
+		{1500, "cpu-ns/wake", "1.50 µs"},
 	} {
 		if got := Format(c.v, c.unit); got != c.want {
 			t.Errorf("Format(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)

@@ -1,0 +1,229 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
+	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+	"github.com/corobench/corobench/internal/results"
+)
+
+// noiseView is the report's noise section: how many cells a reader can
+// quote (their CV), how many repetitions the harness gave them and why it
+// stopped, which repetitions ran while the hypervisor stole CPU time, and
+// the machine's own timer floor every latency is set against. See
+// docs/design.md §6 (measurement).
+type noiseView struct {
+	// PerOp is the CV distribution of the per-operation cells (a time per
+	// operation without a percentile: ns/switch, ns/spawn, ns/wake of
+	// CPU, …), the cells the run's CV target is about; All is every cell
+	// with a figure.
+	PerOp, All cvBands
+	// Stops counts the cells by why their repetitions stopped, from the
+	// reps lines.
+	Stops []keyCells
+	// Steal lists the steal marks, at most maxStealLines of them.
+	Steal     []stealLine
+	StealMore int // marks left out of Steal
+	// Floor is the timer-floor-os line; FloorP50/FloorP99 its figures in
+	// ns (0 when the run did not record one).
+	Floor              string
+	FloorP50, FloorP99 float64
+}
+
+// cvBands is a CV distribution in the bands the run's noise target is
+// read in. Each band counts the cells at or under its bound, so the bands
+// are cumulative: Le10 includes Le5.
+type cvBands struct {
+	Cells            int // cells with a CV (at least 2 figures, mean not 0)
+	Le5, Le10, Le20  int
+	Over20, NoCV     int // Over20 = Cells - Le20; NoCV: cells without a CV
+	Pct5, Pct10, P20 string
+}
+
+type stealLine struct {
+	Where, Text, At string
+}
+
+const maxStealLines = 40
+
+// bandsOf counts cvs (fractions, NaN for "no CV") into bands.
+func bandsOf(cvs []float64) cvBands {
+	var b cvBands
+	for _, c := range cvs {
+		if math.IsNaN(c) {
+			b.NoCV++
+			continue
+		}
+		b.Cells++
+		if c <= 0.05 {
+			b.Le5++
+		}
+		if c <= 0.10 {
+			b.Le10++
+		}
+		if c <= 0.20 {
+			b.Le20++
+		}
+	}
+	b.Over20 = b.Cells - b.Le20
+	share := func(n int) string {
+		if b.Cells == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(b.Cells))
+	}
+	b.Pct5, b.Pct10, b.P20 = share(b.Le5), share(b.Le10), share(b.Le20)
+	return b
+}
+
+// perOperation reports whether unit is a time per operation that is not a
+// percentile of a latency distribution: the figures the CV target is for.
+func perOperation(unit string) bool {
+	u := units.Parse(unit)
+	return u.Kind == units.Time && u.Stat == "" && u.Per != "" && u.Per != "op"
+}
+
+func noise(set *cells.Set) noiseView {
+	var nv noiseView
+	var all, perOp []float64
+	eachCell(set, func(_ *cells.Scenario, _ string, c *cells.Cell) {
+		all = append(all, c.Summary.CV)
+		if perOperation(c.Unit) {
+			perOp = append(perOp, c.Summary.CV)
+		}
+	})
+	nv.All, nv.PerOp = bandsOf(all), bandsOf(perOp)
+	stops := map[string]int{}
+	var order []string
+	for _, a := range set.Annotations {
+		switch a.Kind {
+		case results.AnnotReps:
+			_, why := repsShort(a.Text)
+			if _, ok := stops[why]; !ok {
+				order = append(order, why)
+			}
+			stops[why]++
+		case results.AnnotSteal:
+			if len(nv.Steal) == maxStealLines {
+				nv.StealMore++
+				continue
+			}
+			where := a.Scenario + " / " + a.Row
+			if a.Column != "" {
+				where += " / " + a.Column
+			}
+			nv.Steal = append(nv.Steal, stealLine{Where: where, Text: a.Text, At: fmt.Sprintf("%s:%d", a.File, a.Line)})
+		}
+	}
+	for _, why := range order {
+		nv.Stops = append(nv.Stops, keyCells{why, strconv.Itoa(stops[why])})
+	}
+	nv.Floor, nv.FloorP50, nv.FloorP99 = osFloor(set)
+	return nv
+}
+
+var repsRE = regexp.MustCompile(`^(\d+) repetitions: (.*)$`)
+
+// repsShort condenses a reps line's text ("18 repetitions: cv 9.8% >
+// target 5.0%; cap of 18 repetitions reached") to its count and why the
+// repetitions stopped ("cap reached"). A text it does not know is kept
+// whole as the reason, with count 0.
+func repsShort(text string) (n int, why string) {
+	m := repsRE.FindStringSubmatch(text)
+	if m == nil {
+		return 0, text
+	}
+	n, _ = strconv.Atoi(m[1])
+	rest := m[2]
+	switch {
+	case strings.Contains(rest, "during the extra repetitions"):
+		return n, "interrupted"
+	case strings.Contains(rest, "<= target"):
+		return n, "CV at target"
+	case strings.Contains(rest, "cap of"):
+		return n, "cap reached, CV over target"
+	case strings.Contains(rest, "time budget"):
+		return n, "time budget spent, CV over target"
+	case strings.Contains(rest, "extra repetitions off"):
+		return n, "extra repetitions off, CV over target"
+	case strings.Contains(rest, "too few"):
+		return n, "too few figures for a CV"
+	case strings.Contains(rest, "failed"):
+		return n, "a repetition failed"
+	}
+	return n, rest
+}
+
+var floorRE = regexp.MustCompile(`p50=(\d+)ns p99=(\d+)ns`)
+
+// osFloor returns the run's timer-floor-os line and its p50 and p99 in
+// ns; the first file that has one wins (files of one run agree).
+func osFloor(set *cells.Set) (line string, p50, p99 float64) {
+	for _, f := range set.Files {
+		for _, kv := range f.Meta {
+			if kv.Key != results.KeyTimerFloorOS {
+				continue
+			}
+			m := floorRE.FindStringSubmatch(kv.Value)
+			if m == nil {
+				return kv.Value, 0, 0
+			}
+			p50, _ = strconv.ParseFloat(m[1], 64)
+			p99, _ = strconv.ParseFloat(m[2], 64)
+			return kv.Value, p50, p99
+		}
+	}
+	return "", 0, 0
+}
+
+// floorText sets a latency cell's median against the OS timer floor: a
+// p99 or max against the floor's p99, any other statistic against its
+// p50. "" when the unit is not a latency or there is no floor.
+func floorText(unit string, median float64, nv *noiseView) string {
+	u := units.Parse(unit)
+	if u.Kind != units.Time || u.Stat == "" || nv.FloorP50 <= 0 {
+		return ""
+	}
+	floor, which := nv.FloorP50, "p50"
+	if u.Stat == "max" || (strings.HasPrefix(u.Stat, "p") && statAbove(u.Stat, 90)) {
+		floor, which = nv.FloorP99, "p99"
+	}
+	ns := median * u.Base * 1e9
+	scale := units.Parse("ns").ScaleFor(floor)
+	return fmt.Sprintf("×%s OS floor %s (%s)", ratioText(ns/floor), which, scale.Format(floor))
+}
+
+// statAbove reports whether a pNN statistic is above pct.
+func statAbove(stat string, pct float64) bool {
+	v, err := strconv.ParseFloat(stat[1:], 64)
+	return err == nil && v > pct
+}
+
+// cellNoise fills a cell's repetition and steal details from its
+// annotations.
+func cellNoise(cv *cellView, annots []cells.Annotation) {
+	steals := 0
+	for _, a := range annots {
+		switch a.Kind {
+		case results.AnnotReps:
+			n, why := repsShort(a.Text)
+			if n > 0 {
+				cv.Reps = fmt.Sprintf("%d reps: %s", n, why)
+			} else {
+				cv.Reps = why
+			}
+			cv.Title += "; " + a.Text
+		case results.AnnotSteal:
+			steals++
+			cv.Title += "; steal: " + a.Text
+		}
+	}
+	if steals > 0 {
+		cv.Flags = append(cv.Flags, fmt.Sprintf("steal in %d rep(s)", steals))
+	}
+}

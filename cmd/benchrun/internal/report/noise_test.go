@@ -1,0 +1,155 @@
+package report
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCVBands counts hand-placed CVs: the bands are cumulative and a
+// bound belongs to its band (5% exactly is ≤ 5%).
+func TestCVBands(t *testing.T) {
+	b := bandsOf([]float64{0.01, 0.05, 0.06, 0.10, 0.15, 0.25, math.NaN(), 0.2000001})
+	want := cvBands{Cells: 7, Le5: 2, Le10: 4, Le20: 5, Over20: 2, NoCV: 1, Pct5: "29%", Pct10: "57%", P20: "71%"}
+	if b != want {
+		t.Errorf("bandsOf = %+v, want %+v", b, want)
+	}
+	if e := bandsOf(nil); e.Cells != 0 || e.Pct5 != "—" {
+		t.Errorf("empty: %+v", e)
+	}
+}
+
+func TestPerOperation(t *testing.T) {
+	for unit, want := range map[string]bool{
+		"ns/switch": true, "ns/spawn": true, "ns/roundtrip": true,
+		"p50-ns/wake": false, "max-ns/req": false, "req/s": false,
+		"B/coroutine": false, "allocs/switch": false,
+	} {
+		if got := perOperation(unit); got != want {
+			t.Errorf("perOperation(%q) = %v, want %v", unit, got, want)
+		}
+	}
+}
+
+// TestRepsShort reads the harness's reps texts (harness/adapt.go repsText).
+func TestRepsShort(t *testing.T) {
+	for text, want := range map[string]struct {
+		n   int
+		why string
+	}{
+		"6 repetitions: cv 1.3% <= target 5.0%":                                                                 {6, "CV at target"},
+		"18 repetitions: cv 9.8% > target 5.0%; cap of 18 repetitions reached":                                  {18, "cap reached, CV over target"},
+		"7 repetitions: cv 9.8% > target 5.0%; time budget of 5m0s for extra repetitions spent":                 {7, "time budget spent, CV over target"},
+		"5 repetitions: cv 9.8% > target 5.0%; extra repetitions off (--max-count or --adapt-budget)":           {5, "extra repetitions off, CV over target"},
+		"1 repetitions: too few figures for a cv":                                                               {1, "too few figures for a CV"},
+		"3 repetitions: cv 2.0%; a repetition failed, so no more were run":                                      {3, "a repetition failed"},
+		"4 repetitions: cv 9.0% > target 5.0%; interrupted by SIGINT during the extra repetitions after 2 of 9": {4, "interrupted"},
+		"something else": {0, "something else"},
+	} {
+		n, why := repsShort(text)
+		if n != want.n || why != want.why {
+			t.Errorf("repsShort(%q) = %d, %q; want %d, %q", text, n, why, want.n, want.why)
+		}
+	}
+}
+
+// TestFloorText sets latencies against a floor of p50 15 µs, p99 60 µs.
+func TestFloorText(t *testing.T) {
+	nv := &noiseView{FloorP50: 15000, FloorP99: 60000}
+	for _, c := range []struct {
+		unit   string
+		median float64
+		want   string
+	}{
+		{"p50-ns/wake", 30000, "×2.00 OS floor p50 (15.0 µs)"},
+		{"p99-ns/wake", 120000, "×2.00 OS floor p99 (60.0 µs)"},
+		{"max-ns/wake", 6e6, "×100 OS floor p99 (60.0 µs)"},
+		{"p50-us/req", 45, "×3.00 OS floor p50 (15.0 µs)"},
+		{"ns/switch", 5, ""},
+		{"req/s", 20000, ""},
+	} {
+		if got := floorText(c.unit, c.median, nv); got != c.want {
+			t.Errorf("floorText(%q, %v) = %q, want %q", c.unit, c.median, got, c.want)
+		}
+	}
+	if got := floorText("p50-ns/wake", 30000, &noiseView{}); got != "" {
+		t.Errorf("without a floor: %q, want nothing", got)
+	}
+}
+
+// TestNoiseSection builds a page from a file with reps and steal lines
+// and a timer-floor-os line, and checks the noise section's counts, the
+// marked cell and the per-cell lines against the hand-computed CVs:
+// Switch stackful-asm 10,10,10 (CV 0), stackless 10,12 (CV √2/11 =
+// 12.9%), Timer stackful-asm p50 30,30,30 µs and p99 120,120,120 µs.
+func TestNoiseSection(t *testing.T) {
+	text := `goos: linux
+benchtime: 100ms
+timer-floor-os: p50=15000ns p99=60000ns (2000 sleeps of 50µs, clock_nanosleep, slack 1ns, cpu1)
+BenchmarkSwitch/impl=stackful-asm 100 10 ns/switch
+BenchmarkSwitch/impl=stackful-asm 100 10 ns/switch
+BenchmarkSwitch/impl=stackful-asm 100 10 ns/switch
+BenchmarkSwitch/impl=stackless 100 10 ns/switch
+BenchmarkSwitch/impl=stackless 100 12 ns/switch
+# corobench:steal BenchmarkSwitch/impl=stackless: rep 1: steal 10ms = 6.6% of 153ms wall on cpu1 (marked above 1%)
+BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
+BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
+BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
+# corobench:reps BenchmarkSwitch/impl=stackful-asm: 3 repetitions: cv 0.0% <= target 5.0%
+# corobench:reps BenchmarkSwitch/impl=stackless: 2 repetitions: cv 12.9% > target 5.0%; cap of 2 repetitions reached
+# corobench:reps BenchmarkTimer/impl=stackful-asm/n=1: 3 repetitions: cv 0.0% <= target 5.0%
+`
+	dir := t.TempDir()
+	in := filepath.Join(dir, "noise.txt")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := Build([]string{in}, filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(index)
+	html := string(b)
+	start, end := strings.Index(html, `<section id="noise">`), strings.Index(html, `<section id="problems">`)
+	if start < 0 || end < start {
+		t.Fatalf("no noise section before the problems section")
+	}
+	sec := html[start:end]
+	// Per-operation: the two Switch cells (0 and 12.9%). All: those and the
+	// Timer's two units (both 0).
+	for _, want := range []string{
+		`<th>per-operation</th><td>2</td><td>1 (50%)</td><td>1 (50%)</td><td>2 (100%)</td><td>0</td><td>0</td>`,
+		`<th>all</th><td>4</td><td>3 (75%)</td><td>3 (75%)</td><td>4 (100%)</td><td>0</td><td>0</td>`,
+		`CV at target: 2 cell(s)`,
+		`cap reached, CV over target: 1 cell(s)`,
+		`<td>Switch / stackless</td><td>rep 1: steal 10ms = 6.6% of 153ms wall on cpu1 (marked above 1%)</td><td><code>` + in + `:9</code>`,
+		`p50=15000ns p99=60000ns`,
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("noise section lacks %q:\n%s", want, sec)
+		}
+	}
+	sw := html[strings.Index(html, `<section id="s-switch">`):]
+	sw = sw[:strings.Index(sw, "</section>")]
+	rows := strings.Split(sw, `<th class="row">`)
+	if len(rows) != 3 {
+		t.Fatalf("switch table has %d rows, want 2", len(rows)-1)
+	}
+	if strings.Contains(rows[1], "noisy") || !strings.Contains(rows[1], "3 reps: CV at target") {
+		t.Errorf("stackful-asm (CV 0) row:\n%s", rows[1])
+	}
+	for _, want := range []string{`c-fig noisy`, `CV 12.9% &gt; 5%`, `2 reps: cap reached, CV over target`, `steal in 1 rep(s)`} {
+		if !strings.Contains(rows[2], want) {
+			t.Errorf("stackless (CV 12.9%%, one steal mark) row lacks %q:\n%s", want, rows[2])
+		}
+	}
+	tm := html[strings.Index(html, `<section id="s-timer">`):]
+	tm = tm[:strings.Index(tm, "</section>")]
+	for _, want := range []string{"×2.00 OS floor p50 (15.0 µs)", "×2.00 OS floor p99 (60.0 µs)"} {
+		if !strings.Contains(tm, want) {
+			t.Errorf("timer section lacks %q", want)
+		}
+	}
+}
