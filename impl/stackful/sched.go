@@ -730,7 +730,9 @@ func (s *Scheduler) retire(co *Coroutine) {
 	co.unbind()
 	co.cancelPending, co.cancelErr = false, nil
 	s.unlinkLive(co)
-	co.done.Resolve(nil)
+	if co.done != nil { // nobody asked for Done: no event to fire (see Coroutine.done)
+		co.done.Resolve(nil)
+	}
 }
 
 // spawn creates a coroutine and enqueues it.

@@ -42,15 +42,18 @@ const maxWakerEvents = 2
 // unsubscribes every event, stops the timer and enqueues the coroutine
 // (QUEUED). Later triggers find it QUEUED and are ignored.
 type Waker struct {
-	co        *Coroutine
+	co      *Coroutine
+	subs    [maxWakerEvents]subscription // the awaited events
+	nsubs   int
+	timeout time.Duration // < 0: no timeout
+	// status sits beside the one-byte fields below, sharing one word: 8
+	// bytes less per Coroutine, which keeps the record in the 384-byte
+	// size class (TestCoroutineRecordSize).
 	status    WakerStatus
-	subs      [maxWakerEvents]subscription // the awaited events
-	nsubs     int
-	timeout   time.Duration // < 0: no timeout
-	mode      waitMode      // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
-	building  bool          // ResumeWhen subscriptions are being collected for the next Suspend
-	hasGen    bool          // Scheduler.general holds this coroutine's general-wait state
-	triggered *Event        // the event that ended the last wait; nil for a timeout or a direct cancellation
+	mode      waitMode // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
+	building  bool     // ResumeWhen subscriptions are being collected for the next Suspend
+	hasGen    bool     // Scheduler.general holds this coroutine's general-wait state
+	triggered *Event   // the event that ended the last wait; nil for a timeout or a direct cancellation
 	result    any
 	err       error
 }
