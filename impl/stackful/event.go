@@ -35,11 +35,13 @@ const (
 // its subscriptions, so awaiting never allocates.
 type subscription struct {
 	ev         *Event
-	kind       callbackKind
 	co         *Coroutine       // cbResolve, cbCancel
 	fn         func(any, error) // cbFunc
-	gen        uint32           // ev.gen when linked
 	prev, next *subscription
+	// gen and kind share the last word (48 bytes, not 56: two are
+	// embedded in every Coroutine's Waker).
+	gen  uint32 // ev.gen when linked
+	kind callbackKind
 }
 
 // NewEvent returns a pending event.

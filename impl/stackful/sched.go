@@ -730,7 +730,9 @@ func (s *Scheduler) retire(co *Coroutine) {
 	co.unbind()
 	co.cancelPending, co.cancelErr = false, nil
 	s.unlinkLive(co)
-	co.done.Resolve(nil)
+	if co.done != nil { // nobody asked for Done: no event to fire (see Coroutine.done)
+		co.done.Resolve(nil)
+	}
 }
 
 // spawn creates a coroutine and enqueues it.
@@ -740,7 +742,14 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 	}
 	s.nextID++
 	s.stats.Spawned++
-	co := &Coroutine{s: s, id: s.nextID, name: name, fn: fn, priority: p}
+	co := &Coroutine{s: s, id: s.nextID, fn: fn, priority: p}
+	if name != "" {
+		// A copy made only here: taking &name would move the parameter to
+		// the heap on every spawn, named or not.
+		n := new(string)
+		*n = name
+		co.name = n
+	}
 	co.waker.co = co
 	co.waker.reset()
 	co.waker.status = WakerQueued
@@ -876,8 +885,8 @@ func (s *Scheduler) unlinkLive(co *Coroutine) {
 func (s *Scheduler) liveNames() []string {
 	names := make([]string, 0, s.live)
 	for co := s.liveHead; co != nil; co = co.liveNext {
-		if co.name != "" {
-			names = append(names, co.name)
+		if co.name != nil {
+			names = append(names, *co.name)
 		} else {
 			names = append(names, co.String())
 		}

@@ -273,6 +273,38 @@ func TestDoneJoin(t *testing.T) {
 	})
 }
 
+// TestDoneMadeOnDemand: the done event is made by the first Done call
+// (not at spawn), so a Done asked for only after the coroutine finished
+// must already be fired, one asked for before must fire at the finish, and
+// every call returns the same event.
+func TestDoneMadeOnDemand(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		var late, early *Coroutine
+		var earlyDone *Event
+		err := s.Run(func() {
+			late = Go(func() {})
+			early = Go(func() { Yield() })
+			earlyDone = early.Done()
+			if earlyDone.Fired() {
+				t.Error("Done fired before the coroutine ran")
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := late.Done(); !d.Fired() || d != late.Done() {
+			t.Errorf("Done after the finish: fired %v, same event %v; want both", d.Fired(), d == late.Done())
+		}
+		if v, e := late.Done().Outcome(); v != nil || e != nil {
+			t.Errorf("Done after the finish: outcome (%v, %v), want (nil, nil)", v, e)
+		}
+		if !earlyDone.Fired() || early.Done() != earlyDone {
+			t.Errorf("Done asked before the finish: fired %v, same event %v; want both", earlyDone.Fired(), early.Done() == earlyDone)
+		}
+	})
+}
+
 // Child-process tests: fatal conditions on asm fibers.
 
 const childEnv = "STACKFUL_TEST_CHILD"
