@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -14,17 +13,9 @@ import (
 // refuse check refuses with the same reason. A torn last line is a warning
 // naming file:line, as in report and compare; the intact cells count.
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("benchrun check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageLine("check")+"\nreads each results file as report and compare do and says what it holds, or why it is refused (exit 1)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return ExitOK
-		}
-		return ExitUsage
+	fs := subFlags("check", "reads each results file as report and compare do and says what it holds, or why it is refused (exit 1)", stderr)
+	if code, done := parseSub(fs, args); done {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "benchrun check: name at least one results file, e.g. benchrun check results/<runstamp>.txt")

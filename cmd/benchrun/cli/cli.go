@@ -18,6 +18,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -108,6 +109,41 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 }
 
 // usageLine is the synopsis of subcommand name, for its own errors.
+// subFlags is subcommand name's flag set: its usage is the table's usage
+// line, what (a line on what it does, or "" for none), and the flags. The
+// twin steps of every subcommand but the run itself (its flags live in
+// run.go), so -h and flag errors read alike.
+func subFlags(name, what string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("benchrun "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usageLine(name))
+		if what != "" {
+			fmt.Fprintln(stderr, what)
+		}
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(stderr, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseSub parses a subcommand's arguments. When done is true the caller
+// returns code: ExitOK after -h, ExitUsage after a flag error (the flag
+// package has already said what was wrong).
+func parseSub(fs *flag.FlagSet, args []string) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK, true
+		}
+		return ExitUsage, true
+	}
+	return ExitOK, false
+}
+
 func usageLine(name string) string {
 	for _, c := range subcommands {
 		if c.name == name {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -10,18 +9,10 @@ import (
 
 // runCompare is `benchrun compare [--force] OLD NEW`.
 func runCompare(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("benchrun compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subFlags("compare", "compares two results files benchstat-style (median ± 95% CI, Mann-Whitney p, ~ when not significant)", stderr)
 	force := fs.Bool("force", false, "compare even when the runs' config differs in a key that changes the figures (cpu, benchtime, gc-policy, gomaxprocs, runtime-env, godebug, go-version, ...); the differences are printed above the tables")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageLine("compare")+"\ncompares two results files benchstat-style (median ± 95% CI, Mann-Whitney p, ~ when not significant)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := parseSub(fs, args); done {
+		return code
 	}
 	if fs.NArg() != 2 {
 		fs.Usage()

@@ -40,8 +40,7 @@ const profileEnv = "COROBENCH_PROFILE_REEXEC"
 // asm row's GC fence is the stackful runtime's own and the driver's GC
 // policy is the run's, so the profiled run is the child's run.
 func runProfile(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("benchrun profile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subFlags("profile", "", stderr)
 	scenarioName := fs.String("scenario", "", "the scenario (one name; see benchrun --list)")
 	implName := fs.String("impl", "", "the row (one of "+strings.Join(scenarios.RowNames(), ", ")+")")
 	params := paramFlags{}
@@ -50,15 +49,8 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 	gcOn := fs.Bool("gc-on", false, "leave the collector on during the timed run (as a run's --gc-on)")
 	cpuOut := fs.String("o", "cpu.pprof", "file for the CPU profile of the timed run")
 	memOut := fs.String("memprofile", "", "also write the allocation profile (pprof allocs) to this file")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "%s\n\nflags:\n", usageLine("profile"))
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := parseSub(fs, args); done {
+		return code
 	}
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "benchrun profile: "+format+"\n%s\n", append(a, usageLine("profile"))...)

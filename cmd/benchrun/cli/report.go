@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -24,18 +23,10 @@ func writeReport(resultsPath, reportsDir, runstamp string, stderr io.Writer) err
 
 // runReport is `benchrun report [-o DIR] FILE...`.
 func runReport(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("benchrun report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := subFlags("report", "rebuilds an HTML report (with PNG and SVG charts) from results files", stderr)
 	out := fs.String("o", "", "output directory (default "+filepath.Join(harness.DefaultDir("reports"), "<name of the first file without .txt>")+": reports/ at the root of the corobench checkout the working directory is in, as for a run)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageLine("report")+"\nrebuilds an HTML report (with PNG and SVG charts) from results files")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, done := parseSub(fs, args); done {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "benchrun report: name at least one results file, e.g. benchrun report results/<runstamp>.txt")
