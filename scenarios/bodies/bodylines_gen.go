@@ -70,6 +70,21 @@ var BodyLines = map[string]LineCount{
 			{"(*fdWakeTask).Resume", 48},
 		}},
 	},
+	"fileio": {
+		Blocking: BodySize{Lines: 52, Decls: []DeclLines{
+			{"fileIOBlocking", 52},
+		}},
+		StateMachine: BodySize{Lines: 81, Decls: []DeclLines{
+			{"fileIOStateMachine", 34},
+			{"const ( ) around fiOpen, fiOpened, fiRead, fiClosed", 2},
+			{"fiOpen", 1},
+			{"fiOpened", 1},
+			{"fiRead", 1},
+			{"fiClosed", 1},
+			{"fileIOReader", 11},
+			{"(*fileIOReader).Resume", 30},
+		}},
+	},
 	"handoff": {
 		Blocking: BodySize{Lines: 43, Decls: []DeclLines{
 			{"handoffBlocking", 13},
@@ -115,6 +130,24 @@ var BodyLines = map[string]LineCount{
 			{"spawnYielded", 1},
 			{"spawnTask", 7},
 			{"(*spawnTask).Resume", 8},
+		}},
+	},
+	"offload": {
+		Blocking: BodySize{Lines: 110, Decls: []DeclLines{
+			{"closeAll", 5},
+			{"offloadBlocking", 105},
+		}},
+		StateMachine: BodySize{Lines: 180, Decls: []DeclLines{
+			{"const ( ) around fwSend, fwRecv", 2},
+			{"fwSend", 1},
+			{"fwRecv", 1},
+			{"offloadStateMachine", 60},
+			{"offloadWorker", 12},
+			{"(*offloadWorker).Resume", 17},
+			{"offloadPinger", 12},
+			{"(*offloadPinger).Resume", 39},
+			{"offloadPonger", 6},
+			{"(*offloadPonger).Resume", 30},
 		}},
 	},
 	"pingpong": {

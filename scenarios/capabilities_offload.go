@@ -1,0 +1,35 @@
+package scenarios
+
+// Capabilities of the offload and fileio scenarios (the reactor's thread
+// pool, docs/design.md §4), beside those of capabilities.go.
+
+// Offloads is the capability to run CPU-bound or blocking work off the
+// scheduler's thread and await it, suspending only the caller. The
+// stackful rows submit to the reactor's thread pool; the goroutine rows
+// run the work inline (a goroutine is already a thread's worth of
+// scheduling: Go's scheduler spreads them over GOMAXPROCS threads).
+type Offloads interface {
+	NewOffloader() (Offloader, error)
+}
+
+// Offloader runs one job at a time for one coroutine.
+type Offloader interface {
+	// Run runs fn (off the scheduler's thread where the row has a pool)
+	// and returns once it has returned.
+	Run(fn func()) error
+	Close()
+}
+
+// Files is the capability to read a regular file at offsets, suspending
+// only the caller. A regular file cannot be polled: the stackful rows read
+// it on the reactor's thread pool; the goroutine rows call pread in the
+// goroutine, which blocks its thread (Go's scheduler hands the P on).
+type Files interface {
+	OpenFileReader(path string) (FileReader, error)
+}
+
+// FileReader reads a file at offsets; one coroutine uses it at a time.
+type FileReader interface {
+	ReadAt(p []byte, off int64) (int, error)
+	Close() error
+}
