@@ -1,6 +1,8 @@
 package scenarios
 
-// Capabilities of the offload and fileio scenarios (the reactor's thread
+import "io"
+
+// Capabilities of the offload, fileio and exec scenarios (the reactor's thread
 // pool, docs/design.md §4), beside those of capabilities.go.
 
 // Offloads is the capability to run CPU-bound or blocking work off the
@@ -32,4 +34,23 @@ type Files interface {
 type FileReader interface {
 	ReadAt(p []byte, off int64) (int, error)
 	Close() error
+}
+
+// Execs is the capability to start a child process whose output pipe and
+// exit a coroutine awaits, suspending only itself. The stackful rows use
+// the reactor's Spawn (pipes registered with the loop, the exit a pidfd
+// event); the goroutine rows use os/exec.
+type Execs interface {
+	StartChild(path string, argv []string) (Child, error)
+}
+
+// Child is a started child process with its stdout as a pipe.
+type Child interface {
+	// Stdout is the read end of the child's stdout.
+	Stdout() io.Reader
+	// Wait awaits the exit (after Stdout has been read to EOF) and reaps
+	// the child; it returns the exit code.
+	Wait() (int, error)
+	// Close releases the pipe (and kills a child not waited for).
+	Close()
 }

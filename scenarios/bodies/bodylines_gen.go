@@ -56,6 +56,20 @@ var BodyLines = map[string]LineCount{
 			{"(*echoTask).Resume", 37},
 		}},
 	},
+	"exec": {
+		Blocking: BodySize{Lines: 67, Decls: []DeclLines{
+			{"execBlocking", 67},
+		}},
+		StateMachine: BodySize{Lines: 98, Decls: []DeclLines{
+			{"execStateMachine", 28},
+			{"const ( ) around exStart, exRead, exExit", 2},
+			{"exStart", 1},
+			{"exRead", 1},
+			{"exExit", 1},
+			{"execTask", 11},
+			{"(*execTask).Resume", 54},
+		}},
+	},
 	"fdwake": {
 		Blocking: BodySize{Lines: 74, Decls: []DeclLines{
 			{"fdWakeBlocking", 69},

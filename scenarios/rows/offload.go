@@ -1,7 +1,10 @@
 package rows
 
 import (
+	"errors"
+	"io"
 	"os"
+	"os/exec"
 
 	"github.com/corobench/corobench/impl/stackful"
 	"github.com/corobench/corobench/reactor"
@@ -49,4 +52,69 @@ func (inline) Close()              {}
 // OpenFileReader opens path with os.Open: ReadAt is a blocking pread.
 func (*goroutines) OpenFileReader(path string) (scenarios.FileReader, error) {
 	return os.Open(path)
+}
+
+var (
+	_ scenarios.Execs = fibers{}
+	_ scenarios.Execs = (*goroutines)(nil)
+)
+
+// StartChild starts path through the reactor (stackful.StartProcess).
+func (fibers) StartChild(path string, argv []string) (scenarios.Child, error) {
+	ch, err := stackful.StartProcess(path, argv, reactor.ExecOptions{Stdout: true})
+	if err != nil {
+		return nil, err
+	}
+	return fiberChild{ch}, nil
+}
+
+type fiberChild struct{ ch *stackful.Child }
+
+func (c fiberChild) Stdout() io.Reader { return c.ch.Stdout }
+func (c fiberChild) Close()            { c.ch.Close() }
+func (c fiberChild) Wait() (int, error) {
+	st, err := c.ch.Wait(-1)
+	if err != nil {
+		return -1, err
+	}
+	return st.ExitCode(), nil
+}
+
+// StartChild starts path with os/exec, its stdout a pipe.
+func (*goroutines) StartChild(path string, argv []string) (scenarios.Child, error) {
+	cmd := &exec.Cmd{Path: path, Args: argv}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &goChild{cmd: cmd, out: out}, nil
+}
+
+type goChild struct {
+	cmd    *exec.Cmd
+	out    io.Reader
+	waited bool
+}
+
+func (c *goChild) Stdout() io.Reader { return c.out }
+func (c *goChild) Wait() (int, error) {
+	c.waited = true
+	err := c.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return c.cmd.ProcessState.ExitCode(), nil
+}
+func (c *goChild) Close() {
+	if !c.waited {
+		_ = c.cmd.Process.Kill()
+		_ = c.cmd.Wait()
+	}
 }
