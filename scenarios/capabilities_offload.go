@@ -54,3 +54,18 @@ type Child interface {
 	// Close releases the pipe (and kills a child not waited for).
 	Close()
 }
+
+// Watches is the capability to wait for filesystem events on a path,
+// suspending only the caller. The stackful rows use the reactor's inotify
+// watch; the goroutine rows github.com/fsnotify/fsnotify.
+type Watches interface {
+	WatchWrites(path string) (FileWatch, error)
+}
+
+// FileWatch delivers the writes to one file.
+type FileWatch interface {
+	// Wait returns after at least one write to the file since the
+	// previous Wait returned (events of one wake-up count as one).
+	Wait() error
+	Close()
+}

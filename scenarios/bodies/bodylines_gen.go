@@ -99,6 +99,19 @@ var BodyLines = map[string]LineCount{
 			{"(*fileIOReader).Resume", 30},
 		}},
 	},
+	"fswatch": {
+		Blocking: BodySize{Lines: 50, Decls: []DeclLines{
+			{"fsWatchBlocking", 50},
+		}},
+		StateMachine: BodySize{Lines: 90, Decls: []DeclLines{
+			{"fsWatchStateMachine", 30},
+			{"fsWatchShared", 9},
+			{"fsWatcher", 6},
+			{"(*fsWatcher).Resume", 19},
+			{"fsWriter", 7},
+			{"(*fsWriter).Resume", 19},
+		}},
+	},
 	"handoff": {
 		Blocking: BodySize{Lines: 43, Decls: []DeclLines{
 			{"handoffBlocking", 13},

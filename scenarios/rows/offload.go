@@ -6,6 +6,9 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
+
 	"github.com/corobench/corobench/impl/stackful"
 	"github.com/corobench/corobench/reactor"
 	"github.com/corobench/corobench/scenarios"
@@ -116,5 +119,57 @@ func (c *goChild) Close() {
 	if !c.waited {
 		_ = c.cmd.Process.Kill()
 		_ = c.cmd.Wait()
+	}
+}
+
+var (
+	_ scenarios.Watches = fibers{}
+	_ scenarios.Watches = (*goroutines)(nil)
+)
+
+// WatchWrites watches path for IN_MODIFY through the reactor.
+func (fibers) WatchWrites(path string) (scenarios.FileWatch, error) {
+	w, err := stackful.NewWatch(path, unix.IN_MODIFY)
+	if err != nil {
+		return nil, err
+	}
+	return fiberWatch{w}, nil
+}
+
+type fiberWatch struct{ w *stackful.Watch }
+
+func (w fiberWatch) Wait() error { _, err := w.w.Wait(-1); return err }
+func (w fiberWatch) Close()      { w.w.Close() }
+
+// WatchWrites watches path with fsnotify (its own goroutine reads the
+// inotify fd and sends on a channel).
+func (*goroutines) WatchWrites(path string) (scenarios.FileWatch, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(path); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return goWatch{w}, nil
+}
+
+type goWatch struct{ w *fsnotify.Watcher }
+
+func (w goWatch) Close() { w.w.Close() }
+func (w goWatch) Wait() error {
+	for {
+		select {
+		case ev, ok := <-w.w.Events:
+			if !ok {
+				return errors.New("fsnotify: watcher closed")
+			}
+			if ev.Has(fsnotify.Write) {
+				return nil
+			}
+		case err := <-w.w.Errors:
+			return err
+		}
 	}
 }
