@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/fsnotify/fsnotify v1.9.0
 	github.com/montanaflynn/stats v0.14.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/image v0.46.0

@@ -56,6 +56,20 @@ var BodyLines = map[string]LineCount{
 			{"(*echoTask).Resume", 37},
 		}},
 	},
+	"exec": {
+		Blocking: BodySize{Lines: 67, Decls: []DeclLines{
+			{"execBlocking", 67},
+		}},
+		StateMachine: BodySize{Lines: 98, Decls: []DeclLines{
+			{"execStateMachine", 28},
+			{"const ( ) around exStart, exRead, exExit", 2},
+			{"exStart", 1},
+			{"exRead", 1},
+			{"exExit", 1},
+			{"execTask", 11},
+			{"(*execTask).Resume", 54},
+		}},
+	},
 	"fdwake": {
 		Blocking: BodySize{Lines: 74, Decls: []DeclLines{
 			{"fdWakeBlocking", 69},
@@ -68,6 +82,35 @@ var BodyLines = map[string]LineCount{
 			{"fwRecv", 1},
 			{"fdWakeTask", 11},
 			{"(*fdWakeTask).Resume", 48},
+		}},
+	},
+	"fileio": {
+		Blocking: BodySize{Lines: 61, Decls: []DeclLines{
+			{"fileIOBlocking", 55},
+			{"poolStarvedBlocking", 6},
+		}},
+		StateMachine: BodySize{Lines: 84, Decls: []DeclLines{
+			{"fileIOStateMachine", 37},
+			{"const ( ) around fiOpen, fiOpened, fiRead, fiClosed", 2},
+			{"fiOpen", 1},
+			{"fiOpened", 1},
+			{"fiRead", 1},
+			{"fiClosed", 1},
+			{"fileIOReader", 11},
+			{"(*fileIOReader).Resume", 30},
+		}},
+	},
+	"fswatch": {
+		Blocking: BodySize{Lines: 50, Decls: []DeclLines{
+			{"fsWatchBlocking", 50},
+		}},
+		StateMachine: BodySize{Lines: 90, Decls: []DeclLines{
+			{"fsWatchStateMachine", 30},
+			{"fsWatchShared", 9},
+			{"fsWatcher", 6},
+			{"(*fsWatcher).Resume", 19},
+			{"fsWriter", 7},
+			{"(*fsWriter).Resume", 19},
 		}},
 	},
 	"handoff": {
@@ -115,6 +158,25 @@ var BodyLines = map[string]LineCount{
 			{"spawnYielded", 1},
 			{"spawnTask", 7},
 			{"(*spawnTask).Resume", 8},
+		}},
+	},
+	"offload": {
+		Blocking: BodySize{Lines: 119, Decls: []DeclLines{
+			{"closeAll", 5},
+			{"offloadBlocking", 108},
+			{"poolStarvedBlocking", 6},
+		}},
+		StateMachine: BodySize{Lines: 183, Decls: []DeclLines{
+			{"const ( ) around fwSend, fwRecv", 2},
+			{"fwSend", 1},
+			{"fwRecv", 1},
+			{"offloadStateMachine", 63},
+			{"offloadWorker", 12},
+			{"(*offloadWorker).Resume", 17},
+			{"offloadPinger", 12},
+			{"(*offloadPinger).Resume", 39},
+			{"offloadPonger", 6},
+			{"(*offloadPonger).Resume", 30},
 		}},
 	},
 	"pingpong": {

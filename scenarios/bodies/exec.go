@@ -1,0 +1,238 @@
+package bodies
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+
+	"github.com/corobench/corobench/impl/stackless"
+	"github.com/corobench/corobench/reactor"
+	"github.com/corobench/corobench/scenarios"
+)
+
+// Exec: c coroutines each spawn short-lived children, read their output and
+// await their exit.
+var Exec = register(&scenarios.Scenario{
+	Name:    "exec",
+	Bench:   "Exec",
+	Summary: "Coroutines spawning short-lived children (echo), reading their output and awaiting their exit; cost per child.",
+	Doc: "c coroutines each run children of the system's echo (found on PATH; its absence is reported), N children in all: start it with its stdout a pipe, " +
+		"read the output to EOF, await the exit and reap it. The stackful and stackless rows use the reactor (Spawn: fork/exec on the loop goroutine, " +
+		"the pipe registered with the loop, the exit a pidfd event); the goroutine rows use os/exec. ns/child is the wall time per child. " +
+		"The child is echo rather than benchrun in a trivial mode: benchrun has no such mode yet, and echo's start-up is the smaller, steadier cost.",
+	Claim: "Exec as a reactor event (docs/design.md §4): process start and exit through the loop against os/exec in goroutines.",
+	Params: []scenarios.Param{
+		{Key: "c", Full: []string{"1", "8"}, Quick: []string{"2"}, Doc: "spawning coroutines", Min: 1, Max: 256, BytesPer: scenarios.CoroutineBytes},
+	},
+	Metrics: []scenarios.Metric{
+		{Unit: "ns/child", Kind: scenarios.TimePerOp, Headline: "spawn, read and reap a child"},
+	},
+	Blocking:     execBlocking,
+	StateMachine: execStateMachine,
+	Want:         execWant,
+})
+
+// execMix folds child i's verified output length into the sum by addition
+// (children finish in varying order).
+func execMix(i, outLen int) uint64 { return mix(0, uint64(i)<<8|uint64(outLen)) }
+
+func execWant(env *scenarios.Env) uint64 {
+	var sum uint64
+	for i := 0; i < env.N; i++ {
+		sum += execMix(i, len(strconv.Itoa(i))+1)
+	}
+	return sum
+}
+
+// execCheck verifies child i's output and exit code.
+func execCheck(i int, out []byte, code int) (uint64, error) {
+	if want := strconv.Itoa(i) + "\n"; string(out) != want || code != 0 {
+		return 0, fmt.Errorf("exec: child %d printed %q and exited %d, want %q and 0", i, out, code, want)
+	}
+	return execMix(i, len(out)), nil
+}
+
+func execPath() (string, error) {
+	p, err := exec.LookPath("echo")
+	if err != nil {
+		return "", scenarios.NotSupported("no echo binary on PATH to spawn: %v", err)
+	}
+	return p, nil
+}
+
+// execBlocking is the blocking body: spawner w runs children w, w+c, ...
+func execBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+	ex, ok := rt.(scenarios.Execs)
+	if !ok {
+		return scenarios.Outcome{}, scenarios.Lacking(rt, "Execs", "the row cannot await a child process without blocking the other coroutines")
+	}
+	path, err := execPath()
+	if err != nil {
+		return scenarios.Outcome{}, err
+	}
+	n, c := env.N, env.Int("c")
+	sums := make([]uint64, c)
+	errs := make([]error, c)
+	done := make([]scenarios.Signal, c)
+	for w := range done {
+		done[w] = rt.NewSignal()
+	}
+	env.ResetTimer()
+	for w := 0; w < c; w++ {
+		rt.Go(func() {
+			defer done[w].Fire()
+			out := make([]byte, 0, 32)
+			for i := w; i < n; i += c {
+				ch, err := ex.StartChild(path, []string{"echo", strconv.Itoa(i)})
+				if err != nil {
+					errs[w] = fmt.Errorf("exec: child %d: %w", i, err)
+					return
+				}
+				out = out[:0]
+				for err == nil {
+					var k int
+					k, err = ch.Stdout().Read(out[len(out):cap(out)])
+					out = out[:len(out)+k]
+					if len(out) == cap(out) {
+						err = errors.New("more output than expected")
+					}
+				}
+				code := -1
+				if errors.Is(err, io.EOF) {
+					code, err = ch.Wait()
+				}
+				ch.Close()
+				if err != nil {
+					errs[w] = fmt.Errorf("exec: child %d: %w", i, err)
+					return
+				}
+				v, err := execCheck(i, out, code)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				sums[w] += v
+			}
+		})
+	}
+	for w := range done {
+		done[w].Wait()
+	}
+	env.StopTimer()
+	if err := errors.Join(errs...); err != nil {
+		return scenarios.Outcome{}, err
+	}
+	var sum uint64
+	for _, s := range sums {
+		sum += s
+	}
+	return scenarios.Outcome{Ops: int64(n), Checksum: sum}, nil
+}
+
+// execStateMachine is the state-machine twin: c spawner tasks on
+// stackless.StartProcess, reading with TryRead/AwaitReadable and awaiting
+// the exit Source.
+func execStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
+	path, err := execPath()
+	if err != nil {
+		return scenarios.Outcome{}, err
+	}
+	s := stackless.New()
+	defer s.Close()
+	c := env.Int("c")
+	left := c
+	tasks := make([]*execTask, c)
+	for w := range tasks {
+		tasks[w] = &execTask{path: path, i: w, n: env.N, c: c, out: make([]byte, 0, 32), left: &left, env: env}
+	}
+	env.ResetTimer()
+	for _, t := range tasks {
+		if err := s.Spawn(t); err != nil {
+			return scenarios.Outcome{}, err
+		}
+	}
+	if err := s.Run(); err != nil {
+		return scenarios.Outcome{}, err
+	}
+	var sum uint64
+	for _, t := range tasks {
+		sum += t.sum
+	}
+	return scenarios.Outcome{Ops: int64(env.N), Checksum: sum}, nil
+}
+
+// States of an exec task.
+const (
+	exStart uint8 = iota // spawn child i
+	exRead               // read its output (resumed when readable)
+	exExit               // its exit fired: reap, check, next
+)
+
+type execTask struct {
+	stackless.Coro
+	state   uint8
+	path    string
+	i, n, c int
+	ch      *stackless.Child
+	out     []byte
+	sum     uint64
+	left    *int // tasks not finished; the last one stops the timer
+	env     *scenarios.Env
+}
+
+func (t *execTask) Resume(c *stackless.Context) stackless.Step {
+	if err := c.Err(); err != nil {
+		if t.ch != nil {
+			t.ch.Close()
+		}
+		return c.Fail(fmt.Errorf("exec: child %d: %w", t.i, err))
+	}
+	for {
+		switch t.state {
+		case exStart:
+			if t.i >= t.n {
+				if *t.left--; *t.left == 0 {
+					t.env.StopTimer()
+				}
+				return c.Done()
+			}
+			ch, err := c.Scheduler().StartProcess(t.path, []string{"echo", strconv.Itoa(t.i)}, reactor.ExecOptions{Stdout: true})
+			if err != nil {
+				return c.Fail(fmt.Errorf("exec: child %d: %w", t.i, err))
+			}
+			t.ch, t.out, t.state = ch, t.out[:0], exRead
+		case exRead:
+			k, err := t.ch.Stdout.TryRead(t.out[len(t.out):cap(t.out)])
+			t.out = t.out[:len(t.out)+k]
+			switch {
+			case errors.Is(err, reactor.ErrWouldBlock):
+				return c.AwaitReadable(t.ch.Stdout)
+			case errors.Is(err, io.EOF):
+				t.state = exExit
+				return c.AwaitSource(&t.ch.Source, 0)
+			case err != nil:
+				t.ch.Close()
+				return c.Fail(fmt.Errorf("exec: child %d: %w", t.i, err))
+			case len(t.out) == cap(t.out):
+				t.ch.Close()
+				return c.Fail(fmt.Errorf("exec: child %d: more output than expected", t.i))
+			}
+		case exExit:
+			st, err := t.ch.Wait()
+			t.ch.Close()
+			t.ch = nil
+			if err != nil {
+				return c.Fail(fmt.Errorf("exec: child %d: %w", t.i, err))
+			}
+			v, err := execCheck(t.i, t.out, st.ExitCode())
+			if err != nil {
+				return c.Fail(err)
+			}
+			t.sum += v
+			t.i += t.c
+			t.state = exStart
+		}
+	}
+}
