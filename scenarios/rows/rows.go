@@ -39,21 +39,21 @@ func builtinRows() []scenarios.RowDef {
 		// fiber stacks' non-power-of-two bounds already turn any attempt
 		// into a clean fatal error.
 		GODEBUG:     "gcshrinkstackoff=1",
-		TimerFloor:  reactorTimerFloor,
+		TimerFloor:  stackfulTimerFloor(stackful.Asm),
 		NoGCOn:      "the asm row cannot run with the collector on: a collection while a fiber is suspended frees what only that fiber's stack holds (docs/design.md §3)",
 		RunBlocking: stackfulRunner(stackful.Asm),
 	}, {
 		Name:             scenarios.StackfulCoro,
 		Doc:              "the same scheduler, waker and reactor, each coroutine a Go runtime coroutine (iter.Pull)",
 		Colour:           [3]uint8{255, 127, 14},
-		TimerFloor:       reactorTimerFloor,
+		TimerFloor:       stackfulTimerFloor(stackful.Coro),
 		SharedAcrossRuns: "each coroutine of this row is a goroutine (iter.Pull), which Go keeps on its free list of finished goroutines, stack included, for the life of the process (runtime gfput/gfget): a fresh scheduler still reuses them, so no spawn but the process's first is cold",
 		RunBlocking:      stackfulRunner(stackful.Coro),
 	}, {
 		Name:         scenarios.Stackless,
 		Doc:          "the same semantics as explicit state machines (Resume + state field)",
 		Colour:       [3]uint8{44, 160, 44},
-		TimerFloor:   reactorTimerFloor,
+		TimerFloor:   stacklessTimerFloor,
 		StateMachine: true,
 	}, {
 		Name:             scenarios.GoroutineSingle,

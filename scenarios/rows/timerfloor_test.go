@@ -1,0 +1,26 @@
+package rows
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/corobench/corobench/impl/stackful"
+)
+
+// TestTimerFloorIsTheRunsWait: the timer-floor facts of our rows name the
+// slack a Run really waits with (the asm and stackless runtimes lower it to
+// 1 ns; coro keeps the thread's), not that of a loop made on the side.
+func TestTimerFloorIsTheRunsWait(t *testing.T) {
+	asm, coro, sl := stackfulTimerFloor(stackful.Asm)(), stackfulTimerFloor(stackful.Coro)(), stacklessTimerFloor()
+	if !strings.Contains(asm, "wait=epoll_pwait2") {
+		t.Skipf("the reactor waits without epoll_pwait2 here (%s): no slack to lower", asm)
+	}
+	for name, line := range map[string]string{"stackful-asm": asm, "stackless": sl} {
+		if !strings.Contains(line, "timerslack=1ns (lowered by Run)") {
+			t.Errorf("%s: %q, want the 1 ns slack its Run sets", name, line)
+		}
+	}
+	if strings.Contains(coro, "lowered by Run") {
+		t.Errorf("stackful-coro: %q; coro cannot lock its thread, so its Run lowers no slack", coro)
+	}
+}
