@@ -117,16 +117,11 @@ func execBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome,
 			}
 		})
 	}
-	for w := range done {
-		done[w].Wait()
-	}
+	waitAll(done)
 	env.StopTimer()
-	if err := errors.Join(errs...); err != nil {
+	sum, err := sumWorkers(errs, sums)
+	if err != nil {
 		return scenarios.Outcome{}, err
-	}
-	var sum uint64
-	for _, s := range sums {
-		sum += s
 	}
 	return scenarios.Outcome{Ops: int64(n), Checksum: sum}, nil
 }

@@ -2,7 +2,6 @@ package bodies
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 
@@ -147,16 +146,11 @@ func fileIOBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcom
 			}
 		})
 	}
-	for w := range done {
-		done[w].Wait()
-	}
+	waitAll(done)
 	env.StopTimer()
-	if err := errors.Join(errs...); err != nil {
+	sum, err := sumWorkers(errs, sums)
+	if err != nil {
 		return scenarios.Outcome{}, err
-	}
-	var sum uint64
-	for _, s := range sums {
-		sum += s
 	}
 	return fileIOOutcome(env, sum)
 }

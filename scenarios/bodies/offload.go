@@ -189,19 +189,14 @@ func offloadBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outco
 			}
 		})
 	}
-	for w := range done {
-		done[w].Wait()
-	}
+	waitAll(done)
 	env.StopTimer()
 	stop.Store(true)
 	pingDone.Wait()
 	pongDone.Wait()
-	if err := errors.Join(errs...); err != nil {
+	sum, err := sumWorkers(errs, sums)
+	if err != nil {
 		return scenarios.Outcome{}, err
-	}
-	var sum uint64
-	for _, s := range sums {
-		sum += s
 	}
 	return offloadOutcome(env, sum, samples, rounds)
 }

@@ -1,6 +1,7 @@
 package bodies
 
 import (
+	"errors"
 	"runtime"
 
 	"github.com/corobench/corobench/scenarios"
@@ -29,4 +30,24 @@ func poolStarvedBlocking(rt scenarios.Blocking) error {
 		return poolStarved()
 	}
 	return nil
+}
+
+// waitAll waits for every worker's done signal (the offload, fileio and exec
+// blocking bodies run c workers each).
+func waitAll(done []scenarios.Signal) {
+	for _, d := range done {
+		d.Wait()
+	}
+}
+
+// sumWorkers is the workers' checksums added up, or their errors joined.
+func sumWorkers(errs []error, sums []uint64) (uint64, error) {
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	var sum uint64
+	for _, s := range sums {
+		sum += s
+	}
+	return sum, nil
 }
