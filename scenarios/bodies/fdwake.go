@@ -150,22 +150,15 @@ func closeAll(cs ...io.Closer) {
 func fdWakeStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	s := stackless.New()
 	defer s.Close()
-	var fds [4]*stackless.FD // a read, a write, b read, b write
-	for p := 0; p < 2; p++ {
-		var raw [2]int
-		if err := unix.Pipe2(raw[:], unix.O_CLOEXEC); err != nil {
-			return scenarios.Outcome{}, fmt.Errorf("pipe2: %w", err)
-		}
-		for e := 0; e < 2; e++ {
-			f, err := s.NewFD(raw[e])
-			if err != nil {
-				unix.Close(raw[e])
-				return scenarios.Outcome{}, err
-			}
-			fds[2*p+e] = f
-			defer f.Close()
-		}
+	fds, err := stacklessPipes(s) // a read, a write, b read, b write
+	if err != nil {
+		return scenarios.Outcome{}, err
 	}
+	defer func() {
+		for _, f := range fds {
+			f.Close()
+		}
+	}()
 	ping := &fdWakeTask{ping: true, n: env.N, in: fds[2], out: fds[1], samples: make([]int64, env.N)}
 	pong := &fdWakeTask{state: fwRecv, n: env.N, in: fds[0], out: fds[3]}
 	if err := s.Spawn(ping); err != nil {
@@ -176,7 +169,7 @@ func fdWakeStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	}
 	env.ResetTimer()
 	ping.last = monoNow()
-	err := s.Run()
+	err = s.Run()
 	env.StopTimer()
 	if err != nil {
 		return scenarios.Outcome{}, err
@@ -251,4 +244,36 @@ func (t *fdWakeTask) Resume(c *stackless.Context) stackless.Step {
 		}
 	}
 	return c.Done()
+}
+
+// stacklessPipes makes two pipes registered on s, as a read, a write, b
+// read, b write; on an error it closes everything it opened. The set-up the
+// fdwake and offload state machines share; the caller closes the FDs.
+func stacklessPipes(s *stackless.Scheduler) ([4]*stackless.FD, error) {
+	var fds [4]*stackless.FD
+	raw := [4]int{-1, -1, -1, -1}
+	fail := func(err error, from int) ([4]*stackless.FD, error) {
+		for i := 0; i < from; i++ {
+			fds[i].Close()
+		}
+		for i := from; i < len(raw); i++ {
+			if raw[i] >= 0 {
+				unix.Close(raw[i])
+			}
+		}
+		return [4]*stackless.FD{}, err
+	}
+	for p := 0; p < 2; p++ {
+		if err := unix.Pipe2(raw[2*p:2*p+2], unix.O_CLOEXEC); err != nil {
+			return fail(fmt.Errorf("pipe2: %w", err), 0)
+		}
+	}
+	for i := range fds {
+		f, err := s.NewFD(raw[i])
+		if err != nil {
+			return fail(err, i)
+		}
+		fds[i] = f
+	}
+	return fds, nil
 }

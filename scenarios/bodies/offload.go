@@ -7,8 +7,6 @@ import (
 	"io"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/corobench/corobench/impl/stackless"
 	"github.com/corobench/corobench/reactor"
 	"github.com/corobench/corobench/scenarios"
@@ -210,20 +208,9 @@ func offloadStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	}
 	s := stackless.New()
 	defer s.Close()
-	var fds [4]*stackless.FD // a read, a write, b read, b write
-	for p := 0; p < 2; p++ {
-		var raw [2]int
-		if err := unix.Pipe2(raw[:], unix.O_CLOEXEC); err != nil {
-			return scenarios.Outcome{}, fmt.Errorf("pipe2: %w", err)
-		}
-		for e := 0; e < 2; e++ {
-			f, err := s.NewFD(raw[e])
-			if err != nil {
-				unix.Close(raw[e])
-				return scenarios.Outcome{}, err
-			}
-			fds[2*p+e] = f
-		}
+	fds, err := stacklessPipes(s) // a read, a write, b read, b write
+	if err != nil {
+		return scenarios.Outcome{}, err
 	}
 	n, c, buf := env.N, env.Int("c"), offloadData(env.Int("kb"))
 	left := c
