@@ -340,3 +340,40 @@ func TestTTY(t *testing.T) {
 		}
 	})
 }
+
+// TestReactorOptions: Options.Reactor reaches the scheduler's loop (a pool
+// of one thread with a queue of one refuses a third job), and the fields
+// the scheduler owns are refused by name.
+func TestReactorOptions(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s, err := New(Options{Backend: b, Reactor: reactor.Options{PoolThreads: 1, PoolQueue: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		release := make(chan struct{})
+		var third error
+		err = s.Run(func() {
+			// The first job holds the only thread, the second fills the
+			// queue, so the third is refused without suspending.
+			for range 2 {
+				Go(func() { _ = Offload(func() { <-release }, -1) })
+			}
+			Yield()
+			third = Offload(func() {}, -1)
+			close(release)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(third, reactor.ErrPoolQueueFull) {
+			t.Fatalf("third job on a 1-thread pool with a 1-job queue: got %v, want reactor.ErrPoolQueueFull", third)
+		}
+		for _, o := range []reactor.Options{{OwnThread: true}, {Clock: func() int64 { return 0 }}} {
+			_, err := New(Options{Backend: b, Reactor: o})
+			if err == nil || !strings.Contains(err.Error(), "Options.Reactor") {
+				t.Errorf("New with Reactor %+v: got %v, want an error naming Options.Reactor", o, err)
+			}
+		}
+	})
+}

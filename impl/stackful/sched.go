@@ -82,6 +82,12 @@ type Options struct {
 	// reads the clock for the throttled tick (Options.TickInterval), which
 	// is how a signal is noticed while coroutines keep yielding.
 	ShutdownOnSignal bool
+	// Reactor configures the scheduler's event loop: its thread pool
+	// (PoolThreads, PoolQueue: Offload, file IO and DNS go through it),
+	// MaxEvents, UseTimerfd and DNSServer (Resolver lookups). Clock and
+	// OwnThread are the scheduler's own business and must stay zero: Run
+	// lowers the loop thread's timer slack itself (Scheduler.WaitInfo).
+	Reactor reactor.Options
 }
 
 // Stats are a scheduler's counters, cumulative over its Runs.
@@ -181,7 +187,11 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	s.asm, _ = s.backend.(*asmBackend)
 	s.direct = s.backend.symmetric() && !opts.ViaScheduler
-	if s.loop, err = reactor.New(); err != nil {
+	if opts.Reactor.Clock != nil || opts.Reactor.OwnThread {
+		s.backend.close()
+		return nil, errors.New("stackful: Options.Reactor.Clock and Options.Reactor.OwnThread must be left zero: the scheduler reads the real clock and manages its thread's timer slack itself")
+	}
+	if s.loop, err = reactor.NewWithOptions(opts.Reactor); err != nil {
 		s.backend.close()
 		return nil, fmt.Errorf("stackful: creating the reactor: %w", err)
 	}
