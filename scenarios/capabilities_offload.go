@@ -1,6 +1,9 @@
 package scenarios
 
-import "io"
+import (
+	"io"
+	"runtime"
+)
 
 // Capabilities of the offload, fileio and exec scenarios (the reactor's thread
 // pool, docs/design.md §4), beside those of capabilities.go.
@@ -75,6 +78,49 @@ type FileWatch interface {
 // beside the scheduler's. The offload and fileio bodies refuse such a row in
 // a process with one P, where a pool thread runs only when the loop is
 // preempted and the figure would measure Go's preemption, not the design.
+// A row that implements it declares RowDef.PoolBound, so that benchrun
+// gives its pool cells those Ps (Row.CellGOMAXPROCS).
 type PoolBound interface {
 	OffloadsToPool()
 }
+
+// Pool cells. A scenario that runs its work on the runtime's thread pool
+// (Scenario.UsesPool) on a row whose runtime's pool runs Go code
+// (RowDef.PoolBound) is a pool cell. Its process gets GOMAXPROCS =
+// 1 + PoolThreads(): one P for the scheduler's thread, which stays on it,
+// and one per pool thread; and the row sizes its runtime's pool from that
+// (ProcessPoolThreads), so the pool never has more threads than Ps beside
+// the scheduler's. The size is the machine's, not the row's: every row of
+// a pool scenario runs with the same pool, and, at every allowed CPU but
+// one for the pool, with as many Ps as goroutine-multi has.
+
+// PoolThreads is the pool size benchrun plans for pool cells: the CPUs
+// this process may run on (runtime.NumCPU, its affinity at start) less the
+// one the scheduler's thread keeps busy, at least 1. More threads than
+// free CPUs would only time-slice them (the work is CPU-bound: a checksum,
+// a copy out of the page cache) and give the cell more Ps than
+// goroutine-multi has.
+func PoolThreads() int { return max(1, runtime.NumCPU()-1) }
+
+// PoolCell reports whether the cells of scenario s on row r are pool
+// cells.
+func (r Row) PoolCell(s *Scenario) bool {
+	d, ok := rowDefs[r]
+	return ok && d.PoolBound && s != nil && s.UsesPool
+}
+
+// CellGOMAXPROCS returns the GOMAXPROCS the cells of scenario s run with
+// on row r: 1 + PoolThreads() for a pool cell, else the row's own
+// (Row.GOMAXPROCS).
+func (r Row) CellGOMAXPROCS(s *Scenario) int {
+	if r.PoolCell(s) {
+		return 1 + PoolThreads()
+	}
+	return r.GOMAXPROCS()
+}
+
+// ProcessPoolThreads is the pool size a PoolBound row gives its runtime in
+// a pool cell's process: its Ps less the scheduler's (GOMAXPROCS − 1),
+// which is PoolThreads() in a child benchrun started, and 0 in a process
+// with one P (the bodies then report not supported).
+func ProcessPoolThreads() int { return runtime.GOMAXPROCS(0) - 1 }

@@ -32,6 +32,13 @@ type RowDef struct {
 	// AllCores gives the row's cells every core (GOMAXPROCS=NumCPU);
 	// otherwise they run with GOMAXPROCS=1.
 	AllCores bool
+	// PoolBound marks a single-P row whose runtime runs the work of a
+	// pool scenario (Scenario.UsesPool) on a thread pool of Go code (the
+	// reactor's): those cells get GOMAXPROCS = 1 + PoolThreads(), the
+	// scheduler's P and one per pool thread, and the row gives its runtime
+	// PoolThreads() threads (Row.CellGOMAXPROCS). Its blocking adapter
+	// implements the PoolBound capability.
+	PoolBound bool
 	// GODEBUG is the setting the row's child processes start with.
 	GODEBUG string
 	// TimerFloor names the clock and the wait the row's timers use: the
@@ -117,7 +124,8 @@ func ParseRow(name string) (Row, bool) {
 	return Row(name), ok
 }
 
-// GOMAXPROCS returns the GOMAXPROCS a row's cells run with.
+// GOMAXPROCS returns the GOMAXPROCS a row's cells run with, except the
+// pool cells of a PoolBound row (Row.CellGOMAXPROCS).
 func (r Row) GOMAXPROCS() int {
 	if d, ok := rowDefs[r]; ok && d.AllCores {
 		return runtime.NumCPU()

@@ -177,6 +177,12 @@ type Scenario struct {
 	// full run fits its time budget. The report flags such cells' sample
 	// counts like any other; a lower --count still wins.
 	MaxCount map[string]int
+	// UsesPool marks a scenario whose bodies run their work on the
+	// runtime's thread pool (offload, fileio): on a row whose RowDef sets
+	// PoolBound its cells run with GOMAXPROCS = 1 + PoolThreads() and the
+	// runtime with PoolThreads() pool threads, so the pool's threads have
+	// Ps of their own (capabilities_offload.go, Row.CellGOMAXPROCS).
+	UsesPool bool
 
 	// Blocking is the body shared by the stackful and goroutine rows. Nil
 	// means no blocking body exists yet: those rows report not supported.

@@ -77,6 +77,12 @@ const (
 	// the start of the run.
 	KeyCPUPin       = "cpu-pin"
 	KeyTimerFloorOS = "timer-floor-os"
+	// KeyThreadPool records the thread-pool size of the cells that run
+	// their work on the runtime's pool (offload, fileio) and the
+	// gomaxprocs they ran with; KeyIOUring whether the kernel offered
+	// io_uring at the start of the run, and that it is not used.
+	KeyThreadPool = "thread-pool"
+	KeyIOUring    = "io-uring"
 )
 
 // FormatPerRow renders a per-row fact as one config value, rows in the

@@ -12,14 +12,17 @@ import (
 // FileIO: c coroutines read random 4 KiB blocks of a file the scenario
 // creates.
 var FileIO = register(&scenarios.Scenario{
-	Name:    "fileio",
-	Bench:   "FileIO",
-	Summary: "Coroutines reading random 4 KiB blocks of a cached file: through the reactor's thread pool, or a blocking pread per goroutine; cost per read.",
+	Name:  "fileio",
+	Bench: "FileIO",
+	Summary: "Coroutines reading random 4 KiB blocks of a cached file: through the reactor's thread pool, or a blocking pread per goroutine; cost per read. " +
+		poolCPUs,
+	UsesPool: true,
 	Doc: fmt.Sprintf("The scenario writes a %d MiB file, then c coroutines each open it and read random 4 KiB blocks at 4 KiB-aligned offsets, N reads in all: "+
-		"the stackful and stackless rows through the reactor's thread pool (stackful.File.ReadAt, stackless File.ReadAt: pread on a pool thread, 4 threads), "+
+		"the stackful and stackless rows through the reactor's thread pool (stackful.File.ReadAt, stackless File.ReadAt: pread on a pool thread), "+
 		"the goroutine rows with os.File.ReadAt (a pread that blocks the goroutine's thread). "+
 		"The file is in the page cache (it was just written): this measures the path to the data, not the disk. "+
-		"ns/read is the wall time per read (c opens included), reads/s its inverse.", fileIOSize>>20),
+		"ns/read is the wall time per read (c opens included), reads/s its inverse. %s "+
+		"io_uring: not used; the file IO path is the thread pool on every kernel (the results' io-uring line records whether this kernel offers it).", fileIOSize>>20, poolCPUsDoc),
 	Claim: "File IO through a thread pool, as libuv does it (docs/design.md §4): its cost against goroutines that simply block a thread.",
 	Params: []scenarios.Param{
 		{Key: "c", Full: []string{"1", "16"}, Quick: []string{"4"}, Doc: "reading coroutines", Min: 1, Max: 4096, BytesPer: scenarios.CoroutineBytes + fileIOBlock},
@@ -166,8 +169,11 @@ func fileIOStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 		return scenarios.Outcome{}, err
 	}
 	defer os.Remove(path)
-	s := stackless.New()
-	defer s.Close()
+	s, release, err := StacklessFor("fileio")
+	if err != nil {
+		return scenarios.Outcome{}, err
+	}
+	defer release()
 	c := env.Int("c")
 	left := c
 	readers := make([]*fileIOReader, c)

@@ -15,17 +15,17 @@ import (
 // Offload: c coroutines offload CPU-bound chunks to the thread pool while
 // one pair keeps an fd ping-pong going.
 var Offload = register(&scenarios.Scenario{
-	Name:    "offload",
-	Bench:   "Offload",
-	Summary: "Coroutines offloading CPU-bound checksums to the reactor's thread pool (goroutines: inline) while a pipe ping-pong runs; cost per chunk and the ping-pong's latency meanwhile.",
-	Latency: true,
+	Name:  "offload",
+	Bench: "Offload",
+	Summary: "Coroutines offloading CPU-bound checksums to the reactor's thread pool (goroutines: inline) while a pipe ping-pong runs; cost per chunk and the ping-pong's latency meanwhile. " +
+		poolCPUs,
+	Latency:  true,
+	UsesPool: true,
 	Doc: "c coroutines each compute CRC-32 checksums over a kb-KiB buffer, N chunks in all: the stackful and stackless rows submit each chunk " +
-		"to the reactor's thread pool (4 threads) and await it (stackful.Work, stackless AwaitWork); the goroutine rows compute inline. " +
+		"to the reactor's thread pool and await it (stackful.Work, stackless AwaitWork); the goroutine rows compute inline. " +
 		"Meanwhile a pair of coroutines ping-pongs one byte over two pipes until the chunks are done. " +
 		"ns/chunk is the wall time per chunk (MB/s the checksum throughput); p50/p99-ns/roundtrip are the ping-pong's round trips during the work, " +
-		"and roundtrips how many it made. The stackful and stackless rows run at GOMAXPROCS=1: a pool thread's Go code (the checksum) needs the one P, " +
-		"which the loop gives up only when it blocks in epoll_wait or Go's sysmon preempts it (10 ms slices); a busy ping-pong keeps the loop from blocking, " +
-		"so this measures that contention, as goroutine-single's ping-pong measures inline work's.",
+		"and roundtrips how many it made. " + poolCPUsDoc,
 	Claim: "Threads appear only in the thread pool for CPU-bound tasks (docs/design.md §4): what offloading costs against goroutines, and whether the loop stays responsive.",
 	Params: []scenarios.Param{
 		{Key: "c", Full: []string{"1", "8"}, Quick: []string{"4"}, Doc: "offloading coroutines", Min: 1, Max: 4096, BytesPer: scenarios.CoroutineBytes},
@@ -206,8 +206,11 @@ func offloadStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	if err := poolStarved(); err != nil {
 		return scenarios.Outcome{}, err
 	}
-	s := stackless.New()
-	defer s.Close()
+	s, release, err := StacklessFor("offload")
+	if err != nil {
+		return scenarios.Outcome{}, err
+	}
+	defer release()
 	fds, err := stacklessPipes(s) // a read, a write, b read, b write
 	if err != nil {
 		return scenarios.Outcome{}, err

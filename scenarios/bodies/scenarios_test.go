@@ -27,7 +27,7 @@ func TestEveryScenarioOnEveryRow(t *testing.T) {
 			for _, params := range s.Combos(true, nil) {
 				name := s.BenchName(row, params)
 				t.Run(name, func(t *testing.T) {
-					withRowGOMAXPROCS(t, row)
+					withCellGOMAXPROCS(t, s, row)
 					sm, err := driver.MeasureWith(s, row, params, driver.Options{Benchtime: time.Millisecond, Loadgen: testLoadgen})
 					if reason, ok := scenarios.IsNotSupported(err); ok {
 						if reason == "" {

@@ -34,6 +34,9 @@ func builtinRows() []scenarios.RowDef {
 		Name:   scenarios.StackfulAsm,
 		Doc:    "our runtime: our own Go-assembly switch between fiber stacks from our pool, GOMAXPROCS=1",
 		Colour: [3]uint8{31, 119, 180},
+		// Work offloaded to the reactor's pool runs as Go code on the
+		// pool's threads (RowDef.PoolBound, offload.go).
+		PoolBound: true,
 		// Stack shrinking off: the runtime must never try to copy or free
 		// a fiber stack (docs/design.md §3). It is defence in depth; the
 		// fiber stacks' non-power-of-two bounds already turn any attempt
@@ -46,6 +49,7 @@ func builtinRows() []scenarios.RowDef {
 		Name:             scenarios.StackfulCoro,
 		Doc:              "the same scheduler, waker and reactor, each coroutine a Go runtime coroutine (iter.Pull)",
 		Colour:           [3]uint8{255, 127, 14},
+		PoolBound:        true,
 		TimerFloor:       stackfulTimerFloor(stackful.Coro),
 		SharedAcrossRuns: "each coroutine of this row is a goroutine (iter.Pull), which Go keeps on its free list of finished goroutines, stack included, for the life of the process (runtime gfput/gfget): a fresh scheduler still reuses them, so no spawn but the process's first is cold",
 		RunBlocking:      stackfulRunner(stackful.Coro),
@@ -53,6 +57,7 @@ func builtinRows() []scenarios.RowDef {
 		Name:         scenarios.Stackless,
 		Doc:          "the same semantics as explicit state machines (Resume + state field)",
 		Colour:       [3]uint8{44, 160, 44},
+		PoolBound:    true,
 		TimerFloor:   stacklessTimerFloor,
 		StateMachine: true,
 	}, {
@@ -88,8 +93,9 @@ func goTimerFloor() string {
 // goroutineRunner runs a blocking body on goroutines, checking that the
 // process has the GOMAXPROCS the row stands for.
 func goroutineRunner(row scenarios.Row) func(scenarios.CellInfo, func(scenarios.Blocking)) error {
-	return func(_ scenarios.CellInfo, main func(rt scenarios.Blocking)) error {
-		if got, want := runtime.GOMAXPROCS(0), row.GOMAXPROCS(); got != want {
+	return func(cell scenarios.CellInfo, main func(rt scenarios.Blocking)) error {
+		s, _ := scenarios.Lookup(cell.Scenario)
+		if got, want := runtime.GOMAXPROCS(0), row.CellGOMAXPROCS(s); got != want {
 			return fmt.Errorf("row %s needs GOMAXPROCS=%d but the process has %d: run it through benchrun, which sets it per cell", row, want, got)
 		}
 		rt := &goroutines{}
@@ -111,11 +117,19 @@ func stackfulRunner(backend stackful.Backend) func(scenarios.CellInfo, func(scen
 // StackfulOptions returns the options a stackful row's runtime runs a cell
 // with: the asm backend's handoffs go through the scheduler context in the
 // handoff scenario's via=scheduler cells (Options.ViaScheduler), so the
-// two cells differ in nothing else.
+// two cells differ in nothing else; and in a pool cell (a scenario that
+// UsesPool) the reactor's pool has one thread per P beside the
+// scheduler's (scenarios.ProcessPoolThreads: benchrun starts such a cell
+// with GOMAXPROCS = 1 + scenarios.PoolThreads()).
 func StackfulOptions(backend stackful.Backend, cell scenarios.CellInfo) stackful.Options {
 	opts := stackful.Options{Backend: backend}
 	if backend == stackful.Asm {
 		opts.ViaScheduler = cell.Scenario == "handoff" && cell.Params["via"] == "scheduler"
+	}
+	if s, ok := scenarios.Lookup(cell.Scenario); ok && s.UsesPool {
+		// With one P this is 0, the reactor's default; the body then
+		// reports not supported (PoolBound) before it offloads anything.
+		opts.Reactor.PoolThreads = scenarios.ProcessPoolThreads()
 	}
 	return opts
 }

@@ -42,7 +42,7 @@ var controlledEnv = []struct {
 	{"GOGC", "sets the collector's pace", "100", false},
 	{"GOMEMLIMIT", "sets a soft memory limit that makes the collector run during the timed region of some rows and not others", "off", false},
 	{"GODEBUG", "changes runtime behaviour (benchrun sets it per row: " + rowGODEBUGs() + ")", "", true},
-	{"GOMAXPROCS", "sets the number of Ps, which benchrun sets per row (1, or every core for goroutine-multi)", "", true},
+	{"GOMAXPROCS", "sets the number of Ps, which benchrun sets per row (1, or every core for goroutine-multi) and for the thread-pool cells of the stackful and stackless rows (1 + pool threads)", "", true},
 	{"GORACE", "tunes the race detector of a -race build", "", false},
 }
 
@@ -89,12 +89,14 @@ func CheckEnv(environ []string) error {
 		strings.Join(set, ";\n"), results.KeyRuntimeEnv, results.KeyGODEBUG, strings.Join(vars, " and "), strings.Join(names, " "))
 }
 
-// childEnv is the environment a row's child runs with: base (the parent's
+// childEnv is the environment a cell's child runs with: base (the parent's
 // when nil) without any variable benchrun controls, plus the controlled
-// values: GOGC and GOMEMLIMIT alike for every row, GOMAXPROCS and GODEBUG
-// per row. Whatever the user set is dropped here even if CheckEnv was not
-// called, so no cell ever runs under a foreign setting.
-func childEnv(base []string, row scenarios.Row) []string {
+// values: GOGC and GOMEMLIMIT alike for every row, GODEBUG per row, and
+// GOMAXPROCS per row and scenario (Row.CellGOMAXPROCS: a pool cell gets
+// 1 + scenarios.PoolThreads()). Whatever the user set is dropped here even
+// if CheckEnv was not called, so no cell ever runs under a foreign setting.
+func childEnv(base []string, c Cell) []string {
+	row := c.Row
 	if base == nil {
 		base = os.Environ()
 	}
@@ -109,7 +111,7 @@ func childEnv(base []string, row scenarios.Row) []string {
 			env = append(env, c.name+"="+c.value)
 		}
 	}
-	env = append(env, "GOMAXPROCS="+strconv.Itoa(row.GOMAXPROCS()))
+	env = append(env, "GOMAXPROCS="+strconv.Itoa(row.CellGOMAXPROCS(c.Scenario)))
 	if g := row.GODEBUG(); g != "" {
 		env = append(env, "GODEBUG="+g)
 	}

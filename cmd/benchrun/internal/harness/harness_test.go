@@ -55,7 +55,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "fatal error: stack size not a power of 2")
 		os.Exit(2)
 	default:
-		os.Exit(testChildMode(os.Getenv(childModeEnv)))
+		mode := os.Getenv(childModeEnv)
+		if dir, ok := strings.CutPrefix(mode, poolCheckMode); ok {
+			os.Exit(poolCheckChild(dir, os.Args[2:]))
+		}
+		os.Exit(testChildMode(mode))
 	}
 }
 

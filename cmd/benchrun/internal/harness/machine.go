@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -37,7 +38,7 @@ func MachineConfig(runstamp string, benchtime time.Duration, gcOn bool) []benchf
 	gomaxprocs := map[string]string{}
 	timerFloor := map[string]string{}
 	for _, r := range scenarios.Rows {
-		gomaxprocs[string(r)] = strconv.Itoa(r.GOMAXPROCS())
+		gomaxprocs[string(r)] = strconv.Itoa(r.GOMAXPROCS()) + poolExceptions(r, strconv.Itoa(1+scenarios.PoolThreads()))
 		timerFloor[string(r)] = r.TimerFloor()
 	}
 	kv := [][2]string{
@@ -57,12 +58,71 @@ func MachineConfig(runstamp string, benchtime time.Duration, gcOn bool) []benchf
 		{results.KeyTimerFloor, results.FormatPerRow(scenarios.RowNames(), timerFloor)},
 		{results.KeyRuntimeEnv, runtimeEnvValue()},
 		{results.KeyGODEBUG, results.FormatPerRow(scenarios.RowNames(), godebugPerRow())},
+		{results.KeyThreadPool, threadPoolConfig()},
+		{results.KeyIOUring, ioUringConfig(probeIOUring())},
 	}
 	cfg := make([]benchfmt.Config, len(kv))
 	for i, p := range kv {
 		cfg[i] = benchfmt.Config{Key: p[0], Value: []byte(p[1]), File: true}
 	}
 	return cfg
+}
+
+// poolScenarios lists the registered scenarios that run their work on the
+// runtime's thread pool (Scenario.UsesPool), in display order: the whole
+// registry, not a run's selection, so the config lines that name them read
+// the same in every run of one build.
+func poolScenarios() []*scenarios.Scenario {
+	var out []*scenarios.Scenario
+	for _, s := range scenarios.All {
+		if s.UsesPool {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// poolExceptions is what a per-row config value adds for row r's pool
+// cells: " (offload,fileio: what)", or "" when r has none. The gomaxprocs
+// and cpu-pin lines use it, so each row's value stays its one entry of the
+// per-row line (results.FormatPerRow) while saying which cells differ.
+func poolExceptions(r scenarios.Row, what string) string {
+	var names []string
+	for _, s := range poolScenarios() {
+		if r.PoolCell(s) {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ",") + ": " + what + ")"
+}
+
+// threadPoolConfig is the thread-pool config value: the pool size of the
+// pool cells, why, and which cells those are.
+func threadPoolConfig() string {
+	var names, rows []string
+	for _, s := range poolScenarios() {
+		names = append(names, s.Name)
+	}
+	for _, r := range scenarios.Rows {
+		for _, s := range poolScenarios() {
+			if r.PoolCell(s) {
+				rows = append(rows, string(r))
+				break
+			}
+		}
+	}
+	if len(names) == 0 || len(rows) == 0 {
+		return "no pool cells"
+	}
+	k, threads := scenarios.PoolThreads(), "threads"
+	if k == 1 {
+		threads = "thread"
+	}
+	return fmt.Sprintf("%d %s (allowed CPUs %d less 1, at least 1) for the cells of %s on %s, which run with gomaxprocs %d (the scheduler's P and one per pool thread) unpinned; the other rows use no pool",
+		k, threads, runtime.NumCPU(), strings.Join(names, ","), strings.Join(rows, ","), 1+k)
 }
 
 func cpuModel() string {

@@ -21,8 +21,11 @@ import (
 // forked from one locked thread (proc.go), which takes the cell's affinity
 // just before the fork and gives it back just after.
 //
-// Multi-P rows (goroutine-multi) stay unpinned: they are meant to use every
-// core. Scenarios that place their own processes (echo pins its server and
+// Multi-P cells stay unpinned: goroutine-multi's are meant to use every
+// core, and so are the thread-pool cells of the stackful and stackless rows
+// (GOMAXPROCS = 1 + pool threads, Row.CellGOMAXPROCS), whose pool threads
+// need CPUs beside the scheduler's; pinned to one CPU, their Ps would
+// time-slice it. Scenarios that place their own processes (echo pins its server and
 // its load generator to two different cores, from the cores it is allowed)
 // are started unpinned too: pinned to one core, echo would find one core
 // allowed and run its generator on the server's core.
@@ -64,9 +67,10 @@ func newPinPlan(want bool) (*pinPlan, error) {
 	return p, nil
 }
 
-// pinned reports whether cells of row r in scenario s run on the pin CPU.
+// pinned reports whether cells of row r in scenario s run on the pin CPU:
+// those with one P (Row.CellGOMAXPROCS) that do not place themselves.
 func (p *pinPlan) pinned(s *scenarios.Scenario, r scenarios.Row) bool {
-	return p.off == "" && r.GOMAXPROCS() == 1 && !selfPinned[s.Name]
+	return p.off == "" && r.CellGOMAXPROCS(s) == 1 && !selfPinned[s.Name]
 }
 
 // childAffinity is the affinity a cell's child starts with.
@@ -83,7 +87,8 @@ func (p *pinPlan) childAffinity(s *scenarios.Scenario, r scenarios.Row) *unix.CP
 }
 
 // config is the cpu-pin config value: per row, where its single-P cells
-// ran.
+// ran, and which of its scenarios' cells have more Ps and ran unpinned
+// (pool cells: "cpu1 (offload,fileio: unpinned)").
 func (p *pinPlan) config() string {
 	if p.off != "" {
 		return p.off
@@ -91,7 +96,7 @@ func (p *pinPlan) config() string {
 	vals := map[string]string{}
 	for _, r := range scenarios.Rows {
 		if r.GOMAXPROCS() == 1 {
-			vals[string(r)] = "cpu" + strconv.Itoa(p.cpu)
+			vals[string(r)] = "cpu" + strconv.Itoa(p.cpu) + poolExceptions(r, "unpinned")
 		} else {
 			vals[string(r)] = "unpinned"
 		}

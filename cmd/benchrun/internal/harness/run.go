@@ -421,7 +421,7 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	cctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	cmd := command(cctx, childArgs(c, opts))
-	cmd.Env = childEnv(cmd.Env, c.Row)
+	cmd.Env = childEnv(cmd.Env, c)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// A child that ignores the kill's effect on its pipes (a grandchild
