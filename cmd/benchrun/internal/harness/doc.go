@@ -28,8 +28,9 @@
 //     turn calls runCell.
 //  4. runCell starts a child process under the per-cell timeout: this same
 //     binary (selfCommand) with the hidden cell subcommand and the cell's
-//     flags (childArgs), in the row's environment (childEnv: GOMAXPROCS,
-//     GODEBUG).
+//     flags (childArgs), in the row's environment (childEnv: GODEBUG, and
+//     GOMAXPROCS per row and scenario: a thread-pool cell gets one P per
+//     pool thread beside the scheduler's, Row.CellGOMAXPROCS).
 //  5. In the child, cli.Main dispatches to ChildMain, which looks the
 //     scenario and the row up in the registry and calls
 //     driver.MeasureWith.
