@@ -32,10 +32,10 @@ const profileEnv = "COROBENCH_PROFILE_REEXEC"
 // read the profile.
 //
 // Process settings: a row's cells run with its GOMAXPROCS and GODEBUG
-// (scenarios.Row.GOMAXPROCS, GODEBUG). GOMAXPROCS is set here with
-// runtime.GOMAXPROCS, which takes effect at once. GODEBUG cannot be
-// (the runtime reads most of its settings at start-up), so for a row that
-// has one (stackful-asm: gcshrinkstackoff=1) the command re-executes this
+// (scenarios.Row.CellGOMAXPROCS: a pool cell has more Ps; GODEBUG).
+// GOMAXPROCS is set here with runtime.GOMAXPROCS, which takes effect at
+// once. GODEBUG cannot be (the runtime reads most of its settings at
+// start-up), so for a row that has one (stackful-asm: gcshrinkstackoff=1) the command re-executes this
 // binary with the row's GODEBUG, as the harness starts its children. The
 // asm row's GC fence is the stackful runtime's own and the driver's GC
 // policy is the run's, so the profiled run is the child's run.
@@ -75,7 +75,7 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 		}
 		return reexecProfile(args, g, stdout, stderr)
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cell.row.GOMAXPROCS()))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cell.row.CellGOMAXPROCS(cell.s)))
 
 	f, err := os.Create(*cpuOut)
 	if err != nil {
@@ -119,7 +119,7 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	fmt.Fprintf(stdout, "%s  %d iterations (GOMAXPROCS=%d", name, sm.Iters, cell.row.GOMAXPROCS())
+	fmt.Fprintf(stdout, "%s  %d iterations (GOMAXPROCS=%d", name, sm.Iters, cell.row.CellGOMAXPROCS(cell.s))
 	if g := cell.row.GODEBUG(); g != "" {
 		fmt.Fprintf(stdout, ", GODEBUG=%s", g)
 	}
