@@ -127,10 +127,13 @@ func (d driver) ioOp(rec *semtest.Recorder, cfg *semtest.IOConfig, ti int, op se
 			break
 		}
 		ps, werr := ch.Wait(op.Dur)
-		rec.IO(ti, op, semtest.ResultExit(nil, ps), d.Kind(werr))
-		if kerr := ch.Kill(unix.SIGKILL); kerr != nil && werr != nil {
-			err = kerr
-		} else {
+		if werr == nil { // it exited by itself: nothing to kill
+			ch.Close()
+			result = semtest.ResultExit(nil, ps)
+			break
+		}
+		rec.IO(ti, op, "", d.Kind(werr))
+		if err = ch.Kill(unix.SIGKILL); err == nil {
 			ps, err = ch.Wait(-1)
 			result = semtest.ResultExit(nil, ps)
 		}
