@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -210,7 +212,7 @@ func Start(argv []string) (*Process, error) {
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := startAway(cmd); err != nil {
 		return nil, fmt.Errorf("dnsserver: starting the responder %q: %w", argv, err)
 	}
 	line := make(chan string, 1)
@@ -244,4 +246,66 @@ func (p *Process) Addr() string { return p.addr }
 func (p *Process) Close() error {
 	p.stdin.Close()
 	return p.cmd.Wait()
+}
+
+// startAway starts cmd on the online CPUs the calling thread may not run
+// on, if there are any: benchrun pins a single-P row's cell process to one
+// CPU, and the responder must not take its time from that CPU (an unpinned
+// process, goroutine-multi's, shares every CPU with it, as with everything
+// else on the machine). A child inherits the CPU mask of the thread that
+// forks it, so the fork is made from a goroutine of its own, locked to its
+// thread with the mask narrowed, which is never unlocked: the thread ends
+// with the goroutine, and the responder is placed from its first
+// instruction, every thread of it included.
+func startAway(cmd *exec.Cmd) error {
+	var mine unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &mine); err != nil {
+		return cmd.Start()
+	}
+	online, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return cmd.Start()
+	}
+	var away unix.CPUSet
+	for _, c := range parseCPUList(strings.TrimSpace(string(online))) {
+		if !mine.IsSet(c) {
+			away.Set(c)
+		}
+	}
+	if away.Count() == 0 {
+		return cmd.Start()
+	}
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: see above
+		if err := unix.SchedSetaffinity(0, &away); err != nil {
+			done <- fmt.Errorf("placing the responder off this process's CPUs: %w", err)
+			return
+		}
+		done <- cmd.Start()
+	}()
+	return <-done
+}
+
+// parseCPUList parses the kernel's CPU list format ("0-3,6"); malformed
+// parts are skipped.
+func parseCPUList(s string) []int {
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus
 }

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"net"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The test binary doubles as the responder process (Start's child).
@@ -96,5 +100,52 @@ func TestStartNamesAFailedResponder(t *testing.T) {
 	_, err = Start([]string{"/nonexistent/corobench-responder"})
 	if err == nil || !strings.Contains(err.Error(), "starting the responder") {
 		t.Errorf("Start of a missing binary = %v", err)
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	got := parseCPUList("0-2,5,x,7-8")
+	want := []int{0, 1, 2, 5, 7, 8}
+	if !slices.Equal(got, want) {
+		t.Errorf("parseCPUList = %v, want %v", got, want)
+	}
+}
+
+// TestStartAwayPlacesTheResponderElsewhere: started from a thread pinned to
+// one CPU, the responder runs on the others.
+func TestStartAwayPlacesTheResponderElsewhere(t *testing.T) {
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < 2 {
+		t.Skipf("needs two CPUs (%d, %v)", all.Count(), err)
+	}
+	first := -1
+	for c := 0; first < 0; c++ {
+		if all.IsSet(c) {
+			first = c
+		}
+	}
+	var p *Process
+	var err error
+	func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var one unix.CPUSet
+		one.Set(first)
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			t.Skip(err)
+		}
+		defer unix.SchedSetaffinity(0, &all)
+		p, err = Start([]string{os.Args[0], "dns-responder"})
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var got unix.CPUSet
+	if err := unix.SchedGetaffinity(p.cmd.Process.Pid, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.IsSet(first) || got.Count() != all.Count()-1 {
+		t.Errorf("responder on %d CPUs (cpu%d: %v), want every CPU but cpu%d", got.Count(), first, got.IsSet(first), first)
 	}
 }

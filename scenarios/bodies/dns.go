@@ -18,7 +18,8 @@ var DNS = register(&scenarios.Scenario{
 	Summary: "Coroutines resolving host names against a local responder process: Go's resolver on the reactor's thread pool, or in the goroutine; cost per lookup and lookups per second.",
 	Doc: fmt.Sprintf("c coroutines each resolve host names of a fixed list of %d (host-i.corobench.test, each with its own A record and an empty AAAA answer), N lookups in all, "+
 		"against a DNS responder on 127.0.0.1 (UDP) that the scenario starts once per process as a process of its own (benchrun's hidden %s subcommand), "+
-		"so the responder's work runs on no row's Ps and every row resolves the same names the same way. "+
+		"placed on the CPUs the cell's process is not pinned to (all of them for the unpinned goroutine-multi row), "+
+		"so the responder's work runs on no row's Ps or pinned CPU and every row resolves the same names the same way. "+
 		"Every row resolves with Go's own resolver (net.Resolver, PreferGo, every query dialled to the responder; network \"ip\", so each lookup is an A and an AAAA query in parallel): "+
 		"the stackful and stackless rows through the reactor's Resolve (stackful.Resolver.Lookup, stackless AwaitLookup; reactor.Options.DNSServer), which runs the lookup on the reactor's thread pool, "+
 		"as libuv runs getaddrinfo on its pool: a lookup blocks a pool thread (parked in Go's netpoller), so at most 4 (the pool's threads) are in flight whatever c is; "+
