@@ -247,7 +247,7 @@ var All []*Scenario
 // written; Register refuses a scenario missing from it, and CheckRegistry
 // a name in it that nobody registered.
 var order = []string{"calibrate", "switch", "pingpong", "yield", "handoff", "spawn", "burst", "memory",
-	"await-ready", "microtask", "timer", "fdwake", "echo", "offload", "fileio", "exec", "fswatch", "shutdown", "priority"}
+	"await-ready", "microtask", "timer", "fdwake", "echo", "offload", "fileio", "exec", "fswatch", "dns", "shutdown", "priority"}
 
 // Register adds s to All, in its place in the display order, appends
 // FaultsMetric to its metrics, and returns it. It panics, naming the

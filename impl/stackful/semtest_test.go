@@ -2,11 +2,18 @@ package stackful
 
 import (
 	"errors"
+	"io"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/corobench/corobench/internal/semtest"
+	"github.com/corobench/corobench/reactor"
 )
+
+// init lets this test binary be the IO cases' exec child (semtest.ServeChild).
+func init() { semtest.ServeChild() }
 
 // driver runs internal/semtest scripts as straight-line blocking Go code: one
 // coroutine per task, a loop over its ops, a real defer for each Defer op.
@@ -42,7 +49,116 @@ func (d driver) Kind(err error) semtest.ErrKind {
 	case errors.As(err, &me):
 		return semtest.MicrotaskFailed
 	}
+	if k, ok := semtest.IOKind(err); ok {
+		return k
+	}
 	return semtest.Other
+}
+
+// Lacks: both backends have every reactor awaitable (offload.go).
+func (driver) Lacks(semtest.Feature) (string, bool) { return "", false }
+
+// ioState is one task's open file and watch (the IO ops').
+type ioState struct {
+	file  *File
+	watch *Watch
+}
+
+// noneIfZero maps a script's "no timeout" (<= 0) to the API's (-1).
+func noneIfZero(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
+
+// ioOp runs one IO op (semtest/io.go) as straight-line blocking code and
+// logs its outcome; the error decides whether the task goes on.
+func (d driver) ioOp(rec *semtest.Recorder, cfg *semtest.IOConfig, ti int, op semtest.Op, st *ioState) error {
+	result, err := semtest.ResultOK, error(nil)
+	switch op.Kind {
+	case semtest.OpOpenGate:
+		cfg.Run().OpenGate(op.Gate)
+		return nil
+	case semtest.OpWaitStarted:
+		cfg.Run().WaitStarted(op.Gate)
+		return nil
+	case semtest.OpWork:
+		out := new(int)
+		wk := NewWork()
+		err = wk.Run(reactor.JobFunc(cfg.Run().Job(op, out)), noneIfZero(op.Dur))
+		wk.Close()
+		if err == nil {
+			result = semtest.ResultInt(*out)
+		}
+	case semtest.OpFileOpen:
+		flag, perm := semtest.FileFlags(op)
+		st.file, err = OpenFile(cfg.Path(op.Tag), flag, perm)
+	case semtest.OpFileWrite:
+		var n int
+		n, err = st.file.Write([]byte(op.Tag))
+		result = semtest.ResultInt(n)
+	case semtest.OpFileWriteAt:
+		var n int
+		n, err = st.file.WriteAt([]byte(op.Tag), int64(op.Value))
+		result = semtest.ResultInt(n)
+	case semtest.OpFileReadAt:
+		p := make([]byte, op.Keep)
+		var n int
+		n, err = st.file.ReadAt(p, int64(op.Value))
+		result = semtest.ResultBytes(p[:n])
+	case semtest.OpFileClose:
+		err = st.file.Close()
+		st.file = nil
+	case semtest.OpExec:
+		path, argv := semtest.ChildArgv(op, false)
+		var ch *Child
+		if ch, err = StartProcess(path, argv, reactor.ExecOptions{Stdout: true}); err == nil {
+			out, rerr := io.ReadAll(ch.Stdout)
+			ps, werr := ch.Wait(-1)
+			ch.Close()
+			err = errors.Join(rerr, werr)
+			result = semtest.ResultExit(out, ps)
+		}
+	case semtest.OpExecKill:
+		path, argv := semtest.ChildArgv(op, true)
+		var ch *Child
+		if ch, err = StartProcess(path, argv, reactor.ExecOptions{}); err != nil {
+			break
+		}
+		ps, werr := ch.Wait(op.Dur)
+		if werr == nil { // it exited by itself: nothing to kill
+			ch.Close()
+			result = semtest.ResultExit(nil, ps)
+			break
+		}
+		rec.IO(ti, op, "", d.Kind(werr))
+		if err = ch.Kill(unix.SIGKILL); err == nil {
+			ps, err = ch.Wait(-1)
+			result = semtest.ResultExit(nil, ps)
+		}
+		ch.Close()
+	case semtest.OpWatch:
+		st.watch, err = NewWatch(cfg.Path(op.Tag), semtest.WatchMask)
+	case semtest.OpWatchWait:
+		var evs []reactor.FSEvent
+		evs, err = st.watch.Wait(noneIfZero(op.Dur))
+		result = semtest.ResultEvents(evs)
+	case semtest.OpWatchClose:
+		st.watch.Close()
+		st.watch = nil
+	case semtest.OpAppend:
+		err = semtest.AppendFile(cfg.Path(op.Tag))
+	case semtest.OpLookup:
+		r := NewResolver()
+		addrs, lerr := r.Lookup(op.Tag, op.Dur)
+		r.Close()
+		err, result = lerr, semtest.ResultAddrs(addrs)
+	default:
+		panic("stackful semtest driver: op " + op.Kind.String() + " is not an IO op")
+	}
+	rec.IO(ti, op, result, d.Kind(err))
+	return err
 }
 
 func (driver) DeadlockNames(err error) []string {
@@ -66,6 +182,9 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 	// Every coroutine, main included, carries its script task's name: the
 	// deadlock error must name the waiting tasks by it (semtest.Task).
 	opts := Options{Backend: d.backend, MainName: p.Tasks[0].Name, ViaScheduler: d.viaScheduler}
+	if p.IO != nil {
+		opts.Reactor = p.IO.Reactor()
+	}
 	if p.MicrotaskErrors == semtest.HandleErrors {
 		opts.OnMicrotaskError = rec.HandlerError
 	}
@@ -74,6 +193,9 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 		return semtest.Stats{}, err
 	}
 	defer s.Close()
+	if p.IO != nil {
+		defer p.IO.Run().Release() // before Close: the pool awaits its running jobs
+	}
 	for i, keep := range p.MainStartHandlers {
 		s.AddMainStartHandler(countingHandler(rec, 0, semtest.StartHandlerName(i), keep))
 	}
@@ -88,6 +210,7 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 	var runTask func(ti int)
 	runTask = func(ti int) {
 		exit := semtest.OK
+		var io ioState
 		defer func() {
 			if r := recover(); r != nil {
 				if _, ok := r.(killSignal); !ok {
@@ -199,6 +322,10 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 				if co := cos[op.Task]; co != nil {
 					co.Destroy()
 				}
+			case semtest.OpWork, semtest.OpOpenGate, semtest.OpWaitStarted, semtest.OpFileOpen, semtest.OpFileWrite,
+				semtest.OpFileWriteAt, semtest.OpFileReadAt, semtest.OpFileClose, semtest.OpExec, semtest.OpExecKill,
+				semtest.OpWatch, semtest.OpWatchWait, semtest.OpWatchClose, semtest.OpAppend, semtest.OpLookup:
+				err = d.ioOp(rec, p.IO, ti, op, &io)
 			case semtest.OpWakerState:
 				st := WakerNoStatus // never spawned
 				if co := cos[op.Task]; co != nil {

@@ -11,7 +11,7 @@ import (
 // Cases returns every semantic test case, each a fresh value. The comment on
 // each case traces the schedule that produces its log.
 func Cases() []Case {
-	return []Case{
+	return append([]Case{
 		fifoOrder(),
 		highPriorityFirst(),
 		highPriorityWake(),
@@ -49,7 +49,7 @@ func Cases() []Case {
 		generalAny(),
 		generalAll(),
 		generalFastPath(),
-	}
+	}, ioCases()...)
 }
 
 // generalAny: the first subscribed event to fire ends the wait; the other,

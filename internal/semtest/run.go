@@ -45,6 +45,18 @@ func Run(t *testing.T, d Driver) {
 // RunCase runs one case on d and reports every difference.
 func RunCase(t *testing.T, d Driver, c Case) {
 	t.Helper()
+	var dir string
+	if c.Program.IO != nil {
+		dir = t.TempDir()
+	}
+	cleanup, skip, err := prepareIO(d, c.Program, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if skip != "" {
+		t.Skip(skip)
+	}
 	out, err := Exec(d, c.Program)
 	if err != nil {
 		t.Fatal(err)

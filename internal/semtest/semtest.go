@@ -97,6 +97,15 @@
 //     before the scheduler picks the next task, so a High task spawned by a
 //     Leave handler (LeaveSpawn) runs next, ahead of tasks already queued.
 //
+// # Reactor awaitables
+//
+// Cases named io/... hold the runtimes' reactor awaitables (pool work, file
+// IO, exec, inotify watches, DNS; docs/design.md §4) to one behaviour: the
+// ops of io.go, each one awaitable call whose outcome Recorder.IO words. A
+// driver runs them only if it is an IODriver and does not lack the
+// features a case lists (Program.IO); RunCase skips the case otherwise,
+// saying which feature is missing and why.
+//
 // A blocking op logs its outcome only where the Recorder method says so: Await
 // and AwaitTimeout always log (value or error kind); Yield and Sleep log only
 // an error. After a blocking op fails, the task returns (its Defers run, in
@@ -107,6 +116,7 @@ package semtest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,12 +149,32 @@ const (
 	OpDestroy                     // destroy task Task: finalise it without running more of its code (its cleanup runs)
 	OpAwaitAny                    // general wait (resume_when) on Events, each with the resolve callback: the first to fire ends it; log value and triggered set
 	OpAwaitAll                    // general wait on Events with a custom callback that ends it when all have fired (value: how many); log value and triggered set
+
+	// The reactor's awaitables (io.go): each needs its Feature in
+	// Program.IO.Needs and logs through Recorder.IO.
+	OpWork        // run a pool job that returns Value*Value (after waiting for gate Gate if Gated), timeout Dur (<= 0: none)
+	OpOpenGate    // let the jobs waiting for gate Gate go on (no switch)
+	OpWaitStarted // block the thread (not a suspend) until a job is waiting for gate Gate on a pool thread
+	OpFileOpen    // open Tag in the case's directory: Value 0 read-only, 1 created read-write
+	OpFileWrite   // write Tag at the file offset
+	OpFileWriteAt // write Tag at offset Value
+	OpFileReadAt  // read Keep bytes at offset Value; log what was read
+	OpFileClose   // close the open file
+	OpExec        // run the child that prints Tag and exits with Value, read its output to EOF, await and reap it; Missing: a binary that does not exist
+	OpExecKill    // run a child that sleeps, await its exit with timeout Dur (logs the timeout), kill it, await and log how it ended
+	OpWatch       // watch the file Tag in the case's directory for IN_MODIFY
+	OpWatchWait   // await the watch's events, timeout Dur (<= 0: none); log them
+	OpWatchClose  // remove the watch
+	OpAppend      // append a byte to the file Tag (created if missing) with a plain blocking write
+	OpLookup      // resolve the name Tag, timeout Dur (<= 0: none); log the addresses
 	numOpKinds
 )
 
 var opNames = [...]string{"Log", "Yield", "Await", "AwaitTimeout", "Resolve", "Reject", "Reset",
 	"Sleep", "Spin", "Spawn", "Microtask", "Cancel", "Shutdown", "Defer", "SwitchHandler", "WakerState",
-	"LeaveSpawn", "DeferSpawn", "Destroy", "AwaitAny", "AwaitAll"}
+	"LeaveSpawn", "DeferSpawn", "Destroy", "AwaitAny", "AwaitAll",
+	"Work", "OpenGate", "WaitStarted", "FileOpen", "FileWrite", "FileWriteAt", "FileReadAt", "FileClose",
+	"Exec", "ExecKill", "Watch", "WatchWait", "WatchClose", "Append", "Lookup"}
 
 func (k OpKind) String() string {
 	if k < numOpKinds {
@@ -174,6 +204,9 @@ type Op struct {
 	Keep     int           // OpSwitchHandler
 	Continue bool          // blocking ops: go on after an error instead of returning
 	Events   []int         // OpAwaitAny, OpAwaitAll
+	Gate     int           // OpWork (with Gated), OpOpenGate, OpWaitStarted
+	Gated    bool          // OpWork: the job waits for Gate first
+	Missing  bool          // OpExec: run a binary that does not exist
 }
 
 // Op constructors, so scripts read like code.
@@ -241,6 +274,9 @@ type Program struct {
 	// its start as Enter).
 	PreRunHandlers  []int
 	MicrotaskErrors ErrorPolicy
+	// IO, for a case on the reactor's awaitables, is its reactor set-up
+	// and the features it needs (io.go); nil for the others.
+	IO *IOConfig
 }
 
 // Validate reports a malformed program (a bad index, a task spawned twice).
@@ -282,6 +318,9 @@ func (p *Program) Validate() error {
 					return fmt.Errorf("%s: negative Keep", where)
 				}
 			}
+			if f, ok := opFeature(op.Kind); ok && (p.IO == nil || !slices.Contains(p.IO.Needs, f)) {
+				return fmt.Errorf("%s: needs feature %q in Program.IO.Needs", where, f)
+			}
 		}
 	}
 	return nil
@@ -298,9 +337,13 @@ const (
 	Deadlock                       // the run found a deadlock
 	MicrotaskFailed                // a microtask failed (a *MicrotaskError)
 	Other                          // anything else: a bug
+	NotExist                       // a file or binary does not exist (errors.Is os.ErrNotExist)
+	NotFound                       // a name is unknown (a *net.DNSError with IsNotFound)
+	QueueFull                      // the thread pool refused work (reactor.ErrPoolQueueFull)
 )
 
-var kindNames = [...]string{"ok", "rejected", "timeout", "cancelled", "deadlock", "microtask failed", "other"}
+var kindNames = [...]string{"ok", "rejected", "timeout", "cancelled", "deadlock", "microtask failed", "other",
+	"not exist", "not found", "queue full"}
 
 func (k ErrKind) String() string {
 	if int(k) < len(kindNames) {

@@ -40,6 +40,19 @@ var BodyLines = map[string]LineCount{
 			{"func literal at calibrate.go:21", 1},
 		}},
 	},
+	"dns": {
+		Blocking: BodySize{Lines: 69, Decls: []DeclLines{
+			{"dnsBlocking", 48},
+			{"poolStarvedBlocking", 6},
+			{"waitAll", 5},
+			{"sumWorkers", 10},
+		}},
+		StateMachine: BodySize{Lines: 71, Decls: []DeclLines{
+			{"dnsStateMachine", 44},
+			{"dnsTask", 9},
+			{"(*dnsTask).Resume", 18},
+		}},
+	},
 	"echo": {
 		Blocking: BodySize{Lines: 80, Decls: []DeclLines{
 			{"echoBlocking", 60},

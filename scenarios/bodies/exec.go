@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 
 	"github.com/corobench/corobench/impl/stackless"
@@ -17,11 +16,14 @@ import (
 var Exec = register(&scenarios.Scenario{
 	Name:    "exec",
 	Bench:   "Exec",
-	Summary: "Coroutines spawning short-lived children (echo), reading their output and awaiting their exit; cost per child.",
-	Doc: "c coroutines each run children of the system's echo (found on PATH; its absence is reported), N children in all: start it with its stdout a pipe, " +
-		"read the output to EOF, await the exit and reap it. The stackful and stackless rows use the reactor (Spawn: fork/exec on the loop goroutine, " +
-		"the pipe registered with the loop, the exit a pidfd event); the goroutine rows use os/exec. ns/child is the wall time per child. " +
-		"The child is echo rather than benchrun in a trivial mode: benchrun has no such mode yet, and echo's start-up is the smaller, steadier cost.",
+	Summary: "Coroutines spawning short-lived children (benchrun's trivial exec-child mode), reading their output and awaiting their exit; cost per child.",
+	Doc: "c coroutines each run children, N children in all: start it with its stdout a pipe, read the output to EOF, await the exit and reap it. " +
+		"The child is benchrun itself in a trivial mode (its hidden " + scenarios.ExecChildSubcommand + " subcommand: write its one argument and a newline, exit 0), " +
+		"so the figure is a Go binary's start-up, output and exit that anyone with benchrun can reproduce, not whatever echo the system ships. " +
+		"The path is the running program's (os.Executable; scenarios.ServeHelpers declares it: benchrun does, a test binary that serves the subcommand itself does); " +
+		"a program that declares none, or whose path is gone, fails with an error naming scenarios.ServeHelpers. " +
+		"The stackful and stackless rows use the reactor (Spawn: fork/exec on the loop goroutine, " +
+		"the pipe registered with the loop, the exit a pidfd event); the goroutine rows use os/exec. ns/child is the wall time per child.",
 	Claim: "Exec as a reactor event (docs/design.md §4): process start and exit through the loop against os/exec in goroutines.",
 	Params: []scenarios.Param{
 		{Key: "c", Full: []string{"1", "8"}, Quick: []string{"2"}, Doc: "spawning coroutines", Min: 1, Max: 256, BytesPer: scenarios.CoroutineBytes},
@@ -54,12 +56,19 @@ func execCheck(i int, out []byte, code int) (uint64, error) {
 	return execMix(i, len(out)), nil
 }
 
-func execPath() (string, error) {
-	p, err := exec.LookPath("echo")
+// execCommand is the child's argv before its argument: the running
+// program in its trivial mode (scenarios.HelperCommand).
+func execCommand() ([]string, error) {
+	argv, err := scenarios.HelperCommand(scenarios.ExecChildSubcommand)
 	if err != nil {
-		return "", scenarios.NotSupported("no echo binary on PATH to spawn: %v", err)
+		return nil, fmt.Errorf("exec: %w", err)
 	}
-	return p, nil
+	return argv, nil
+}
+
+// execArgv is child i's argv: prefix (from execCommand) and i.
+func execArgv(prefix []string, i int) []string {
+	return append(prefix[:len(prefix):len(prefix)], strconv.Itoa(i))
 }
 
 // execBlocking is the blocking body: spawner w runs children w, w+c, ...
@@ -68,7 +77,7 @@ func execBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome,
 	if !ok {
 		return scenarios.Outcome{}, scenarios.Lacking(rt, "Execs", "the row cannot await a child process without blocking the other coroutines")
 	}
-	path, err := execPath()
+	prefix, err := execCommand()
 	if err != nil {
 		return scenarios.Outcome{}, err
 	}
@@ -85,7 +94,7 @@ func execBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome,
 			defer done[w].Fire()
 			out := make([]byte, 0, 32)
 			for i := w; i < n; i += c {
-				ch, err := ex.StartChild(path, []string{"echo", strconv.Itoa(i)})
+				ch, err := ex.StartChild(prefix[0], execArgv(prefix, i))
 				if err != nil {
 					errs[w] = fmt.Errorf("exec: child %d: %w", i, err)
 					return
@@ -130,7 +139,7 @@ func execBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome,
 // stackless.StartProcess, reading with TryRead/AwaitReadable and awaiting
 // the exit Source.
 func execStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
-	path, err := execPath()
+	prefix, err := execCommand()
 	if err != nil {
 		return scenarios.Outcome{}, err
 	}
@@ -140,7 +149,7 @@ func execStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	left := c
 	tasks := make([]*execTask, c)
 	for w := range tasks {
-		tasks[w] = &execTask{path: path, i: w, n: env.N, c: c, out: make([]byte, 0, 32), left: &left, env: env}
+		tasks[w] = &execTask{prefix: prefix, i: w, n: env.N, c: c, out: make([]byte, 0, 32), left: &left, env: env}
 	}
 	env.ResetTimer()
 	for _, t := range tasks {
@@ -168,7 +177,7 @@ const (
 type execTask struct {
 	stackless.Coro
 	state   uint8
-	path    string
+	prefix  []string // the child's argv before its argument (execCommand)
 	i, n, c int
 	ch      *stackless.Child
 	out     []byte
@@ -193,7 +202,7 @@ func (t *execTask) Resume(c *stackless.Context) stackless.Step {
 				}
 				return c.Done()
 			}
-			ch, err := c.Scheduler().StartProcess(t.path, []string{"echo", strconv.Itoa(t.i)}, reactor.ExecOptions{Stdout: true})
+			ch, err := c.Scheduler().StartProcess(t.prefix[0], execArgv(t.prefix, t.i), reactor.ExecOptions{Stdout: true})
 			if err != nil {
 				return c.Fail(fmt.Errorf("exec: child %d: %w", t.i, err))
 			}

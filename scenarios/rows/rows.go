@@ -123,6 +123,7 @@ func stackfulRunner(backend stackful.Backend) func(scenarios.CellInfo, func(scen
 // with GOMAXPROCS = 1 + scenarios.PoolThreads()).
 func StackfulOptions(backend stackful.Backend, cell scenarios.CellInfo) stackful.Options {
 	opts := stackful.Options{Backend: backend}
+	opts.Reactor.DNSServer = dnsServer(cell) // the dns scenario's responder (dns.go)
 	if backend == stackful.Asm {
 		opts.ViaScheduler = cell.Scenario == "handoff" && cell.Params["via"] == "scheduler"
 	}

@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/harness"
+	"github.com/corobench/corobench/scenarios"
 	// The built-in scenarios and rows: benchrun measures them.
 	_ "github.com/corobench/corobench/scenarios/bodies"
 	"github.com/corobench/corobench/scenarios/loadgen"
@@ -61,6 +62,8 @@ func init() {
 		{name: "profile", usage: "-scenario S -impl ROW [-param K=V]... [-o FILE] [-memprofile FILE]", doc: "run one cell in this process with a CPU profile of its timed run", run: runProfile},
 		{name: harness.ChildSubcommand, usage: "-scenario S -impl ROW -params K=V,...", doc: "measure one cell (the harness's child process)", hidden: true, run: harness.ChildMain},
 		{name: harness.LoadgenSubcommand, usage: "FLAGS", doc: "the echo scenario's load generator process", hidden: true, run: loadgen.Main},
+		{name: scenarios.ExecChildSubcommand, usage: "LINE", doc: "the exec scenario's trivial child: write LINE and exit (helpers.go)", hidden: true, run: runExecChild},
+		{name: scenarios.DNSResponderSubcommand, doc: "the dns scenario's responder process (helpers.go)", hidden: true, run: runDNSResponder},
 	}
 }
 
