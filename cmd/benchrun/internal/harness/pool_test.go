@@ -254,7 +254,7 @@ func TestPoolCellsAreNotPinnedToOneCPU(t *testing.T) {
 		if aff := p.childAffinity(bodies.PingPong, r); aff == nil || aff.Count() != 1 || !aff.IsSet(2) {
 			t.Errorf("pingpong/%s starts on %v, want cpu2 alone", r, aff)
 		}
-		want := string(r) + "=cpu2 (offload,fileio: unpinned)"
+		want := string(r) + "=cpu2 (" + poolNames() + ": unpinned)"
 		if cfg := p.config(); !strings.Contains(cfg, want) {
 			t.Errorf("cpu-pin %q does not contain %q", cfg, want)
 		}
@@ -370,16 +370,16 @@ func TestPoolCellChildReadBack(t *testing.T) {
 				}
 			}
 			procs := results.ParsePerRow(cfg[results.KeyGOMAXPROCS])
-			if want := fmt.Sprintf("1 (offload,fileio: %d)", 1+k); procs["stackful-asm"] != want || procs["stackless"] != want {
+			if want := fmt.Sprintf("1 (%s: %d)", poolNames(), 1+k); procs["stackful-asm"] != want || procs["stackless"] != want {
 				t.Errorf("gomaxprocs line %q: want stackful-asm and stackless %q", cfg[results.KeyGOMAXPROCS], want)
 			}
 			if procs["goroutine-single"] != "1" {
 				t.Errorf("gomaxprocs line %q: goroutine-single not 1", cfg[results.KeyGOMAXPROCS])
 			}
-			if tp := cfg[results.KeyThreadPool]; !strings.HasPrefix(tp, fmt.Sprintf("%d thread", k)) || !strings.Contains(tp, "offload,fileio") {
+			if tp := cfg[results.KeyThreadPool]; !strings.HasPrefix(tp, fmt.Sprintf("%d thread", k)) || !strings.Contains(tp, poolNames()) {
 				t.Errorf("thread-pool line %q", tp)
 			}
-			if pinning && !strings.Contains(cfg[results.KeyCPUPin], "stackful-asm=cpu"+strconv.Itoa(last)+" (offload,fileio: unpinned)") {
+			if pinning && !strings.Contains(cfg[results.KeyCPUPin], "stackful-asm=cpu"+strconv.Itoa(last)+" ("+poolNames()+": unpinned)") {
 				t.Errorf("cpu-pin line %q", cfg[results.KeyCPUPin])
 			}
 			if io := cfg[results.KeyIOUring]; !strings.Contains(io, "available (io_uring_setup") || !strings.Contains(io, "not used") {
@@ -403,4 +403,15 @@ func TestIOUringConfig(t *testing.T) {
 		t.Error("probe made a ring but read no features: the params struct is laid out wrong")
 	}
 	t.Logf("this kernel: %s", ioUringConfig(pr))
+}
+
+// poolNames is the registry's pool scenarios as the config lines list them
+// ("offload,fileio,…"), taken from Scenario.UsesPool so a new pool
+// scenario needs no edit here.
+func poolNames() string {
+	var names []string
+	for _, s := range poolScenarios() {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ",")
 }
