@@ -24,7 +24,14 @@ func stackfulTimerFloor(b stackful.Backend) func() string {
 			return reactorTimerFloor() + " (the runtime itself is unavailable: " + err.Error() + ")"
 		}
 		defer s.Close()
-		if err := s.Run(func() { _ = stackful.Sleep(time.Microsecond) }); err != nil {
+		if err := s.Run(func() {
+			for range probeSleeps {
+				if blockedOnce(s.WaitInfo()) {
+					return
+				}
+				_ = stackful.Sleep(probeSleep)
+			}
+		}); err != nil {
 			return reactorTimerFloor() + " (the probe Run failed: " + err.Error() + ")"
 		}
 		return waitInfoText(s.WaitInfo())
@@ -35,7 +42,7 @@ func stackfulTimerFloor(b stackful.Backend) func() string {
 var stacklessTimerFloor = sync.OnceValue(func() string {
 	s := stackless.New()
 	defer s.Close()
-	if err := s.Spawn(&sleepOnce{}); err != nil {
+	if err := s.Spawn(&sleepOnce{s: s}); err != nil {
 		return reactorTimerFloor() + " (the probe could not spawn: " + err.Error() + ")"
 	}
 	if err := s.Run(); err != nil {
@@ -44,16 +51,35 @@ var stacklessTimerFloor = sync.OnceValue(func() string {
 	return waitInfoText(s.WaitInfo())
 })
 
-// sleepOnce is a task that sleeps 1 µs once.
+// The probe Runs sleep probeSleep at a time, up to probeSleeps times,
+// until the Run has made a blocking wait (blockedOnce), since Run lowers
+// the slack at its first one. A single short sleep is not enough: on a
+// loaded machine (or under the race detector) its deadline can pass before
+// the scheduler gets to wait, so the Run never blocks and the line would
+// name the default slack although every real Run lowers it.
+const (
+	probeSleep  = time.Millisecond
+	probeSleeps = 20
+)
+
+// blockedOnce reports whether the probe can stop: the Run has lowered the
+// slack, or the wait is not epoll_pwait2, which has no slack to lower.
+func blockedOnce(wi reactor.WaitInfo) bool {
+	return wi.SlackSet || wi.Wait != "epoll_pwait2"
+}
+
+// sleepOnce is the stackless probe task: it sleeps probeSleep until its
+// Run has blocked once (blockedOnce), at most probeSleeps times.
 type sleepOnce struct {
 	stackless.Coro
-	slept bool
+	s     *stackless.Scheduler
+	slept int
 }
 
 func (t *sleepOnce) Resume(c *stackless.Context) stackless.Step {
-	if !t.slept {
-		t.slept = true
-		return c.Sleep(time.Microsecond)
+	if t.slept < probeSleeps && !blockedOnce(t.s.WaitInfo()) {
+		t.slept++
+		return c.Sleep(probeSleep)
 	}
 	return c.Done()
 }
