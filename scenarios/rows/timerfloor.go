@@ -11,7 +11,7 @@ import (
 )
 
 // The timer-floor facts of our runtimes' rows come from the runtimes
-// themselves: a Run that blocks once (a 1 µs sleep), then the scheduler's
+// themselves: a Run that blocks once (1 ms sleeps until it has), then the scheduler's
 // WaitInfo. A Run may change its thread's wait (the asm and stackless runtimes
 // lower the timer slack to 1 ns at their first blocking wait; coro cannot), so
 // a loop made on the side would name the wrong slack.
