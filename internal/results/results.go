@@ -77,6 +77,10 @@ const (
 	// the start of the run.
 	KeyCPUPin       = "cpu-pin"
 	KeyTimerFloorOS = "timer-floor-os"
+	// KeyLoadgenCeiling records the echo load generator's own ceiling
+	// against a trivial server, measured once per run that has echo
+	// cells: "<Bench> <setting>: <rate> req/s (how)".
+	KeyLoadgenCeiling = "loadgen-ceiling"
 )
 
 // FormatPerRow renders a per-row fact as one config value, rows in the

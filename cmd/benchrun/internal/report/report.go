@@ -285,7 +285,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
 		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: about(sc.Name)}
-		sw := sweepOf(sc)
+		sw := sweepOf(set, sc)
 		sv.Knee = sw.view(sc)
 		if len(sc.Units) == 0 { // every cell failed or is unsupported
 			sv.Tables = append(sv.Tables, table(set, sc, "", &p.Noise, sw))
@@ -474,7 +474,10 @@ func table(set *cells.Set, sc *cells.Scenario, unit string, nv *noiseView, sw *s
 		for i, col := range sc.Columns {
 			cv := cellFor(sc, row, col, unit, nv)
 			if cv.Kind == "fig" && sw.aboveKnee(row, i, unit) {
-				cv.Flags = append(cv.Flags, "above this row's knee: backlog, not service time")
+				cv.Flags = append(cv.Flags, overloadFlag)
+			}
+			if cv.Kind == "fig" {
+				achievedText(&cv, sc.Cell(row, col, unit), sw, row, i)
 			}
 			rv.Cells = append(rv.Cells, cv)
 		}
