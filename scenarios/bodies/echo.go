@@ -37,6 +37,11 @@ const (
 	echoMinBatch = 256
 )
 
+// EchoSize is the echo scenario's request (and reply) size in bytes, for
+// benchrun's measurement of the generator's ceiling, which must send what
+// the cells send.
+const EchoSize = echoSize
+
 // The load sweep. The rate is swept at echoSweepConns connections, from
 // light load to past every row's saturation on the reference 2-core
 // machine; c=1 and c=1024 run at echoModerateRate only (Scenario.Grids).
