@@ -61,6 +61,13 @@ func TestTimerKnee(t *testing.T) {
 	if got := strings.Count(sec, "above saturation: a queue"); got != 10 {
 		t.Errorf("%d cells flagged above the knee, want 10", got)
 	}
+	// The headline's timer p50 and p99 (at n=1000) are labelled where
+	// n=1000 is above the row's knee: goroutine-single's only.
+	glance := html[strings.Index(html, `<section id="glance">`):]
+	glance = glance[:strings.Index(glance, "</section>")]
+	if got := strings.Count(glance, `<div class="flag">above saturation</div>`); got != 2 {
+		t.Errorf("%d headline timer figures labelled above saturation, want 2 (goroutine-single's p50 and p99)", got)
+	}
 	if _, err := os.Stat(filepath.Join(out, "timer-knee.png")); err != nil {
 		t.Errorf("no knee chart: %v", err)
 	}
