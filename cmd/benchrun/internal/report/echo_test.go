@@ -96,10 +96,17 @@ func TestEchoKnee(t *testing.T) {
 	if got := strings.Count(sec, "above saturation: not sustained at this rate"); got != 6 {
 		t.Errorf("%d req/s figures labelled not sustained, want 6", got)
 	}
-	for _, chart := range []string{"echo-knee.png", "echo-throughput.png"} {
+	// The knee and throughput charts; each row's spectrum across the
+	// sweep; the rows compared at c=1, c=1024 and the sweep's lowest rate,
+	// not at its other rates (those are in the rows' own charts).
+	for _, chart := range []string{"echo-knee.png", "echo-throughput.png", "echo-stackful-asm-req-spectrum.png", "echo-goroutine-single-req-spectrum.png",
+		"echo-c-1-rate-20000-req-percentiles.png", "echo-c-64-rate-20000-req-percentiles.png", "echo-c-1024-rate-20000-req-percentiles.png"} {
 		if !strings.Contains(sec, `src="`+chart+`"`) {
 			t.Errorf("the echo section does not show %s", chart)
 		}
+	}
+	if strings.Contains(sec, "echo-c-64-rate-40000-req-percentiles") {
+		t.Error("the rows are compared at every rate of the sweep, not only its lowest")
 	}
 	// Without the line: no ceiling, no generator-bound mark.
 	sec = section(t, echoResults(t, ""), "s-echo")

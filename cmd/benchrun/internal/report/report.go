@@ -299,7 +299,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 			sv.Charts = append(sv.Charts, charts...)
 		}
 		if latency(sc.Name) {
-			charts, err := percentileCharts(sc, colors, outDir)
+			charts, err := percentileCharts(sc, sw, colors, outDir)
 			if err != nil {
 				return nil, fmt.Errorf("%s percentiles: %w", sc.Name, err)
 			}
