@@ -296,3 +296,40 @@ func TestKneeChart(t *testing.T) {
 		t.Error("knees that do not match the series gave no error")
 	}
 }
+
+// TestThroughputChart draws latency against each series' own achieved
+// rates (a missing x leaves its point out), with the bound, the ceiling and
+// the knees; xs that do not match a series' values are an error, and so is
+// a chart with no point to place.
+func TestThroughputChart(t *testing.T) {
+	s := testSeries()
+	var curves []Curve
+	for j, se := range s {
+		xs := make([]float64, len(se.Values))
+		for i := range xs {
+			xs[i] = float64(i+1) * 10e3 * (1 + 0.1*float64(j))
+		}
+		if j == 0 {
+			xs[len(xs)-1] = math.NaN()
+		}
+		curves = append(curves, Curve{Series: se, Xs: xs, Knee: 0})
+	}
+	ch, err := Throughput("Echo: p99 against achieved req/s", "achieved req/s", "µs per req", curves, 500, 45e3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := outDir(t)
+	p, v, err := ch.Save(dir, "throughput")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+	bad := []Curve{{Series: s[0], Xs: []float64{1}}}
+	if _, err := Throughput("x", "", "", bad, 1, 0); err == nil {
+		t.Error("xs that do not match the values gave no error")
+	}
+	none := []Curve{{Series: s[0], Xs: make([]float64, len(s[0].Values))}}
+	if _, err := Throughput("x", "", "", none, 1, 0); err == nil {
+		t.Error("a chart without a positive x gave no error")
+	}
+}
