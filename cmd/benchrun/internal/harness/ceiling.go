@@ -24,10 +24,14 @@ import (
 // generator sustains against the cheapest server there is
 // (loadgen.TrivialServer: one thread, raw epoll, in the generator's own
 // process, on the other core, as an echo cell places its server) at the
-// connection count the echo sweep uses, by the echo scenario's own rule
-// (its LoadSweep: p99 within the bound, the share of the offered rate
-// completed). The result is the results file's loadgen-ceiling line; the
-// report marks a row whose knee comes within 80% of it.
+// connection count the echo sweep uses: the highest offered rate of which
+// it completes the echo scenario's share (its LoadSweep.Share, 95%). Its
+// latency is recorded but not held to the rows' bound: on a shared machine
+// a preemption of either side puts a try's p99 over 2 ms at any rate, and
+// that is the machine, not a limit of the generator; a rate the generator
+// cannot offer shows as requests it did not complete. The result is the
+// results file's loadgen-ceiling line; the report marks a row whose knee
+// comes within 80% of it.
 //
 // The server lives in the generator's process rather than a third one so
 // that one process start per try is all it costs, and nothing (no server
@@ -35,9 +39,9 @@ import (
 
 // Ceiling sweep: offered rates from ceilingStart, each ceilingStep times the
 // last, each tried ceilingTries times for ceilingDuration of load; a rate
-// is sustained when most of its tries are (the rows' knees use the median
-// of their repetitions likewise), and the sweep stops at the first rate
-// that is not. About 3–5 s in all on the reference machine.
+// is sustained when most of its tries complete the share (the rows' knees
+// use the median of their repetitions likewise), and the sweep stops at
+// the first rate that is not. About 3–5 s in all on the reference machine.
 const (
 	ceilingStart    = 50_000.0
 	ceilingStep     = 1.2
@@ -108,6 +112,8 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 	l := bodies.Echo.Load
 	var steps []string
 	last, where := 0.0, ""
+	var p99s []float64
+	var lastP99 float64
 	for rate := ceilingStart; rate <= ceilingMaxRate; rate *= ceilingStep {
 		rate = float64(int(rate/1000)) * 1000 // whole thousands, for the reader
 		ok := 0
@@ -118,21 +124,32 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 				return "failed: " + err.Error()
 			}
 			where = fmt.Sprintf("the server's thread on %s, the generator on %s", cpuText(tr.server), cpuText(tr.cpu))
-			if tr.p99 <= l.Bound && tr.achieved >= l.Share*rate {
+			if tr.achieved >= l.Share*rate {
 				ok++
-			} else if worst.p99 == 0 || tr.p99 > worst.p99 {
+			} else if worst.achieved == 0 || tr.achieved < worst.achieved {
 				worst = tr
 			}
+			p99s = append(p99s, tr.p99)
 		}
 		if 2*ok <= ceilingTries {
-			steps = append(steps, fmt.Sprintf("first rate not sustained %.0f req/s (%d of %d tries; worst p99 %v, %.0f%% completed)",
-				rate, ok, ceilingTries, time.Duration(worst.p99).Round(time.Microsecond), 100*worst.achieved/rate))
+			steps = append(steps, fmt.Sprintf("first rate not sustained %.0f req/s (%d of %d tries; the worst completed %.0f%%)",
+				rate, ok, ceilingTries, 100*worst.achieved/rate))
 			break
 		}
 		last = rate
+		slices.Sort(p99s)
+		lastP99, p99s = p99s[len(p99s)/2], p99s[:0]
 	}
-	how := fmt.Sprintf("the highest offered rate the generator sustained (p99 ≤ %v and ≥ %.0f%% completed in most of %d tries of %v, rates ×%.1f from %.0fk) against a trivial echo server in its own process (one thread, raw epoll; %s); %s",
-		time.Duration(l.Bound), 100*l.Share, ceilingTries, ceilingDuration, ceilingStep, ceilingStart/1000, where, strings.Join(steps, "; "))
+	parts := []string{fmt.Sprintf("the highest offered rate of which the generator completed ≥ %.0f%% in most of %d tries of %v (rates ×%.1f from %.0fk) against a trivial echo server in its own process (one thread, raw epoll; %s)",
+		100*l.Share, ceilingTries, ceilingDuration, ceilingStep, ceilingStart/1000, where)}
+	if len(steps) == 0 {
+		steps = append(steps, "no rate up to the sweep's last failed: the ceiling may lie higher")
+	}
+	parts = append(parts, steps...)
+	if last > 0 {
+		parts = append(parts, fmt.Sprintf("median p99 at %.0f req/s %v", last, time.Duration(lastP99).Round(time.Microsecond)))
+	}
+	how := strings.Join(parts, "; ")
 	if last == 0 {
 		return "none (" + how + ")"
 	}

@@ -54,7 +54,7 @@ func TestLoadgenCeiling(t *testing.T) {
 	if len(cfg) != 1 || cfg[0].Key != results.KeyLoadgenCeiling || !cfg[0].File {
 		t.Fatalf("config %+v, want one file-level %s line", cfg, results.KeyLoadgenCeiling)
 	}
-	want := regexp.MustCompile(`^Echo c=64: (60000 req/s|50000 req/s|none) \(the highest offered rate the generator sustained .* against a trivial echo server in its own process`)
+	want := regexp.MustCompile(`^Echo c=64: (60000 req/s|50000 req/s|none) \(the highest offered rate of which the generator completed .* against a trivial echo server in its own process`)
 	if v := string(cfg[0].Value); !want.MatchString(v) {
 		t.Errorf("ceiling line %q does not match %v", v, want)
 	}
