@@ -85,7 +85,7 @@ var Echo = register(&scenarios.Scenario{
 	Claim: "Measurement (docs/design.md §6): closed-loop load and averages hide tails, so the load is open-loop from intended send times, with percentiles; " +
 		"reference: TrueAsync HTTP server 43k req/s, p99 2.3 ms on one thread; Go net echo p99 2.12 ms at c=100 (cloudwego/netpoll-benchmark#3).",
 	Params: []scenarios.Param{
-		{Key: "c", Full: []string{"1", echoSweepConns, "1024"}, Doc: "client connections",
+		{Key: "c", Full: []string{"1", echoSweepConns, "1024"}, Quick: []string{echoSweepConns}, Doc: "client connections",
 			// At most 16384: every connection is a loopback socket pair from one
 			// client address, drawing on Linux's default ephemeral port range
 			// (net.ipv4.ip_local_port_range, 28232 ports). One coroutine each;
@@ -133,7 +133,7 @@ var Echo = register(&scenarios.Scenario{
 // on the reference 2-core machine (about 230–240k req/s at c=64, which is
 // also about where the generator itself tops out: the report compares each
 // knee with the loadgen-ceiling line), and one rate past it.
-// echoQuickRates is a coarse subset for --quick.
+// echoQuickRates is a coarse subset for --quick, which runs c=64 only.
 var (
 	echoRates      = []string{echoModerateRate, "40000", "80000", "120000", "160000", "200000", "240000", "320000"}
 	echoQuickRates = []string{echoModerateRate, "120000", "320000"}
