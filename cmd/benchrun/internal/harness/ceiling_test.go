@@ -49,6 +49,9 @@ func TestLoadgenCeiling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The forking thread keeps the parent's set after each child, as in
+	// a run; give it (and every thread) back the test's own set.
+	defer pins.restore()
 	plan := Plan([]*scenarios.Scenario{bodies.Echo}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1)
 	cfg := loadgenCeiling(context.Background(), plan, pins)
 	if len(cfg) != 1 || cfg[0].Key != results.KeyLoadgenCeiling || !cfg[0].File {
@@ -58,8 +61,9 @@ func TestLoadgenCeiling(t *testing.T) {
 	if v := string(cfg[0].Value); !want.MatchString(v) {
 		t.Errorf("ceiling line %q does not match %v", v, want)
 	}
-	if got := len(readPids(dir, "loadgen")); got < ceilingTries {
-		t.Errorf("%d generator processes, want at least the %d tries of the first rate", got, ceilingTries)
+	// One try per rate sustained, up to ceilingTries for one that is not.
+	if got := len(readPids(dir, "loadgen")); got < 2 {
+		t.Errorf("%d generator processes, want at least 2 (one try per rate, more for a rate that fails)", got)
 	}
 	t.Log(string(cfg[0].Value))
 	if cfg := loadgenCeiling(context.Background(), Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1), pins); cfg != nil {
