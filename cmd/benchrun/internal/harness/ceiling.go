@@ -112,6 +112,7 @@ type ceilingTry struct {
 // (how)", "none (…)" or "failed: …".
 func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 	l := bodies.Echo.Load
+	start := time.Now()
 	var steps []string
 	last, where := 0.0, ""
 	var lastTry ceilingTry
@@ -146,6 +147,7 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 	if last > 0 {
 		parts = append(parts, fmt.Sprintf("p99 at %.0f req/s %v", last, time.Duration(lastTry.p99).Round(time.Microsecond)))
 	}
+	parts = append(parts, fmt.Sprintf("measured in %v", time.Since(start).Round(100*time.Millisecond)))
 	how := strings.Join(parts, "; ")
 	if last == 0 {
 		return "none (" + how + ")"
