@@ -105,6 +105,12 @@ func TestEchoKnee(t *testing.T) {
 			t.Errorf("the echo section does not show %s", chart)
 		}
 	}
+	// No bars of every rate of the sweep for what those charts show.
+	for _, bars := range []string{"echo-p99-ns-req-bars", "echo-req-s-bars"} {
+		if strings.Contains(sec, bars) {
+			t.Errorf("the echo section shows %s", bars)
+		}
+	}
 	if strings.Contains(sec, "echo-c-64-rate-40000-req-percentiles") {
 		t.Error("the rows are compared at every rate of the sweep, not only its lowest")
 	}

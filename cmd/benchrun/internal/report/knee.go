@@ -524,3 +524,15 @@ func achievedText(cv *cellView, c *cells.Cell, sw *sweep, row string, col int) {
 		cv.Flags = append(cv.Flags, "above saturation: not sustained at this rate")
 	}
 }
+
+// chartedElsewhere reports whether a unit of a load sweep with a rate key
+// needs no bar chart: its latency statistics are in each row's spectrum
+// and the knee chart, its achieved rate in the throughput chart, and
+// bars of every rate of the sweep would bury both.
+func (sw *sweep) chartedElsewhere(unit string) bool {
+	if sw == nil || sw.load.Key == "" {
+		return false
+	}
+	u := units.Parse(unit)
+	return unit == sw.load.Achieved || (u.Kind == units.Time && u.Stat != "")
+}

@@ -81,7 +81,9 @@ table.notes code { white-space: normal; overflow-wrap: anywhere; }
   tr, figure { break-inside: avoid; }
   h2, h3 { break-after: avoid; }
   figure img { max-width: 100%; }
+  div.wide { overflow: visible; }
 }
+div.wide { overflow-x: auto; }
 footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </style>
 </head>
@@ -226,12 +228,12 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{end}}</tbody>
 </table>
 {{end}}{{range .Tables}}{{if .Unit}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>{{else}}<h3>No figures: every cell failed or is not supported</h3>{{end}}
-<table class="fig">
+<div class="wide"><table class="fig">
 <thead><tr><th>row</th>{{range .Columns}}<th>{{colLabel .}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr><th class="row">{{.Row}}</th>{{range .Cells}}<td class="c-{{.Kind}}{{if .Noisy}} noisy{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{range .Ratios}}<div class="ratio">{{.}}</div>{{end}}{{if .Floor}}<div class="ratio floor">{{.Floor}}</div>{{end}}<div class="detail">{{.Detail}}</div>{{if .Reps}}<div class="detail">{{.Reps}}</div>{{end}}{{range .Flags}}<div class="flag">{{.}}</div>{{end}}{{else if .Missing}}—{{else}}<span class="status">{{.Kind}}</span><div class="reason">{{.Reason}}</div>{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
-</table>
+</table></div>
 {{end}}{{range .Charts}}<figure>
 <a href="{{.SVG}}"><img src="{{.PNG}}" alt="{{.Alt}}"/></a>
 <figcaption>{{.Caption}} <a href="{{.SVG}}">SVG</a> · <a href="{{.PNG}}">PNG</a></figcaption>

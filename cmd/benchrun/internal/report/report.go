@@ -292,6 +292,9 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 		}
 		for _, unit := range sc.Units {
 			sv.Tables = append(sv.Tables, table(set, sc, unit, &p.Noise, sw))
+			if sw.chartedElsewhere(unit) {
+				continue // the knee, throughput and spectrum charts show it
+			}
 			charts, err := unitCharts(sc, unit, colors, outDir)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", sc.Name, unit, err)
