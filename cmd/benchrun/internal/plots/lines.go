@@ -18,12 +18,7 @@ import (
 // bars. Figures that are missing or not positive are left out of the line.
 func Sweep(title, xLabel, yLabel string, xs []float64, series []Series) (*Chart, error) {
 	ch := newChart(title, xLabel, yLabel)
-	var ticks []plot.Tick
-	for _, x := range xs {
-		ticks = append(ticks, plot.Tick{Value: x, Label: formatN(x)})
-	}
-	ch.plot.X.Scale = plot.LogScale{}
-	ch.plot.X.Tick.Marker = plot.ConstantTicks(ticks)
+	ch.plot.X.Tick.Marker = plot.ConstantTicks(sweepTicks(xs))
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -34,6 +29,28 @@ func Sweep(title, xLabel, yLabel string, xs []float64, series []Series) (*Chart,
 		return nil, err
 	}
 	return ch, nil
+}
+
+// minTickGap is the least distance, in decades, between two labelled
+// ticks of a log x axis: closer labels of a chart Width wide would run
+// into each other ("160k200k240k").
+const minTickGap = 0.11
+
+// sweepTicks marks every x and labels those at least minTickGap from the
+// last labelled one, in rising order.
+func sweepTicks(xs []float64) []plot.Tick {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	var ticks []plot.Tick
+	last := math.Inf(-1)
+	for _, x := range sorted {
+		t := plot.Tick{Value: x}
+		if math.Log10(x)-last >= minTickGap {
+			t.Label, last = formatN(x), math.Log10(x)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 // Percentiles draws latency statistics per row on a log y axis, as a
@@ -307,7 +324,7 @@ func Knee(title, xLabel, yLabel string, xs []float64, series []Series, bound flo
 		}
 		sc.Shape, sc.Radius, sc.Color = draw.RingGlyph{}, vg.Points(9), color.Black
 		ch.plot.Add(sc)
-		ch.addLegend("knee (highest rate within the bound)", ringSwatch{})
+		ch.addLegend("knee (highest rate sustained)", ringSwatch{})
 	}
 	return ch, nil
 }

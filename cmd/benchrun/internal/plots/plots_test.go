@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -331,5 +332,18 @@ func TestThroughputChart(t *testing.T) {
 	none := []Curve{{Series: s[0], Xs: make([]float64, len(s[0].Values))}}
 	if _, err := Throughput("x", "", "", none, 1, 0); err == nil {
 		t.Error("a chart without a positive x gave no error")
+	}
+}
+
+// TestSweepTicksDoNotCollide: every rate of a sweep gets a tick; labels
+// closer than minTickGap to the last labelled one are left out.
+func TestSweepTicksDoNotCollide(t *testing.T) {
+	var got []string
+	for _, tk := range sweepTicks([]float64{320e3, 20e3, 40e3, 80e3, 120e3, 160e3, 200e3, 240e3}) {
+		got = append(got, tk.Label)
+	}
+	want := []string{"20k", "40k", "80k", "120k", "160k", "", "240k", "320k"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
 	}
 }
