@@ -7,9 +7,9 @@ import (
 	"image/png"
 	"io"
 	"math"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
