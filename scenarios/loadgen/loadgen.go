@@ -20,6 +20,10 @@
 // one JSON Report to stdout. Against any echo server on this machine:
 //
 //	benchrun loadgen -addr 127.0.0.1:7000 -conns 64 -requests 20000 -rate 20000 -cpu 1
+//
+// With -self-echo instead of -addr it loads a TrivialServer of its own (one
+// thread, raw epoll, on another core): what the generator itself sustains,
+// the ceiling benchrun records once per run with echo cells.
 package loadgen
 
 import (
