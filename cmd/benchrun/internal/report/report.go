@@ -5,7 +5,10 @@
 // quoted published anchors, the lines each scenario's blocking and
 // state-machine bodies take (function colouring), then per scenario a table of rows × parameters
 // (median ± 95% CI, ratios to goroutine-single and stackful-asm, CV and
-// sample-count flags) with its charts as PNG and SVG beside the page.
+// sample-count flags) with its charts as PNG and SVG beside the page. A
+// scenario with a load sweep (scenarios.LoadSweep: Timer, Echo) also gets
+// each row's knee, ranked, and every latency taken above a row's knee is
+// labelled "above saturation", in its table and in the headline (knee.go).
 //
 // The page references nothing outside its directory: no CDN, no web fonts,
 // no scripts. It is written as well-formed XHTML-style HTML5 (every element
