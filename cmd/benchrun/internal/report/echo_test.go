@@ -40,6 +40,7 @@ func echoResults(t *testing.T, ceiling string) string {
 	add("stackless", "c=1024/rate=20000", "19990", "300000")
 	add("goroutine-multi", "c=64/rate=20000", "20000", "100000")
 	add("goroutine-multi", "c=64/rate=80000", "80000", "100000")
+	b.WriteString("# corobench:unsupported BenchmarkEcho/impl=stackful-coro/c=64/rate=20000: not supported: no sockets here\n")
 	add("goroutine-single", "c=64/rate=20000", "20000", "3000000")
 	add("goroutine-single", "c=64/rate=40000", "40000", "100000")
 	dir := t.TempDir()
@@ -149,6 +150,10 @@ func TestHeadlineLabelsOverload(t *testing.T) {
 		if !strings.Contains(knee, want) {
 			t.Errorf("knee line lacks %q: %s", want, knee)
 		}
+	}
+	// stackful-coro has no figure in the sweep: its note, not "none".
+	if !strings.Contains(knee, `<td class="c-unsupported" title="not supported: no sockets here">`) {
+		t.Errorf("knee line does not carry stackful-coro's note: %s", knee)
 	}
 	if strings.Count(knee, "★") != 1 {
 		t.Errorf("knee line stars %d rows, want 1", strings.Count(knee, "★"))

@@ -175,8 +175,15 @@ func kneeCells(sc *cells.Scenario, sw *sweep, l *headlineLine, rows []string) []
 	best := -1.0
 	for i, r := range rows {
 		k, ok := sw.knees[r][l.Setting]
-		if !ok {
+		if !ok || !sw.hasFigure(sc, r, l.Setting) {
+			// No figure in the sweep at all: say why, as a cell would.
 			out[i].Kind = "absent"
+			for ci, col := range sc.Columns {
+				if n := sc.Note(r, col); n != nil && sw.group[ci] == l.Setting {
+					out[i].Kind, out[i].Title = n.Kind, n.Reason
+					break
+				}
+			}
 			continue
 		}
 		if k < 0 {

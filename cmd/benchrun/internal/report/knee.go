@@ -536,3 +536,14 @@ func (sw *sweep) chartedElsewhere(unit string) bool {
 	u := units.Parse(unit)
 	return unit == sw.load.Achieved || (u.Kind == units.Time && u.Stat != "")
 }
+
+// hasFigure reports whether row has a figure of the bound metric at some
+// rate of group g.
+func (sw *sweep) hasFigure(sc *cells.Scenario, row, g string) bool {
+	for i, col := range sc.Columns {
+		if sw.group[i] == g && sc.Cell(row, col, sw.load.Latency) != nil {
+			return true
+		}
+	}
+	return false
+}
