@@ -62,14 +62,17 @@ func TestRegisterRefusesMisuse(t *testing.T) {
 
 // TestParamsDeclareTheirRange: every parameter is an integer with a range
 // or an enumeration, every value a run sweeps passes its own check, and an
-// integer parameter of a size declares its memory per unit.
+// integer parameter of a size (any but an offered rate) declares its
+// memory per unit.
 func TestParamsDeclareTheirRange(t *testing.T) {
 	for _, s := range scenarios.All {
 		for _, p := range s.Params {
 			if p.Doc == "" {
 				t.Errorf("%s: parameter %s has no Doc", s.Name, p.Key)
 			}
-			if p.Max > 0 && p.BytesPer == 0 {
+			// An offered rate (the load sweep's key) is no size.
+			isRate := s.Load != nil && s.Load.Key == p.Key
+			if p.Max > 0 && p.BytesPer == 0 && !isRate {
 				t.Errorf("%s: integer parameter %s declares no BytesPer", s.Name, p.Key)
 			}
 			for _, v := range append(append([]string{}, p.Full...), p.Quick...) {
@@ -101,17 +104,22 @@ func TestHeadlinesAreDeclaredOnce(t *testing.T) {
 				t.Errorf("headline %q declared twice", m.Headline)
 			}
 			seen[m.Headline] = true
+			// A knee figure is set by every parameter but the rate.
+			params := s.Params
+			if m.HeadlineKnee {
+				params = slices.DeleteFunc(slices.Clone(params), func(p scenarios.Param) bool { return p.Key == s.Load.Key })
+			}
 			for _, at := range m.HeadlineAt {
 				// The report's column form: every parameter once, in
 				// declaration order, "k=v/k=v".
 				parts := strings.Split(at, "/")
-				if len(parts) != len(s.Params) {
+				if len(parts) != len(params) {
 					t.Errorf("%s %s: HeadlineAt %q does not set each of the parameters %v", s.Name, m.Unit, at, s.ParamKeys())
 					continue
 				}
 				for i, kv := range parts {
 					k, v, _ := strings.Cut(kv, "=")
-					if k != s.Params[i].Key || s.Params[i].Check(v) != nil {
+					if k != params[i].Key || params[i].Check(v) != nil {
 						t.Errorf("%s %s: HeadlineAt %q is not a valid setting", s.Name, m.Unit, at)
 					}
 				}

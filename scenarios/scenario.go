@@ -48,6 +48,11 @@ type Metric struct {
 	// preference: the first one the run has. Empty: the scenario's first
 	// setting (or its only one, when it has no parameters).
 	HeadlineAt []string
+	// HeadlineKnee makes the headline line show each row's knee (the
+	// scenario's LoadSweep): the highest offered rate it sustains, in this
+	// metric's unit, among the settings of the first HeadlineAt the run
+	// has (a setting names the parameters other than the rate, "c=64").
+	HeadlineKnee bool
 }
 
 // MetricKind says how a metric's value is obtained.
@@ -120,6 +125,18 @@ type LoadSweep struct {
 	CPU string
 	// Why states why the bound is what it is, for the report.
 	Why string
+	// Key, when set, is the parameter that carries the offered rate: the
+	// knee is then found among the settings that differ in Key only, each
+	// group of them on its own (Grids may sweep the rate at one setting of
+	// the other parameters and run the others at one rate), and a row's
+	// knee (the report's ranking, a HeadlineKnee figure) is that of the
+	// group with the most rates. Empty: every setting is one sweep.
+	Key string
+	// Achieved, when set, is the metric of the rate the row completed, in
+	// the offered rate's unit ("req/s"): a rate is sustained only when the
+	// row completed at least Share of it, whatever its latency.
+	Achieved string
+	Share    float64
 }
 
 // Scenario is one entry of the scenario set. See the package doc.
@@ -143,6 +160,18 @@ type Scenario struct {
 	// measurement pitfall (docs/design.md §6) it checks.
 	Claim  string
 	Params []Param
+	// Grids, when set, narrows the cross product of Params to a union of
+	// grids: a combination is run when some grid admits it, and a grid
+	// admits it when each parameter the grid names has one of the grid's
+	// values there (a parameter the grid does not name may take any of
+	// its values). So a scenario can sweep one parameter at one setting of
+	// the others, and the others at one point of the sweep, without the
+	// whole product: {{"c": {"64"}}, {"rate": {"20000"}}} sweeps rate at
+	// c=64 and c at rate=20000. A grid's values are taken among the run's
+	// values (Full or Quick); a --param override of a key lifts every
+	// grid's restriction of that key, so the values the user names are
+	// run across the other parameters' grids. Nil: the full product.
+	Grids []Grid
 	// Metrics in the order they are written; the first is the headline.
 	Metrics []Metric
 	// FixedIters, when > 0, runs the body exactly once with that many
@@ -252,14 +281,18 @@ var order = []string{"calibrate", "switch", "pingpong", "yield", "handoff", "spa
 // Register adds s to All, in its place in the display order, appends
 // FaultsMetric to its metrics, and returns it. It panics, naming the
 // problem, if s has no name, summary or checksum, if its name is taken or
-// not in the display order, or if it declares FaultsMetric itself.
+// not in the display order, if it declares FaultsMetric itself, or if a
+// grid (Grids) names a parameter or value it does not have.
 func Register(s *Scenario) *Scenario {
 	rank := slices.Index(order, s.Name)
+	gridErr := errors.Join(s.checkGrids(), s.checkLoad())
 	switch {
 	case rank < 0:
 		panic(fmt.Sprintf("scenarios.Register: scenario %q is not in the display order (scenarios.order)", s.Name))
 	case s.Summary == "" || s.Want == nil:
 		panic(fmt.Sprintf("scenarios.Register: scenario %q has no Summary or no Want", s.Name))
+	case gridErr != nil:
+		panic("scenarios.Register: " + gridErr.Error())
 	case slices.ContainsFunc(All, func(o *Scenario) bool { return o.Name == s.Name || o.Bench == s.Bench }):
 		panic(fmt.Sprintf("scenarios.Register: scenario %q (%s) is registered twice", s.Name, s.Bench))
 	case slices.ContainsFunc(s.Metrics, func(m Metric) bool { return m.Unit == FaultsUnit || m.Kind == FaultsPerOp }):
@@ -272,6 +305,52 @@ func Register(s *Scenario) *Scenario {
 	s.Metrics = append(slices.Clip(s.Metrics), FaultsMetric)
 	All = slices.Insert(All, i, s)
 	return s
+}
+
+// checkGrids reports a grid that names a parameter the scenario does not
+// have, or a value outside that parameter's full sweep (a grid that could
+// never admit a combination of a full run).
+func (s *Scenario) checkGrids() error {
+	for i, g := range s.Grids {
+		if len(g) == 0 {
+			return fmt.Errorf("scenario %q: grid %d restricts nothing (leave Grids nil for the full product)", s.Name, i)
+		}
+		for k, vs := range g {
+			p, ok := s.Param(k)
+			if !ok {
+				return fmt.Errorf("scenario %q: grid %d names parameter %q, which it does not have (it has: %v)", s.Name, i, k, s.ParamKeys())
+			}
+			for _, v := range vs {
+				if !slices.Contains(p.Full, v) {
+					return fmt.Errorf("scenario %q: grid %d gives %s=%s, which is not among its full values %v", s.Name, i, k, v, p.Full)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkLoad reports a load sweep that names a parameter or metric the
+// scenario does not have, a Share outside (0, 1] beside Achieved, or a
+// HeadlineKnee metric without a load sweep.
+func (s *Scenario) checkLoad() error {
+	l := s.Load
+	hasMetric := func(unit string) bool {
+		return slices.ContainsFunc(s.Metrics, func(m Metric) bool { return m.Unit == unit })
+	}
+	if l == nil {
+		if slices.ContainsFunc(s.Metrics, func(m Metric) bool { return m.HeadlineKnee }) {
+			return fmt.Errorf("scenario %q: a metric has HeadlineKnee but the scenario has no Load sweep", s.Name)
+		}
+		return nil
+	}
+	if _, ok := s.Param(l.Key); l.Key != "" && !ok {
+		return fmt.Errorf("scenario %q: Load.Key %q is not one of its parameters %v", s.Name, l.Key, s.ParamKeys())
+	}
+	if l.Achieved != "" && (!hasMetric(l.Achieved) || !(l.Share > 0 && l.Share <= 1)) {
+		return fmt.Errorf("scenario %q: Load.Achieved %q must be one of its metrics, with a Share in (0, 1] (got %v)", s.Name, l.Achieved, l.Share)
+	}
+	return nil
 }
 
 // CheckRegistry reports a scenario of the display order that nobody
@@ -342,10 +421,44 @@ func (s *Scenario) ParamKeys() []string {
 	return keys
 }
 
-// Combos returns every combination of parameter values, in sweep order.
-// overrides replaces a parameter's values (from --param); quick picks the
-// --quick values.
+// Grid restricts some parameters of a scenario to some of their values
+// (Scenario.Grids): parameter key → the values it may take.
+type Grid map[string][]string
+
+// admits reports whether the grid admits combination c, ignoring the
+// restriction of every key in lifted.
+func (g Grid) admits(c map[string]string, lifted map[string][]string) bool {
+	for k, vs := range g {
+		if _, ok := lifted[k]; ok {
+			continue
+		}
+		if v, ok := c[k]; ok && !slices.Contains(vs, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// Combos returns every combination of parameter values, in sweep order,
+// that one of the scenario's Grids admits (all of them when it has none).
+// overrides replaces a parameter's values (from --param) and lifts the
+// grids' restriction of it; quick picks the --quick values.
 func (s *Scenario) Combos(quick bool, overrides map[string][]string) []map[string]string {
+	all := s.product(quick, overrides)
+	if len(s.Grids) == 0 {
+		return all
+	}
+	var kept []map[string]string
+	for _, c := range all {
+		if slices.ContainsFunc(s.Grids, func(g Grid) bool { return g.admits(c, overrides) }) {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// product is the cross product of the parameters' values for a run.
+func (s *Scenario) product(quick bool, overrides map[string][]string) []map[string]string {
 	combos := []map[string]string{{}}
 	for _, p := range s.Params {
 		values := p.Full

@@ -83,6 +83,10 @@ const (
 	// io_uring at the start of the run, and that it is not used.
 	KeyThreadPool = "thread-pool"
 	KeyIOUring    = "io-uring"
+	// KeyLoadgenCeiling records the echo load generator's own ceiling
+	// against a trivial server, measured once per run that has echo
+	// cells: "<Bench> <setting>: <rate> req/s (how)".
+	KeyLoadgenCeiling = "loadgen-ceiling"
 )
 
 // FormatPerRow renders a per-row fact as one config value, rows in the

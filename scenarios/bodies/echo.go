@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -23,12 +24,10 @@ import (
 	"github.com/corobench/corobench/scenarios/loadgen"
 )
 
-// The echo load: a fixed open-loop rate that every row sustains on the
-// reference 2-core machine at every c, so that latency compares rows at the
-// same offered load rather than at each row's saturation point.
+// The echo load. Each cell offers one open-loop rate (the rate parameter,
+// over all connections) of echoSize-byte requests.
 const (
-	echoRate = 20000 // requests per second, over all connections
-	echoSize = 64    // bytes per request and reply
+	echoSize = 64 // bytes per request and reply
 	// echoAcceptTimeout bounds the wait for all c connections; every
 	// echoAcceptPoll the acceptor checks that the generator still runs, so
 	// a generator that failed is reported at once.
@@ -36,6 +35,24 @@ const (
 	echoAcceptPoll    = 50 * time.Millisecond
 	// echoMinBatch is the least number of requests in one iteration.
 	echoMinBatch = 256
+)
+
+// EchoSize is the echo scenario's request (and reply) size in bytes, for
+// benchrun's measurement of the generator's ceiling, which must send what
+// the cells send.
+const EchoSize = echoSize
+
+// The load sweep. The rate is swept at echoSweepConns connections, from
+// light load to past every row's saturation on the reference 2-core
+// machine; c=1 and c=1024 run at echoModerateRate only (Scenario.Grids).
+const (
+	echoSweepConns   = "64"
+	echoModerateRate = "20000"
+	// echoKneeBound is the p99 within which a row sustains a rate
+	// (LoadSweep.Bound; its Why says why), and echoKneeShare the share of
+	// the offered rate it must complete.
+	echoKneeBound = 2 * time.Millisecond
+	echoKneeShare = 0.95
 )
 
 // echoBatch is the number of requests in one iteration at c connections:
@@ -47,36 +64,96 @@ func echoBatch(c int) int {
 	return c * ((echoMinBatch + c - 1) / c)
 }
 
-// Echo: a TCP echo server on loopback in the cell's process, driven at a
-// fixed rate by a load generator process.
+// Echo: a TCP echo server on loopback in the cell's process, driven at an
+// offered rate by a load generator process.
 var Echo = register(&scenarios.Scenario{
 	Name:    "echo",
 	Bench:   "Echo",
-	Summary: "A TCP echo server on loopback driven open-loop at a fixed rate by a separate load-generator process over c connections.",
+	Summary: "A TCP echo server on loopback driven open-loop at an offered rate (swept at c=64) by a separate load-generator process over c connections.",
 	Latency: true,
-	Doc: fmt.Sprintf("A TCP echo server on 127.0.0.1 in the cell's process (one coroutine per connection), driven open-loop at %d req/s "+
-		"of %d-byte requests by a separate load-generator process over c connections, "+
+	Doc: fmt.Sprintf("A TCP echo server on 127.0.0.1 in the cell's process (one coroutine per connection), driven open-loop by a separate load-generator process "+
+		"at an offered rate (req/s over all c connections) of %d-byte requests: request j is due at j/rate and goes out on connection j mod c whether or not earlier replies came back. "+
+		"The rate is swept at c=%s from light load to past every row's saturation; c=1 and c=1024 run at %s req/s. "+
 		"N iterations of max(c, %d) requests (rounded up to whole rounds over the connections); "+
 		"with 2 or more cores the server's threads and the generator are pinned to different cores (so goroutine-multi's Ps share one core). "+
-		"Latency is a round trip measured by the generator from each request's intended send time to its whole reply (no coordinated omission); "+
-		"req/s is the requests completed over the load's duration. Every reply is verified byte for byte.", echoRate, echoSize, echoMinBatch),
+		"Latency is a round trip measured by the generator from each request's intended send time to its whole reply (no coordinated omission), "+
+		"summarised by an HdrHistogram (3 significant digits; the max exact); "+
+		"req/s is the requests completed over the load's duration (the achieved rate, beside the offered one). Every reply is verified byte for byte. "+
+		"A row's knee is the highest offered rate at which it completes at least %.0f%% of it with p99 within %v; "+
+		"the results file's loadgen-ceiling line is the generator's own rate against a trivial server.",
+		echoSize, echoSweepConns, echoModerateRate, echoMinBatch, 100*echoKneeShare, echoKneeBound),
 	Claim: "Measurement (docs/design.md §6): closed-loop load and averages hide tails, so the load is open-loop from intended send times, with percentiles; " +
 		"reference: TrueAsync HTTP server 43k req/s, p99 2.3 ms on one thread; Go net echo p99 2.12 ms at c=100 (cloudwego/netpoll-benchmark#3).",
-	Params: []scenarios.Param{{Key: "c", Full: []string{"1", "64", "1024"}, Doc: "client connections",
-		// At most 16384: every connection is a loopback socket pair from one
-		// client address, drawing on Linux's default ephemeral port range
-		// (net.ipv4.ip_local_port_range, 28232 ports). One coroutine each;
-		// the kernel's socket buffers are not counted.
-		Min: 1, Max: 16384, BytesPer: scenarios.CoroutineBytes}},
+	Params: []scenarios.Param{
+		{Key: "c", Full: []string{"1", echoSweepConns, "1024"}, Quick: []string{echoSweepConns}, Doc: "client connections",
+			// At most 16384: every connection is a loopback socket pair from one
+			// client address, drawing on Linux's default ephemeral port range
+			// (net.ipv4.ip_local_port_range, 28232 ports). One coroutine each;
+			// the kernel's socket buffers are not counted.
+			Min: 1, Max: 16384, BytesPer: scenarios.CoroutineBytes},
+		{Key: "rate", Full: echoRates, Quick: echoQuickRates, Doc: "offered requests per second over all connections (open loop)",
+			Min: 1, Max: loadgen.MaxRate},
+	},
+	// The rate is swept at c=64 only, and c at the moderate rate only: the
+	// full product would be three sweeps, two of them about the
+	// connection count rather than the load.
+	Grids: []scenarios.Grid{{"c": {echoSweepConns}}, {"rate": {echoModerateRate}}},
 	Metrics: []scenarios.Metric{
-		{Unit: "req/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true, Headline: "echo throughput", HeadlineAt: []string{"c=64", "c=1"}},
+		{Unit: "req/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true, Headline: "echo max sustained", HeadlineAt: []string{"c=" + echoSweepConns}, HeadlineKnee: true},
 		{Unit: "p50-ns/req", Kind: scenarios.BodyMeasured},
-		{Unit: "p99-ns/req", Kind: scenarios.BodyMeasured, Headline: "echo latency p99", HeadlineAt: []string{"c=64", "c=1"}},
+		{Unit: "p90-ns/req", Kind: scenarios.BodyMeasured},
+		{Unit: "p99-ns/req", Kind: scenarios.BodyMeasured, Headline: "echo latency p99",
+			HeadlineAt: []string{"c=" + echoSweepConns + "/rate=" + echoModerateRate, "c=1/rate=" + echoModerateRate}},
+		{Unit: "p99.9-ns/req", Kind: scenarios.BodyMeasured},
+		{Unit: "max-ns/req", Kind: scenarios.BodyMeasured},
+	},
+	Load: &scenarios.LoadSweep{
+		Rate: func(params map[string]string) float64 {
+			r, _ := strconv.ParseFloat(params["rate"], 64)
+			return r
+		},
+		What:     "req",
+		Latency:  "p99-ns/req",
+		Bound:    float64(echoKneeBound.Nanoseconds()),
+		Key:      "rate",
+		Achieved: "req/s",
+		Share:    echoKneeShare,
+		Why: "2 ms: a loopback round trip at light load costs tens of µs, so a p99 many times that is requests queueing behind a server that cannot keep up " +
+			"(at an offered rate r over a capacity C the queue grows by r−C a second: 2% over for 0.1 s is 2 ms), and it is the p99 published for Go's net echo server at c=100 " +
+			"(2.12 ms, cloudwego/netpoll-benchmark#3) and the Timer scenario's bound; " +
+			"a row must also complete 95% of the offered rate (short of it, requests were still queued when the run ended)",
 	},
 	Blocking:     echoBlocking,
 	StateMachine: echoStateMachine,
 	Want:         echoWant,
 })
+
+// echoRates is the offered-rate sweep (req/s): doublings through light
+// load, then steps of 1.2–1.33 around the saturation of every row measured
+// on the reference 2-core machine (about 230–240k req/s at c=64, which is
+// also about where the generator itself tops out: the report compares each
+// knee with the loadgen-ceiling line), and one rate past it.
+// echoQuickRates is a coarse subset for --quick, which runs c=64 only.
+var (
+	echoRates      = []string{echoModerateRate, "40000", "80000", "120000", "160000", "200000", "240000", "320000"}
+	echoQuickRates = []string{echoModerateRate, "120000", "320000"}
+)
+
+// echoMaxCount caps the repetitions of every echo cell of a default run at
+// --count's default: an overloaded cell's achieved rate varies from run
+// to run by what the backlog did, which extra repetitions would chase
+// without changing its verdict (above the knee), and the sweep's ~50
+// cells must fit the run's time budget.
+const echoMaxCount = 10
+
+func init() {
+	Echo.MaxCount = map[string]int{}
+	for _, quick := range []bool{false, true} {
+		for _, c := range Echo.Combos(quick, nil) {
+			Echo.MaxCount[scenarios.FormatParams(c)] = echoMaxCount
+		}
+	}
+}
 
 // echoChecksum folds the bytes the server echoed and the bytes the
 // generator verified.
@@ -102,7 +179,7 @@ func echoBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome,
 	if err != nil {
 		return scenarios.Outcome{}, err
 	}
-	gen, err := startLoadgen(env.Loadgen, ln.Port(), conns, env.N*echoBatch(conns))
+	gen, err := startLoadgen(env.Loadgen, ln.Port(), conns, env.N*echoBatch(conns), float64(env.Int("rate")))
 	if err != nil {
 		ln.Close()
 		return scenarios.Outcome{}, err
@@ -190,9 +267,12 @@ func echoOutcome(rep *loadgen.Report, echoed int64, requests int) (scenarios.Out
 		Ops:      int64(requests),
 		Checksum: echoChecksum(echoed, rep.Bytes),
 		Values: map[string]float64{
-			"req/s":      float64(requests) / (float64(rep.ElapsedNs) / 1e9),
-			"p50-ns/req": lat.P50,
-			"p99-ns/req": lat.P99,
+			"req/s":        float64(requests) / (float64(rep.ElapsedNs) / 1e9),
+			"p50-ns/req":   lat.P50,
+			"p90-ns/req":   lat.P90,
+			"p99-ns/req":   lat.P99,
+			"p99.9-ns/req": lat.P999,
+			"max-ns/req":   lat.Max,
 		},
 	}, nil
 }
@@ -209,7 +289,7 @@ type loadgenRun struct {
 
 // startLoadgen pins this process to one core and starts the generator,
 // pinned to another, against 127.0.0.1:port.
-func startLoadgen(command scenarios.LoadgenCommand, port, conns, requests int) (*loadgenRun, error) {
+func startLoadgen(command scenarios.LoadgenCommand, port, conns, requests int, rate float64) (*loadgenRun, error) {
 	if command == nil {
 		return nil, errors.New("echo: no load generator command is set (scenarios.Options.Loadgen): " +
 			"benchrun passes one that re-runs itself with its loadgen subcommand; a test must pass one")
@@ -218,12 +298,12 @@ func startLoadgen(command scenarios.LoadgenCommand, port, conns, requests int) (
 		Addr:     netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)),
 		Conns:    conns,
 		Requests: requests,
-		Rate:     echoRate,
+		Rate:     rate,
 		Size:     echoSize,
 		CPU:      -1,
 		// The load lasts requests/rate; the rest is for connecting and
 		// for a machine that is busy with other work.
-		Timeout: time.Duration(float64(requests)/echoRate*float64(time.Second)) + 20*time.Second,
+		Timeout: time.Duration(float64(requests)/rate*float64(time.Second)) + 20*time.Second,
 	}
 	g := &loadgenRun{}
 	if serverCPU, clientCPU, ok := loadgen.PinCPUs(); ok {
@@ -351,7 +431,7 @@ func echoStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 		unix.Close(lfd)
 		return scenarios.Outcome{}, err
 	}
-	gen, err := startLoadgen(env.Loadgen, port, conns, env.N*echoBatch(conns))
+	gen, err := startLoadgen(env.Loadgen, port, conns, env.N*echoBatch(conns), float64(env.Int("rate")))
 	if err != nil {
 		lf.Close()
 		return scenarios.Outcome{}, err

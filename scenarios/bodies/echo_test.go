@@ -55,7 +55,7 @@ func TestEchoBatchIsWholeRoundsOfAtLeastTheMinimum(t *testing.T) {
 // clear error, not a hang or a figure.
 func TestEchoWithoutGeneratorFails(t *testing.T) {
 	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
-	_, err := measureEcho(scenarios.GoroutineSingle, map[string]string{"c": "1"}, nil)
+	_, err := measureEcho(scenarios.GoroutineSingle, map[string]string{"c": "1", "rate": "20000"}, nil)
 	if err == nil || !strings.Contains(err.Error(), "Options.Loadgen") {
 		t.Fatalf("Measure = %v, want an error naming scenarios.Options.Loadgen", err)
 	}
@@ -72,7 +72,7 @@ func TestEchoReportsAGeneratorFailure(t *testing.T) {
 		t.Run(string(row), func(t *testing.T) {
 			withRowGOMAXPROCS(t, row)
 			start := time.Now()
-			_, err := measureEcho(row, map[string]string{"c": "1"}, refusing)
+			_, err := measureEcho(row, map[string]string{"c": "1", "rate": "20000"}, refusing)
 			if _, ok := scenarios.IsNotSupported(err); ok {
 				t.Skip(err)
 			}
@@ -109,7 +109,7 @@ func TestEchoGivesThePinBack(t *testing.T) {
 		t.Skip("fewer than two cores allowed: the echo cell pins nothing")
 	}
 	withRowGOMAXPROCS(t, scenarios.GoroutineMulti)
-	if _, err := measureEcho(scenarios.GoroutineMulti, map[string]string{"c": "1"}, testLoadgen); err != nil {
+	if _, err := measureEcho(scenarios.GoroutineMulti, map[string]string{"c": "1", "rate": "20000"}, testLoadgen); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir("/proc/self/task")

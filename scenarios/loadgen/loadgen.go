@@ -20,6 +20,10 @@
 // one JSON Report to stdout. Against any echo server on this machine:
 //
 //	benchrun loadgen -addr 127.0.0.1:7000 -conns 64 -requests 20000 -rate 20000 -cpu 1
+//
+// With -self-echo instead of -addr it loads a TrivialServer of its own (one
+// thread, raw epoll, on another core): what the generator itself sustains,
+// the ceiling benchrun records once per run with echo cells.
 package loadgen
 
 import (
@@ -54,6 +58,9 @@ type Report struct {
 	MaxSendLagNs int64 `json:"max_send_lag_ns"`
 	// CPU is the core the generator was pinned to, or -1.
 	CPU int `json:"cpu"`
+	// ServerCPU is the core of the TrivialServer's thread in a -self-echo
+	// run (-1: not pinned), else 0 and absent.
+	ServerCPU int `json:"server_cpu,omitempty"`
 }
 
 // Config is a generator run.
@@ -65,6 +72,11 @@ type Config struct {
 	Size     int            // bytes per request (and reply)
 	CPU      int            // core to pin every thread to; -1: no pinning
 	Timeout  time.Duration  // bound on the whole run, connections included
+	// SelfEcho (the -self-echo flag, Main only) runs the generator against
+	// a TrivialServer in its own process instead of Addr: its own ceiling.
+	// With two cores or more the server's thread and the generator are
+	// pinned to two different ones (PinCPUs), as in an echo cell.
+	SelfEcho bool
 }
 
 // Limits on a run, so a mistyped flag cannot become an unbounded load.
@@ -93,7 +105,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	// threads idle.
 	runtime.GOMAXPROCS(1)
 	runtime.LockOSThread()
-	rep, err := Run(cfg)
+	var rep *Report
+	if cfg.SelfEcho {
+		rep, err = runSelfEcho(cfg)
+	} else {
+		rep, err = Run(cfg)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
 		return 1
@@ -105,8 +122,46 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// runSelfEcho runs cfg against a TrivialServer of this process: the
+// generator's own ceiling. A second P serves the server's thread, which
+// spends its time blocked in epoll_wait.
+func runSelfEcho(cfg Config) (*Report, error) {
+	runtime.GOMAXPROCS(2)
+	serverCPU, clientCPU, pin := PinCPUs()
+	if pin {
+		// Every thread to the generator's core first; the server's
+		// thread then moves itself to its own.
+		if _, err := PinProcess(clientCPU); err != nil {
+			return nil, err
+		}
+	} else {
+		serverCPU, clientCPU = -1, -1
+	}
+	srv, err := StartTrivialServer(serverCPU)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Addr, cfg.CPU = srv.Addr(), -1 // pinned above
+	rep, err := Run(cfg)
+	if cerr := srv.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.CPU, rep.ServerCPU = clientCPU, serverCPU
+	return rep, nil
+}
+
 // Args returns the command line that makes Main run cfg.
 func Args(cfg Config) []string {
+	if cfg.SelfEcho {
+		return append([]string{"-self-echo"}, args(cfg)[2:]...)
+	}
+	return args(cfg)
+}
+
+func args(cfg Config) []string {
 	return []string{
 		"-addr", cfg.Addr.String(),
 		"-conns", strconv.Itoa(cfg.Conns),
@@ -129,13 +184,22 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	size := fs.Int("size", 64, "bytes per request")
 	cpu := fs.Int("cpu", -1, "core to pin the generator to (-1: none)")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the whole run")
+	selfEcho := fs.Bool("self-echo", false, "run against a trivial echo server in this process (one thread, raw epoll) instead of -addr: the generator's own ceiling")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q: loadgen takes flags only (see -h)", fs.Arg(0))
 	}
-	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout}
+	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho}
+	if *selfEcho {
+		if *addr != "" || *cpu != -1 {
+			return Config{}, errors.New("-self-echo serves itself and places itself: give no -addr and no -cpu")
+		}
+		// Validated with a stand-in address; the server's replaces it.
+		cfg.Addr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 1)
+		return cfg, cfg.Validate()
+	}
 	if *addr == "" {
 		return Config{}, errors.New("-addr is required: the echo server's loopback address, e.g. 127.0.0.1:8080")
 	}

@@ -152,6 +152,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	machine := append(slices.Clone(opts.Machine),
 		benchfmt.Config{Key: results.KeyCPUPin, Value: []byte(pins.config()), File: true},
 		benchfmt.Config{Key: results.KeyTimerFloorOS, Value: []byte(floor.config()), File: true})
+	machine = append(machine, loadgenCeiling(ctx, opts.Cells, pins)...) // ceiling.go
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the output directory: %w (choose another with --out)", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -17,12 +18,7 @@ import (
 // bars. Figures that are missing or not positive are left out of the line.
 func Sweep(title, xLabel, yLabel string, xs []float64, series []Series) (*Chart, error) {
 	ch := newChart(title, xLabel, yLabel)
-	var ticks []plot.Tick
-	for _, x := range xs {
-		ticks = append(ticks, plot.Tick{Value: x, Label: formatN(x)})
-	}
-	ch.plot.X.Scale = plot.LogScale{}
-	ch.plot.X.Tick.Marker = plot.ConstantTicks(ticks)
+	ch.plot.X.Tick.Marker = plot.ConstantTicks(sweepTicks(xs))
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -33,6 +29,28 @@ func Sweep(title, xLabel, yLabel string, xs []float64, series []Series) (*Chart,
 		return nil, err
 	}
 	return ch, nil
+}
+
+// minTickGap is the least distance, in decades, between two labelled
+// ticks of a log x axis: closer labels of a chart Width wide would run
+// into each other ("160k200k240k").
+const minTickGap = 0.11
+
+// sweepTicks marks every x and labels those at least minTickGap from the
+// last labelled one, in rising order.
+func sweepTicks(xs []float64) []plot.Tick {
+	sorted := slices.Clone(xs)
+	slices.Sort(sorted)
+	var ticks []plot.Tick
+	last := math.Inf(-1)
+	for _, x := range sorted {
+		t := plot.Tick{Value: x}
+		if math.Log10(x)-last >= minTickGap {
+			t.Label, last = formatN(x), math.Log10(x)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 // Percentiles draws latency statistics per row on a log y axis, as a
@@ -306,7 +324,7 @@ func Knee(title, xLabel, yLabel string, xs []float64, series []Series, bound flo
 		}
 		sc.Shape, sc.Radius, sc.Color = draw.RingGlyph{}, vg.Points(9), color.Black
 		ch.plot.Add(sc)
-		ch.addLegend("knee (highest rate within the bound)", ringSwatch{})
+		ch.addLegend("knee (highest rate sustained)", ringSwatch{})
 	}
 	return ch, nil
 }
@@ -317,4 +335,92 @@ type ringSwatch struct{}
 func (ringSwatch) Thumbnail(c *draw.Canvas) {
 	c.DrawGlyph(draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}},
 		vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2})
+}
+
+// Curve is one series of a Throughput chart: its values (y) at its own xs,
+// one per point (NaN: no x, the point is left out), and the index of its
+// knee among them (-1 for none).
+type Curve struct {
+	Series
+	Xs   []float64
+	Knee int
+}
+
+// Throughput draws latency against achieved throughput on log-log axes:
+// one line per curve through its points at its own xs (a saturated row's
+// line stops moving right and climbs), a ring at each curve's knee, a
+// dashed line at the latency bound (when > 0) and a dotted vertical line
+// at the load generator's ceiling (when > 0).
+func Throughput(title, xLabel, yLabel string, curves []Curve, bound, ceiling float64) (*Chart, error) {
+	ch := newChart(title, xLabel, yLabel)
+	ch.plot.X.Scale = plot.LogScale{}
+	ch.plot.X.Tick.Marker = logTicks{}
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	var series []Series
+	for _, cv := range curves {
+		if len(cv.Xs) != len(cv.Values) {
+			return nil, fmt.Errorf("plots.Throughput: curve %s has %d xs for %d values", cv.Label, len(cv.Xs), len(cv.Values))
+		}
+		s := cv.Series
+		s.Values = slices.Clone(s.Values)
+		for i, x := range cv.Xs {
+			if !(x > 0) {
+				s.Values[i].OK = false // no x: no point
+				continue
+			}
+			if s.Values[i].OK {
+				xlo, xhi = math.Min(xlo, x), math.Max(xhi, x)
+			}
+		}
+		series = append(series, s)
+	}
+	if ceiling > 0 {
+		xlo, xhi = math.Min(xlo, ceiling), math.Max(xhi, ceiling)
+	}
+	if math.IsInf(xlo, 0) {
+		return nil, fmt.Errorf("plots.Throughput: no point with a positive x")
+	}
+	ch.plot.X.Min, ch.plot.X.Max = niceLogRange(xlo/1.2, xhi*1.2)
+	if err := ch.addLines(series, func(i, j int) float64 { return curves[j].Xs[i] }); err != nil {
+		return nil, err
+	}
+	if bound > 0 {
+		ch.plot.Y.Min, ch.plot.Y.Max = niceLogRange(math.Min(ch.plot.Y.Min, bound/1.2), math.Max(ch.plot.Y.Max, bound*1.2))
+		line, err := plotter.NewLine(plotter.XYs{{X: ch.plot.X.Min, Y: bound}, {X: ch.plot.X.Max, Y: bound}})
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = color.Gray{Y: 90}, 1.5
+		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+		ch.plot.Add(line)
+		ch.addLegend("latency bound", swatch{color: color.Gray{Y: 90}, line: true})
+	}
+	if ceiling > 0 {
+		line, err := plotter.NewLine(plotter.XYs{{X: ceiling, Y: ch.plot.Y.Min}, {X: ceiling, Y: ch.plot.Y.Max}})
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = color.RGBA{R: 180, G: 40, B: 40, A: 255}, 1.5
+		line.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
+		ch.plot.Add(line)
+		ch.addLegend("generator ceiling", swatch{color: line.Color, line: true})
+	}
+	var rings plotter.XYs
+	for j, cv := range curves {
+		k := cv.Knee
+		if k < 0 || k >= len(cv.Xs) || !series[j].Values[k].OK || !(cv.Xs[k] > 0) {
+			continue
+		}
+		rings = append(rings, plotter.XY{X: cv.Xs[k], Y: series[j].Values[k].Median})
+	}
+	if len(rings) > 0 {
+		sc, err := plotter.NewScatter(rings)
+		if err != nil {
+			return nil, err
+		}
+		sc.Shape, sc.Radius, sc.Color = draw.RingGlyph{}, vg.Points(9), color.Black
+		ch.plot.Add(sc)
+		ch.addLegend("knee (highest rate sustained)", ringSwatch{})
+	}
+	return ch, nil
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -294,5 +295,55 @@ func TestKneeChart(t *testing.T) {
 	checkFiles(t, dir, p, v)
 	if _, err := Knee("x", "", "", []float64{1}, s, 1, nil); err == nil {
 		t.Error("knees that do not match the series gave no error")
+	}
+}
+
+// TestThroughputChart draws latency against each series' own achieved
+// rates (a missing x leaves its point out), with the bound, the ceiling and
+// the knees; xs that do not match a series' values are an error, and so is
+// a chart with no point to place.
+func TestThroughputChart(t *testing.T) {
+	s := testSeries()
+	var curves []Curve
+	for j, se := range s {
+		xs := make([]float64, len(se.Values))
+		for i := range xs {
+			xs[i] = float64(i+1) * 10e3 * (1 + 0.1*float64(j))
+		}
+		if j == 0 {
+			xs[len(xs)-1] = math.NaN()
+		}
+		curves = append(curves, Curve{Series: se, Xs: xs, Knee: 0})
+	}
+	ch, err := Throughput("Echo: p99 against achieved req/s", "achieved req/s", "µs per req", curves, 500, 45e3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := outDir(t)
+	p, v, err := ch.Save(dir, "throughput")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, p, v)
+	bad := []Curve{{Series: s[0], Xs: []float64{1}}}
+	if _, err := Throughput("x", "", "", bad, 1, 0); err == nil {
+		t.Error("xs that do not match the values gave no error")
+	}
+	none := []Curve{{Series: s[0], Xs: make([]float64, len(s[0].Values))}}
+	if _, err := Throughput("x", "", "", none, 1, 0); err == nil {
+		t.Error("a chart without a positive x gave no error")
+	}
+}
+
+// TestSweepTicksDoNotCollide: every rate of a sweep gets a tick; labels
+// closer than minTickGap to the last labelled one are left out.
+func TestSweepTicksDoNotCollide(t *testing.T) {
+	var got []string
+	for _, tk := range sweepTicks([]float64{320e3, 20e3, 40e3, 80e3, 120e3, 160e3, 200e3, 240e3}) {
+		got = append(got, tk.Label)
+	}
+	want := []string{"20k", "40k", "80k", "120k", "160k", "", "240k", "320k"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
 	}
 }

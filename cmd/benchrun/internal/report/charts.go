@@ -182,8 +182,11 @@ func sweepKey(sc *cells.Scenario) (string, []float64) {
 
 // percentileCharts draws, per parameter setting, each row's latency
 // statistics (the time units with a pNN- or max- prefix, after the plain
-// one) as a percentile plot.
-func percentileCharts(sc *cells.Scenario, colors map[string]color.Color, outDir string) ([]chartView, error) {
+// one) as a percentile plot. For a load sweep with a rate key (sw), the
+// settings compared are those outside the main sweep and its lowest rate,
+// and each row gets a chart of its own with one line per offered rate of
+// the sweep: how its spectrum moves with the load.
+func percentileCharts(sc *cells.Scenario, sw *sweep, colors map[string]color.Color, outDir string) ([]chartView, error) {
 	// Group time units by denominator ("wake", "req", "roundtrip").
 	byPer := map[string][]string{}
 	var pers []string
@@ -213,7 +216,16 @@ func percentileCharts(sc *cells.Scenario, colors map[string]color.Color, outDir 
 			}
 			names = append(names, st)
 		}
-		for _, col := range sc.Columns {
+		var swept []int // the main sweep's columns, when the rows get their own charts
+		if sw != nil && sw.load.Key != "" {
+			if cols := sw.mainColumns(); len(cols) >= 2 {
+				swept = cols
+			}
+		}
+		for ci, col := range sc.Columns {
+			if slices.Contains(swept, ci) && ci != sw.nextRate(-1, sw.main) {
+				continue // in the rows' own charts below
+			}
 			var all []*cells.Cell
 			for _, unit := range us {
 				for _, row := range sc.Rows {
@@ -259,8 +271,79 @@ func percentileCharts(sc *cells.Scenario, colors map[string]color.Color, outDir 
 				PNG:     pngName, SVG: svgName, Alt: title + " percentile plot",
 			})
 		}
+		if len(swept) > 0 {
+			rowCharts, err := rowSpectra(sc, sw, us, names, swept, per, outDir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rowCharts...)
+		}
 	}
 	return out, nil
+}
+
+// rowSpectra draws each row's percentile spectrum at every offered rate of
+// the main sweep (columns swept), one line per rate, from light (blue) to
+// heavy (red); a rate above the row's knee is labelled so in the legend.
+func rowSpectra(sc *cells.Scenario, sw *sweep, us, names []string, swept []int, per, outDir string) ([]chartView, error) {
+	var out []chartView
+	for _, row := range sc.Rows {
+		var all []*cells.Cell
+		for _, unit := range us {
+			for _, ci := range swept {
+				if c := sc.Cell(row, sc.Columns[ci], unit); c != nil {
+					all = append(all, c)
+				}
+			}
+		}
+		if len(all) == 0 {
+			continue
+		}
+		scale := commonScale(units.Parse(us[0]), all, true)
+		var series []plots.Series
+		for j, ci := range swept {
+			label := rateText(sw.rates[ci], sw.load.What)
+			if sw.overloaded(row, ci) {
+				label += " (above saturation)"
+			}
+			s := plots.Series{Label: label, Color: rampColour(j, len(swept))}
+			ok := false
+			for _, unit := range us {
+				v := plotValue(sc.Cell(row, sc.Columns[ci], unit), scale)
+				ok = ok || v.OK
+				s.Values = append(s.Values, v)
+			}
+			if ok {
+				series = append(series, s)
+			}
+		}
+		title := fmt.Sprintf("%s %s, %s: latency percentiles per %s at each offered rate", sc.Name, row, sw.main, per)
+		ch, err := plots.Percentiles(title, scale.Symbol+" per "+per+" (log scale)", names, series)
+		if err != nil {
+			return nil, err
+		}
+		base := slug(sc.Name) + "-" + slug(row) + "-" + slug(per) + "-spectrum"
+		pngName, svgName, err := ch.Save(outDir, base)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, chartView{
+			Caption: fmt.Sprintf("%s: %s's latency spectrum (%s; medians over runs, 95%% CIs) at each offered rate of the sweep at %s, light load blue to heavy red; percentiles at log10(1/(1−p)) as in HdrHistogram's and wrk2's plots. A rate above the row's knee is marked in the legend: its figures are a queue, not the service time.", sc.Name, row, strings.Join(names, ", "), sw.main),
+			PNG:     pngName, SVG: svgName, Alt: title,
+		})
+	}
+	return out, nil
+}
+
+// rampColour is colour j of n on a ramp from blue (light load) to red
+// (heavy load).
+func rampColour(j, n int) color.Color {
+	t := 0.0
+	if n > 1 {
+		t = float64(j) / float64(n-1)
+	}
+	lerp := func(a, b float64) uint8 { return uint8(math.Round(a + (b-a)*t)) }
+	return color.RGBA{R: lerp(49, 215), G: lerp(104, 48), B: lerp(196, 39), A: 255}
 }
 
 // statRank orders statistics: the plain unit, then pNN by NN, then max.

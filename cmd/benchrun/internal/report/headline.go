@@ -27,7 +27,10 @@ type headlineLine struct {
 	Setting     string // the parameter setting shown, "" for none
 	Unit        string
 	Higher      bool
-	Cells       []headlineCell
+	// Knee: the line shows each row's knee (Metric.HeadlineKnee) in the
+	// sweep at Setting, not a cell's median.
+	Knee  bool
+	Cells []headlineCell
 }
 
 type headlineCell struct {
@@ -36,6 +39,9 @@ type headlineCell struct {
 	CI     string
 	Title  string
 	Best   bool // the best median of the line, or not significantly worse
+	// Flags label the figure: a latency taken above the row's knee, a
+	// knee the load generator may have set.
+	Flags []string
 }
 
 // headline builds the table from the registry's headline metrics and the
@@ -51,8 +57,18 @@ func headline(set *cells.Set) headlineView {
 			if m.Headline == "" || !slices.Contains(sc.Units, m.Unit) {
 				continue
 			}
-			col := headlineColumn(sc, m.HeadlineAt)
-			hv.Lines = append(hv.Lines, headlineFor(set, sc, m, col))
+			var line headlineLine
+			if m.HeadlineKnee {
+				sw := sweepOf(set, sc)
+				if sw == nil {
+					continue
+				}
+				line = headlineFor(set, sc, m, headlineGroup(sw, m.HeadlineAt))
+				line.Knee = true
+			} else {
+				line = headlineFor(set, sc, m, headlineColumn(sc, m.HeadlineAt))
+			}
+			hv.Lines = append(hv.Lines, line)
 			for _, r := range sc.Rows {
 				hv.Rows = appendNew(hv.Rows, r)
 			}
@@ -63,6 +79,17 @@ func headline(set *cells.Set) headlineView {
 		hv.Lines[i].Cells = fillCells(set, &hv.Lines[i], hv.Rows)
 	}
 	return hv
+}
+
+// headlineGroup picks the first preferred setting the sweep has as a
+// group, else its main group.
+func headlineGroup(sw *sweep, prefer []string) string {
+	for _, p := range prefer {
+		if slices.Contains(sw.group, p) {
+			return p
+		}
+	}
+	return sw.main
 }
 
 // headlineColumn picks the first preferred setting the scenario has, else
@@ -89,6 +116,11 @@ func headlineFor(set *cells.Set, sc *cells.Scenario, m scenarios.Metric, col str
 // alpha 0.05 (a tie is shown as a tie, not as a winner by noise).
 func fillCells(set *cells.Set, l *headlineLine, rows []string) []headlineCell {
 	sc := set.Scenario(l.Scenario)
+	sw := sweepOf(set, sc)
+	if l.Knee {
+		return kneeCells(sc, sw, l, rows)
+	}
+	col := slices.Index(sc.Columns, l.Setting)
 	out := make([]headlineCell, len(rows))
 	var best *cells.Cell
 	for i, r := range rows {
@@ -104,6 +136,10 @@ func fillCells(set *cells.Set, l *headlineLine, rows []string) []headlineCell {
 		scale := units.Parse(l.Unit).ScaleFor(s.Median)
 		out[i] = headlineCell{Kind: "fig", Median: scale.Format(s.Median), CI: ciText(s),
 			Title: fmt.Sprintf("%s: median %s, n=%d", r, scale.Format(s.Median), s.N)}
+		if sw.aboveKnee(r, col, l.Unit) {
+			out[i].Flags = append(out[i].Flags, "above saturation")
+			out[i].Title += "; " + overloadFlag
+		}
 		if best == nil || better(s.Median, best.Summary.Median, l.Higher) {
 			best = c
 		}
@@ -128,4 +164,50 @@ func better(a, b float64, higher bool) bool {
 		return a > b
 	}
 	return a < b
+}
+
+// kneeCells fills a knee line: each row's knee in the sweep's group
+// l.Setting, the highest marked best (a tie is a tie: the rates are the
+// sweep's steps), and a knee within reach of the load generator's ceiling
+// flagged.
+func kneeCells(sc *cells.Scenario, sw *sweep, l *headlineLine, rows []string) []headlineCell {
+	out := make([]headlineCell, len(rows))
+	best := -1.0
+	for i, r := range rows {
+		k, ok := sw.knees[r][l.Setting]
+		if !ok || !sw.hasFigure(sc, r, l.Setting) {
+			// No figure in the sweep at all: say why, as a cell would.
+			out[i].Kind = "absent"
+			for ci, col := range sc.Columns {
+				if n := sc.Note(r, col); n != nil && sw.group[ci] == l.Setting {
+					out[i].Kind, out[i].Title = n.Kind, n.Reason
+					break
+				}
+			}
+			continue
+		}
+		if k < 0 {
+			out[i] = headlineCell{Kind: "fig", Median: "none", Title: r + ": no offered rate of this run is sustained"}
+			continue
+		}
+		rate := sw.rates[k]
+		out[i] = headlineCell{Kind: "fig", Median: units.Parse(l.Unit).ScaleFor(rate).Format(rate),
+			Title: fmt.Sprintf("%s: highest offered rate sustained, %s (%s)", r, rateText(rate, sw.load.What), sc.Columns[k])}
+		if a := sc.Cell(r, sc.Columns[k], sw.load.Achieved); a != nil {
+			out[i].CI = "achieved " + units.Format(a.Summary.Median, l.Unit)
+		}
+		if next := sw.nextRate(k, l.Setting); next < 0 {
+			out[i].Flags = append(out[i].Flags, "the sweep's top rate")
+		}
+		if c := sw.ceiling; c != nil && l.Setting == sw.main && rate >= genBound*c.rate {
+			out[i].Flags = append(out[i].Flags, "possibly generator-bound")
+		}
+		best = math.Max(best, rate)
+	}
+	for i, r := range rows {
+		if k, ok := sw.knees[r][l.Setting]; ok && k >= 0 && sw.rates[k] == best {
+			out[i].Best = true
+		}
+	}
+	return out
 }

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,19 +13,38 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/plots"
 	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
 	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
 )
 
 // sweep is a scenario's load sweep as this run measured it: the offered
 // rate of each column and each row's knee (scenarios.LoadSweep).
+//
+// With LoadSweep.Key set, the columns fall into groups that differ in that
+// parameter only ("c=64" for c=64/rate=…); each group is a sweep of its
+// own, with its own knee per row, and the group with the most rates is the
+// main one: its knee is the row's knee (the ranking, a HeadlineKnee
+// figure). Without Key every column is one group, "".
 type sweep struct {
 	load  *scenarios.LoadSweep
-	rates []float64      // per column of the scenario, in its order
-	knees map[string]int // row → column index of its knee, -1 for none
+	rates []float64 // per column of the scenario, in its order
+	group []string  // per column: its setting without the rate
+	main  string    // the group with the most rates
+	// knees is, per row and group, the column index of the knee, -1 for
+	// none.
+	knees map[string]map[string]int
 	// over says, per row, why the first rate past its knee is not
 	// sustained when it is the CPU it needs (LoadSweep.CPU), else "".
 	over map[string]string
+	// ceiling is the load generator's own ceiling (loadgen-ceiling line)
+	// when the run recorded one for this scenario's main group.
+	ceiling *ceiling
 }
+
+// genBound is the share of the generator's ceiling from which a knee may be
+// the generator's rather than the row's: within 80% of it, the generator
+// is busy enough that it may be the one falling behind.
+const genBound = 0.8
 
 // cpuNeed returns the CPUs an offered rate needs at the cell's CPU time
 // per operation (ns), and the CPUs the row has (its GOMAXPROCS; 1 when
@@ -39,58 +60,121 @@ func cpuNeed(rate float64, cpu *cells.Cell) (need, have float64) {
 }
 
 // sweepOf returns the scenario's load sweep, nil when its definition has
-// none or a column's rate cannot be computed.
-func sweepOf(sc *cells.Scenario) *sweep {
+// none or a column's rate cannot be computed. set gives the run's config
+// lines (the generator's ceiling); it may be nil.
+func sweepOf(set *cells.Set, sc *cells.Scenario) *sweep {
 	def, ok := scenarios.LookupBench(sc.Name)
 	if !ok || def.Load == nil || def.Load.Rate == nil {
 		return nil
 	}
-	sw := &sweep{load: def.Load, knees: map[string]int{}, over: map[string]string{}}
+	l := def.Load
+	sw := &sweep{load: l, knees: map[string]map[string]int{}, over: map[string]string{}}
+	size := map[string]int{}
 	for _, col := range sc.Columns {
-		r := def.Load.Rate(columnParams(col))
+		r := l.Rate(columnParams(col))
 		if !(r > 0) {
 			return nil
 		}
+		g := withoutKey(col, l.Key)
 		sw.rates = append(sw.rates, r)
+		sw.group = append(sw.group, g)
+		size[g]++
+		if size[g] > size[sw.main] {
+			sw.main = g
+		}
 	}
 	for _, row := range sc.Rows {
-		lat := make([]float64, len(sc.Columns))
+		sw.knees[row] = map[string]int{}
+		points := make([]stats.LoadPoint, len(sc.Columns))
 		for i, col := range sc.Columns {
-			lat[i] = math.NaN()
-			if c := sc.Cell(row, col, def.Load.Latency); c != nil {
-				lat[i] = c.Summary.Median
+			points[i] = stats.LoadPoint{Rate: sw.rates[i], Latency: math.NaN(), Achieved: math.NaN()}
+			if c := sc.Cell(row, col, l.Latency); c != nil {
+				points[i].Latency = c.Summary.Median
 			}
-			if def.Load.CPU == "" {
+			if l.Achieved != "" {
+				if c := sc.Cell(row, col, l.Achieved); c != nil {
+					points[i].Achieved = c.Summary.Median
+				}
+			}
+			if l.CPU == "" {
 				continue
 			}
 			// A rate the row cannot afford is not sustained: its
 			// latency is left out (NaN), which ends the sustained run.
-			if cpu := sc.Cell(row, col, def.Load.CPU); cpu != nil {
+			if cpu := sc.Cell(row, col, l.CPU); cpu != nil {
 				if need, have := cpuNeed(sw.rates[i], cpu); need > have {
-					lat[i] = math.NaN()
+					points[i].Latency = math.NaN()
 				}
 			}
 		}
-		k := stats.Knee(sw.rates, lat, def.Load.Bound)
-		sw.knees[row] = k
-		if next := nextRate(sw.rates, k); next >= 0 && def.Load.CPU != "" {
-			if cpu := sc.Cell(row, sc.Columns[next], def.Load.CPU); cpu != nil {
+		share := 0.0
+		if l.Achieved != "" {
+			share = l.Share
+		}
+		for g := range size {
+			var idx []int
+			var sub []stats.LoadPoint
+			for i := range sc.Columns {
+				if sw.group[i] == g {
+					idx = append(idx, i)
+					sub = append(sub, points[i])
+				}
+			}
+			k := -1
+			if j := stats.KneeOf(sub, l.Bound, share); j >= 0 {
+				k = idx[j]
+			}
+			sw.knees[row][g] = k
+		}
+		k := sw.knee(row)
+		if next := sw.nextRate(k, sw.main); next >= 0 && l.CPU != "" {
+			if cpu := sc.Cell(row, sc.Columns[next], l.CPU); cpu != nil {
 				if need, have := cpuNeed(sw.rates[next], cpu); need > have {
 					sw.over[row] = fmt.Sprintf("%s needs %.1f CPUs at %s per %s; the row has %g",
-						rateText(sw.rates[next], def.Load.What), need, units.Format(cpu.Summary.Median, def.Load.CPU), strings.TrimSuffix(def.Load.What, "s"), have)
+						rateText(sw.rates[next], l.What), need, units.Format(cpu.Summary.Median, l.CPU), strings.TrimSuffix(l.What, "s"), have)
 				}
 			}
 		}
 	}
+	if set != nil {
+		sw.ceiling = findCeiling(set, sc.Name, sw.main)
+	}
 	return sw
 }
 
-// nextRate is the index of the lowest rate above rates[k] (above none when
-// k < 0), -1 when there is none.
-func nextRate(rates []float64, k int) int {
+// knee is the row's knee: the column index of its knee in the main group,
+// -1 for none (or a row the sweep does not know).
+func (sw *sweep) knee(row string) int {
+	if k, ok := sw.knees[row][sw.main]; ok {
+		return k
+	}
+	return -1
+}
+
+// withoutKey drops parameter key from a column ("c=64/rate=20000" →
+// "c=64"); key "" keeps nothing, so every column is one group.
+func withoutKey(col, key string) string {
+	if key == "" {
+		return ""
+	}
+	var kept []string
+	for _, kv := range strings.Split(col, "/") {
+		if k, _, _ := strings.Cut(kv, "="); k != key && kv != "" {
+			kept = append(kept, kv)
+		}
+	}
+	return strings.Join(kept, "/")
+}
+
+// nextRate is the index of the lowest rate of group g above rates[k]
+// (above none when k < 0), -1 when there is none.
+func (sw *sweep) nextRate(k int, g string) int {
 	best := -1
-	for i, r := range rates {
-		if (k < 0 || r > rates[k]) && (best < 0 || r < rates[best]) {
+	for i, r := range sw.rates {
+		if sw.group[i] != g {
+			continue
+		}
+		if (k < 0 || r > sw.rates[k]) && (best < 0 || r < sw.rates[best]) {
 			best = i
 		}
 	}
@@ -109,29 +193,48 @@ func columnParams(col string) map[string]string {
 }
 
 // aboveKnee reports whether a latency figure of row in column col was
-// taken above the row's knee: at a rate higher than the highest it
-// sustains (any rate, when it sustains none).
+// taken above the row's knee in the column's group: at a rate higher than
+// the highest it sustains there (any rate, when it sustains none).
 func (sw *sweep) aboveKnee(row string, col int, unit string) bool {
-	if sw == nil {
-		return false
-	}
 	if u := units.Parse(unit); u.Kind != units.Time || u.Stat == "" {
 		return false
 	}
-	k, ok := sw.knees[row]
+	return sw.overloaded(row, col)
+}
+
+// overloaded reports whether column col is above row's knee in its group,
+// whatever the unit.
+func (sw *sweep) overloaded(row string, col int) bool {
+	if sw == nil || col < 0 || col >= len(sw.rates) {
+		return false
+	}
+	k, ok := sw.knees[row][sw.group[col]]
 	if !ok {
 		return false
 	}
 	return k < 0 || sw.rates[col] > sw.rates[k]
 }
 
-// kneeView is the knee table under a load-sweep scenario's heading.
+// overloadFlag is the label of a latency figure taken above its row's
+// knee, wherever one is shown.
+const overloadFlag = "above saturation: a queue that grows with the run, not service time"
+
+// kneeView is the knee table under a load-sweep scenario's heading, its
+// rows ranked by knee, highest first.
 type kneeView struct {
 	What, Latency, Bound, Why, CPU string
+	Achieved, Share                string // the achieved-rate rule, "" without one
+	Main                           string // the main group's setting, "" for none
+	Ceiling                        string // the generator's ceiling, "" when not recorded
+	CeilingNote                    string
 	Rows                           []kneeRow
 }
 
-type kneeRow struct{ Row, Knee, Detail string }
+type kneeRow struct {
+	Rank                     int
+	Row, Knee, Detail, Other string
+	GeneratorBound           bool
+}
 
 func rateText(r float64, what string) string {
 	return units.Format(r, what+"/s") + " " + what + "/s"
@@ -141,66 +244,192 @@ func (sw *sweep) view(sc *cells.Scenario) *kneeView {
 	if sw == nil {
 		return nil
 	}
-	kv := &kneeView{What: sw.load.What, Latency: sw.load.Latency, Bound: units.Format(sw.load.Bound, sw.load.Latency), Why: sw.load.Why, CPU: sw.load.CPU}
+	l := sw.load
+	kv := &kneeView{What: l.What, Latency: l.Latency, Bound: units.Format(l.Bound, l.Latency), Why: l.Why, CPU: l.CPU, Main: sw.main}
+	if l.Achieved != "" {
+		kv.Achieved, kv.Share = l.Achieved, fmt.Sprintf("%.0f%%", 100*l.Share)
+	}
+	if c := sw.ceiling; c != nil {
+		kv.Ceiling = c.text
+		kv.CeilingNote = fmt.Sprintf("A row whose knee is at or above %.0f%% of it (%s) is marked possibly generator-bound: the generator may be what falls behind there.", 100*genBound, rateText(genBound*c.rate, l.What))
+	}
 	for _, row := range sc.Rows {
-		k := sw.knees[row]
+		k := sw.knee(row)
 		kr := kneeRow{Row: row}
 		if k < 0 {
 			kr.Knee = "none in this run"
-			lowest := minIndex(sw.rates)
-			kr.Detail = fmt.Sprintf("over the bound already at %s", rateText(sw.rates[lowest], sw.load.What))
-			if c := sc.Cell(row, sc.Columns[lowest], sw.load.Latency); c == nil {
-				kr.Detail = "no figure at the lowest rate"
+			lowest := sw.nextRate(-1, sw.main)
+			kr.Detail = "no figure at the lowest rate"
+			if lowest >= 0 {
+				kr.Detail = sw.failText(sc, row, lowest)
 			}
 			if why := sw.over[row]; why != "" {
 				kr.Detail = why
 			}
 		} else {
-			kr.Knee = rateText(sw.rates[k], sw.load.What)
-			c := sc.Cell(row, sc.Columns[k], sw.load.Latency)
-			kr.Detail = fmt.Sprintf("%s; %s %s there", sc.Columns[k], sw.load.Latency, units.Format(c.Summary.Median, sw.load.Latency))
-			if maxIndex(sw.rates) == k {
-				kr.Detail += "; the highest rate of this run: the knee may lie higher"
+			kr.Knee = rateText(sw.rates[k], l.What)
+			c := sc.Cell(row, sc.Columns[k], l.Latency)
+			kr.Detail = fmt.Sprintf("%s; %s %s there", sc.Columns[k], l.Latency, units.Format(c.Summary.Median, l.Latency))
+			if l.Achieved != "" {
+				if a := sc.Cell(row, sc.Columns[k], l.Achieved); a != nil {
+					kr.Detail += fmt.Sprintf(", %s achieved", rateText(a.Summary.Median, l.What))
+				}
 			}
-			if why := sw.over[row]; why != "" {
+			if next := sw.nextRate(k, sw.main); next < 0 {
+				kr.Detail += "; the highest rate of this run: the knee may lie higher"
+			} else if why := sw.over[row]; why != "" {
 				kr.Detail += "; next: " + why
+			} else {
+				kr.Detail += "; next: " + sw.failText(sc, row, next)
+			}
+			if c := sw.ceiling; c != nil && sw.rates[k] >= genBound*c.rate {
+				kr.GeneratorBound = true
 			}
 		}
+		kr.Other = sw.otherGroups(sc, row)
 		kv.Rows = append(kv.Rows, kr)
+	}
+	// Rank by knee, highest first; rows without one last, in display order.
+	slices.SortStableFunc(kv.Rows, func(a, b kneeRow) int {
+		ka, kb := sw.knee(a.Row), sw.knee(b.Row)
+		ra, rb := -1.0, -1.0
+		if ka >= 0 {
+			ra = sw.rates[ka]
+		}
+		if kb >= 0 {
+			rb = sw.rates[kb]
+		}
+		return cmp.Compare(rb, ra)
+	})
+	for i := range kv.Rows {
+		kv.Rows[i].Rank = i + 1
+		if i > 0 && sw.kneeRate(kv.Rows[i].Row) == sw.kneeRate(kv.Rows[i-1].Row) {
+			kv.Rows[i].Rank = kv.Rows[i-1].Rank // a tie shares its rank
+		}
 	}
 	return kv
 }
 
-func minIndex(xs []float64) int {
-	best := -1
-	for i, x := range xs {
-		if best < 0 || x < xs[best] {
-			best = i
-		}
+// kneeRate is the offered rate at the row's knee, -1 for none.
+func (sw *sweep) kneeRate(row string) float64 {
+	if k := sw.knee(row); k >= 0 {
+		return sw.rates[k]
 	}
-	return best
+	return -1
 }
 
-func maxIndex(xs []float64) int {
-	best := -1
-	for i, x := range xs {
-		if best < 0 || x > xs[best] {
-			best = i
+// failText says why row does not sustain column i: its latency over the
+// bound, its achieved rate short of the share, or no figure.
+func (sw *sweep) failText(sc *cells.Scenario, row string, i int) string {
+	l := sw.load
+	col := sc.Columns[i]
+	at := rateText(sw.rates[i], l.What)
+	c := sc.Cell(row, col, l.Latency)
+	if c == nil {
+		return "no figure at " + at
+	}
+	var why []string
+	if c.Summary.Median > l.Bound {
+		why = append(why, fmt.Sprintf("%s %s", l.Latency, units.Format(c.Summary.Median, l.Latency)))
+	}
+	if l.Achieved != "" {
+		if a := sc.Cell(row, col, l.Achieved); a == nil {
+			why = append(why, "no achieved rate")
+		} else if a.Summary.Median < l.Share*sw.rates[i] {
+			why = append(why, fmt.Sprintf("%s achieved (%.0f%%)", rateText(a.Summary.Median, l.What), 100*a.Summary.Median/sw.rates[i]))
 		}
 	}
-	return best
+	if len(why) == 0 {
+		return "over the bound at " + at // the CPU rule (over) says more
+	}
+	return "over at " + at + ": " + strings.Join(why, ", ")
+}
+
+// otherGroups says, for the groups besides the main one, whether the row
+// sustains each of their rates: "c=1 at 20.0k req/s: sustained".
+func (sw *sweep) otherGroups(sc *cells.Scenario, row string) string {
+	var parts []string
+	for i, col := range sc.Columns {
+		if sw.group[i] == sw.main {
+			continue
+		}
+		state := "sustained"
+		if sw.overloaded(row, i) {
+			state = "not sustained"
+		}
+		if sc.Cell(row, col, sw.load.Latency) == nil {
+			state = "no figure"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", col, state))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ceiling is the load generator's own ceiling as the run recorded it.
+type ceiling struct {
+	rate float64 // 0 when the measurement failed
+	text string  // the config value after the scenario's name
+}
+
+// findCeiling returns the loadgen-ceiling config line of scenario bench at
+// setting group ("Echo c=64: 241000 req/s (…)"), nil when the run has
+// none. A line that records a failure ("Echo c=64: failed: …") is shown
+// with no rate.
+func findCeiling(set *cells.Set, bench, group string) *ceiling {
+	for _, f := range set.Files {
+		for _, kv := range f.Meta {
+			if kv.Key != results.KeyLoadgenCeiling {
+				continue
+			}
+			rest, ok := strings.CutPrefix(kv.Value, bench+" ")
+			if !ok {
+				continue
+			}
+			at, value, ok := strings.Cut(rest, ": ")
+			if !ok || at != group {
+				continue
+			}
+			c := &ceiling{text: value}
+			if num, _, ok := strings.Cut(value, " "); ok {
+				if r, err := strconv.ParseFloat(num, 64); err == nil && r > 0 {
+					c.rate = r
+					c.text = rateText(r, "req") + strings.TrimPrefix(value, num+" req/s")
+				}
+			}
+			return c
+		}
+	}
+	return nil
+}
+
+// mainColumns are the indices of the main group's columns, in column
+// order.
+func (sw *sweep) mainColumns() []int {
+	var out []int
+	for i, g := range sw.group {
+		if g == sw.main {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // kneeChart draws the load sweep: the bound metric's median against the
-// offered rate per row, the bound, and each row's knee.
+// offered rate per row (the main group's columns), the bound, and each
+// row's knee; with an achieved-rate metric, also the latency against the
+// rate each row achieved (the throughput-latency curve).
 func kneeChart(sc *cells.Scenario, sw *sweep, colors map[string]color.Color, outDir string) ([]chartView, error) {
-	if sw == nil || len(sw.rates) < 2 {
+	if sw == nil {
+		return nil, nil
+	}
+	cols := sw.mainColumns()
+	if len(cols) < 2 {
 		return nil, nil
 	}
 	var cs []*cells.Cell
 	for _, row := range sc.Rows {
-		for _, col := range sc.Columns {
-			if c := sc.Cell(row, col, sw.load.Latency); c != nil {
+		for _, i := range cols {
+			if c := sc.Cell(row, sc.Columns[i], sw.load.Latency); c != nil {
 				cs = append(cs, c)
 			}
 		}
@@ -210,18 +439,26 @@ func kneeChart(sc *cells.Scenario, sw *sweep, colors map[string]color.Color, out
 	}
 	u := units.Parse(sw.load.Latency)
 	scale := commonScale(u, cs, true)
+	var xs []float64
+	for _, i := range cols {
+		xs = append(xs, sw.rates[i])
+	}
 	var series []plots.Series
 	var knees []int
 	for _, row := range sc.Rows {
 		s := plots.Series{Label: row, Color: colors[row]}
-		for _, col := range sc.Columns {
-			s.Values = append(s.Values, plotValue(sc.Cell(row, col, sw.load.Latency), scale))
+		for _, i := range cols {
+			s.Values = append(s.Values, plotValue(sc.Cell(row, sc.Columns[i], sw.load.Latency), scale))
 		}
 		series = append(series, s)
-		knees = append(knees, sw.knees[row])
+		knees = append(knees, slices.Index(cols, sw.knee(row)))
 	}
-	title := fmt.Sprintf("%s: %s against offered %s/s", sc.Name, sw.load.Latency, sw.load.What)
-	ch, err := plots.Knee(title, "offered "+sw.load.What+"/s (log scale)", u.Label(scale)+" (log scale)", sw.rates, series, sw.load.Bound/scale.Div, knees)
+	at := ""
+	if sw.main != "" {
+		at = " at " + sw.main
+	}
+	title := fmt.Sprintf("%s: %s against offered %s/s%s", sc.Name, sw.load.Latency, sw.load.What, at)
+	ch, err := plots.Knee(title, "offered "+sw.load.What+"/s (log scale)", u.Label(scale)+" (log scale)", xs, series, sw.load.Bound/scale.Div, knees)
 	if err != nil {
 		return nil, err
 	}
@@ -229,8 +466,84 @@ func kneeChart(sc *cells.Scenario, sw *sweep, colors map[string]color.Color, out
 	if err != nil {
 		return nil, err
 	}
-	return []chartView{{
-		Caption: fmt.Sprintf("%s: each row's %s (median over runs, 95%% CI) against the offered rate; the dashed line is the bound of %s, the ring each row's knee: the highest rate whose figure, and every lower rate's, stays within it.", sc.Name, sw.load.Latency, units.Format(sw.load.Bound, sw.load.Latency)),
+	out := []chartView{{
+		Caption: fmt.Sprintf("%s: each row's %s (median over runs, 95%% CI) against the offered rate%s; the dashed line is the bound of %s, the ring each row's knee: the highest rate at which it, and every lower rate, is sustained.", sc.Name, sw.load.Latency, at, units.Format(sw.load.Bound, sw.load.Latency)),
 		PNG:     pngName, SVG: svgName, Alt: title,
-	}}, nil
+	}}
+	if sw.load.Achieved == "" {
+		return out, nil
+	}
+	// Throughput against latency: x is what each row completed, so a
+	// saturated row's curve stops moving right and climbs.
+	var curves []plots.Curve
+	for j, row := range sc.Rows {
+		cv := plots.Curve{Series: series[j], Knee: knees[j]}
+		for _, i := range cols {
+			x := math.NaN()
+			if a := sc.Cell(row, sc.Columns[i], sw.load.Achieved); a != nil {
+				x = a.Summary.Median
+			}
+			cv.Xs = append(cv.Xs, x)
+		}
+		curves = append(curves, cv)
+	}
+	title = fmt.Sprintf("%s: %s against achieved %s/s%s", sc.Name, sw.load.Latency, sw.load.What, at)
+	var ceil float64
+	if sw.ceiling != nil {
+		ceil = sw.ceiling.rate
+	}
+	ch, err = plots.Throughput(title, "achieved "+sw.load.What+"/s (log scale)", u.Label(scale)+" (log scale)", curves, sw.load.Bound/scale.Div, ceil)
+	if err != nil {
+		return nil, err
+	}
+	pngName, svgName, err = ch.Save(outDir, slug(sc.Name)+"-throughput")
+	if err != nil {
+		return nil, err
+	}
+	ceilText := ""
+	if ceil > 0 {
+		ceilText = fmt.Sprintf("; the dotted vertical line is the load generator's own ceiling (%s)", rateText(ceil, sw.load.What))
+	}
+	out = append(out, chartView{
+		Caption: fmt.Sprintf("%s: throughput against latency: each row's %s against the rate it completed (medians over runs), one point per offered rate%s, the ring its knee; a row past saturation stops moving right and climbs. The dashed line is the bound of %s%s.", sc.Name, sw.load.Latency, at, units.Format(sw.load.Bound, sw.load.Latency), ceilText),
+		PNG:     pngName, SVG: svgName, Alt: title,
+	})
+	return out, nil
+}
+
+// achievedText puts the offered rate beside an achieved-rate figure (the
+// sweep's Achieved metric), as a share of it, and flags one taken above
+// the row's knee.
+func achievedText(cv *cellView, c *cells.Cell, sw *sweep, row string, col int) {
+	if sw == nil || c == nil || sw.load.Achieved == "" || c.Unit != sw.load.Achieved {
+		return
+	}
+	offered := sw.rates[col]
+	cv.Ratios = append([]string{fmt.Sprintf("of %s offered: %.1f%%", rateText(offered, sw.load.What), 100*c.Summary.Median/offered)}, cv.Ratios...)
+	if sw.overloaded(row, col) {
+		cv.Flags = append(cv.Flags, "above saturation: not sustained at this rate")
+	}
+}
+
+// chartedElsewhere reports whether a unit of a load sweep with a rate key
+// needs no bar chart: its latency statistics are in each row's spectrum
+// and the knee chart, its achieved rate in the throughput chart, and
+// bars of every rate of the sweep would bury both.
+func (sw *sweep) chartedElsewhere(unit string) bool {
+	if sw == nil || sw.load.Key == "" {
+		return false
+	}
+	u := units.Parse(unit)
+	return unit == sw.load.Achieved || (u.Kind == units.Time && u.Stat != "")
+}
+
+// hasFigure reports whether row has a figure of the bound metric at some
+// rate of group g.
+func (sw *sweep) hasFigure(sc *cells.Scenario, row, g string) bool {
+	for i, col := range sc.Columns {
+		if sw.group[i] == g && sc.Cell(row, col, sw.load.Latency) != nil {
+			return true
+		}
+	}
+	return false
 }

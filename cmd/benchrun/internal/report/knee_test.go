@@ -47,9 +47,9 @@ func TestTimerKnee(t *testing.T) {
 	sec := html[strings.Index(html, `<section id="s-timer">`):]
 	sec = sec[:strings.Index(sec, "</section>")]
 	for _, want := range []string{
-		`<tr><th>stackful-asm</th><td>396k wakes/s</td><td>n=1000; p99-ns/wake 500 µs there; next: 3.96M wakes/s needs 6.7 CPUs at 1.70 µs per wake; the row has 1</td></tr>`,
-		`<tr><th>stackless</th><td>396k wakes/s</td><td>n=1000; p99-ns/wake 200 µs there; next: 3.96M wakes/s needs 1.3 CPUs at 335 ns per wake; the row has 1</td></tr>`,
-		`<tr><th>goroutine-single</th><td>none in this run</td><td>over the bound already at 396 wakes/s</td></tr>`,
+		`<tr><td>1</td><th>stackful-asm</th><td>396k wakes/s</td><td>n=1000; p99-ns/wake 500 µs there; next: 3.96M wakes/s needs 6.7 CPUs at 1.70 µs per wake; the row has 1</td></tr>`,
+		`<tr><td>1</td><th>stackless</th><td>396k wakes/s</td><td>n=1000; p99-ns/wake 200 µs there; next: 3.96M wakes/s needs 1.3 CPUs at 335 ns per wake; the row has 1</td></tr>`,
+		`<tr><td>3</td><th>goroutine-single</th><td>none in this run</td><td>over at 396 wakes/s: p99-ns/wake 3 ms</td></tr>`,
 		`within 2 ms`,
 	} {
 		if !strings.Contains(sec, want) {
@@ -58,8 +58,15 @@ func TestTimerKnee(t *testing.T) {
 	}
 	// Flags: the latency units (not cpu-ns/wake) of stackful-asm's and
 	// stackless' n=10000 (2 each) and goroutine-single's three columns (6).
-	if got := strings.Count(sec, "above this row&#39;s knee"); got != 10 {
+	if got := strings.Count(sec, "above saturation: a queue"); got != 10 {
 		t.Errorf("%d cells flagged above the knee, want 10", got)
+	}
+	// The headline's timer p50 and p99 (at n=1000) are labelled where
+	// n=1000 is above the row's knee: goroutine-single's only.
+	glance := html[strings.Index(html, `<section id="glance">`):]
+	glance = glance[:strings.Index(glance, "</section>")]
+	if got := strings.Count(glance, `<div class="flag">above saturation</div>`); got != 2 {
+		t.Errorf("%d headline timer figures labelled above saturation, want 2 (goroutine-single's p50 and p99)", got)
 	}
 	if _, err := os.Stat(filepath.Join(out, "timer-knee.png")); err != nil {
 		t.Errorf("no knee chart: %v", err)

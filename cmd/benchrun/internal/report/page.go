@@ -81,7 +81,9 @@ table.notes code { white-space: normal; overflow-wrap: anywhere; }
   tr, figure { break-inside: avoid; }
   h2, h3 { break-after: avoid; }
   figure img { max-width: 100%; }
+  div.wide { overflow: visible; }
 }
+div.wide { overflow-x: auto; }
 footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 </style>
 </head>
@@ -109,10 +111,10 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{if .Headline.Lines}}<table class="fig head">
 <thead><tr><th>figure (median ± 95% CI)</th>{{range .Headline.Rows}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Headline.Lines}}<tr><th class="row"><a href="{{.Href}}">{{.Label}}</a><div class="detail">{{.Scenario}}{{if .Setting}} {{.Setting}}{{end}} · <code>{{.Unit}}</code> · {{if .Higher}}higher{{else}}lower{{end}} is better</div></th>{{range .Cells}}<td class="c-{{.Kind}}{{if .Best}} best{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}{{if .Best}}<span class="star">★</span> {{end}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{else if eq .Kind "absent"}}—{{else}}<span class="status">{{.Kind}}</span>{{end}}</td>{{end}}</tr>
+{{range .Headline.Lines}}<tr><th class="row"><a href="{{.Href}}">{{.Label}}</a><div class="detail">{{.Scenario}}{{if .Setting}} {{.Setting}}{{end}} · {{if .Knee}}knee: the highest offered rate sustained, <code>{{.Unit}}</code>{{else}}<code>{{.Unit}}</code>{{end}} · {{if .Higher}}higher{{else}}lower{{end}} is better</div></th>{{range .Cells}}<td class="c-{{.Kind}}{{if .Best}} best{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}{{if .Best}}<span class="star">★</span> {{end}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{range .Flags}}<div class="flag">{{.}}</div>{{end}}{{else if eq .Kind "absent"}}—{{else}}<span class="status">{{.Kind}}</span>{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
-<p class="note">★ marks the best median of each line, and every figure the Mann-Whitney U test cannot tell from it at alpha {{.Stats.Alpha}}. Each label links to its scenario's section, with every parameter setting, chart and caveat.</p>
+<p class="note">★ marks the best median of each line, and every figure the Mann-Whitney U test cannot tell from it at alpha {{.Stats.Alpha}}; on a knee line, the highest knee (knees are steps of the sweep, so equal knees tie). "above saturation" marks a latency taken at an offered rate above the row's knee: a queue that grows with the run, not the service time. Each label links to its scenario's section, with every parameter setting, chart and caveat.</p>
 {{else}}<p>This run has none of the headline figures.</p>
 {{end}}</section>
 
@@ -216,21 +218,22 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{range .Scenarios}}<section id="{{.ID}}">
 <h2>{{.Name}}</h2>
 {{if .About}}<p class="note">{{.About}}</p>
-{{end}}{{with .Knee}}<h3>Knee: the highest offered rate each row sustains</h3>
-<p class="note">A row sustains an offered rate when its <code>{{.Latency}}</code> (median over the runs) stays within {{.Bound}} at that rate and at every lower one{{if .CPU}}, and the rate times its <code>{{.CPU}}</code> fits in the row's CPUs (its GOMAXPROCS): a row that wakes late sleeps again from then, so its lateness need not grow with an overload, but the CPU it needs does{{end}}; the bound is {{.Why}}. A latency figure taken above a row's knee is a queue that grows with the run's length, not the service time, and is flagged in the tables below.</p>
-<table class="kv">
-<thead><tr><th>row</th><th>knee (offered {{.What}}/s)</th><th>where</th></tr></thead>
+{{end}}{{with .Knee}}<h3>Knee: the highest offered rate each row sustains{{if .Main}} ({{.Main}}){{end}}, ranked</h3>
+<p class="note">A row sustains an offered rate when its <code>{{.Latency}}</code> (median over the runs) stays within {{.Bound}} at that rate and at every lower one{{if .Achieved}}, and it completes at least {{.Share}} of the offered rate (<code>{{.Achieved}}</code>, median over the runs){{end}}{{if .CPU}}, and the rate times its <code>{{.CPU}}</code> fits in the row's CPUs (its GOMAXPROCS): a row that wakes late sleeps again from then, so its lateness need not grow with an overload, but the CPU it needs does{{end}}; the bound is {{.Why}}. The knee lies between it and the next rate of the sweep. A latency figure taken above a row's knee is a queue that grows with the run's length, not the service time, and is labelled "above saturation" in the tables below and in the headline table.</p>
+{{if .Ceiling}}<p class="note"><b>Load generator ceiling{{if .Main}} at {{.Main}}{{end}}:</b> {{.Ceiling}}. {{.CeilingNote}}</p>
+{{end}}<table class="kv">
+<thead><tr><th>rank</th><th>row</th><th>knee (offered {{.What}}/s)</th><th>where</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr><th>{{.Row}}</th><td>{{.Knee}}</td><td>{{.Detail}}</td></tr>
+{{range .Rows}}<tr><td>{{.Rank}}</td><th>{{.Row}}</th><td>{{.Knee}}{{if .GeneratorBound}}<div class="flag">possibly generator-bound</div>{{end}}</td><td>{{.Detail}}{{if .Other}}<div class="detail">other settings: {{.Other}}</div>{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{range .Tables}}{{if .Unit}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>{{else}}<h3>No figures: every cell failed or is not supported</h3>{{end}}
-<table class="fig">
+<div class="wide"><table class="fig">
 <thead><tr><th>row</th>{{range .Columns}}<th>{{colLabel .}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr><th class="row">{{.Row}}</th>{{range .Cells}}<td class="c-{{.Kind}}{{if .Noisy}} noisy{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{range .Ratios}}<div class="ratio">{{.}}</div>{{end}}{{if .Floor}}<div class="ratio floor">{{.Floor}}</div>{{end}}<div class="detail">{{.Detail}}</div>{{if .Reps}}<div class="detail">{{.Reps}}</div>{{end}}{{range .Flags}}<div class="flag">{{.}}</div>{{end}}{{else if .Missing}}—{{else}}<span class="status">{{.Kind}}</span><div class="reason">{{.Reason}}</div>{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
-</table>
+</table></div>
 {{end}}{{range .Charts}}<figure>
 <a href="{{.SVG}}"><img src="{{.PNG}}" alt="{{.Alt}}"/></a>
 <figcaption>{{.Caption}} <a href="{{.SVG}}">SVG</a> · <a href="{{.PNG}}">PNG</a></figcaption>

@@ -5,7 +5,10 @@
 // quoted published anchors, the lines each scenario's blocking and
 // state-machine bodies take (function colouring), then per scenario a table of rows × parameters
 // (median ± 95% CI, ratios to goroutine-single and stackful-asm, CV and
-// sample-count flags) with its charts as PNG and SVG beside the page.
+// sample-count flags) with its charts as PNG and SVG beside the page. A
+// scenario with a load sweep (scenarios.LoadSweep: Timer, Echo) also gets
+// each row's knee, ranked, and every latency taken above a row's knee is
+// labelled "above saturation", in its table and in the headline (knee.go).
 //
 // The page references nothing outside its directory: no CDN, no web fonts,
 // no scripts. It is written as well-formed XHTML-style HTML5 (every element
@@ -285,13 +288,16 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
 		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: about(sc.Name)}
-		sw := sweepOf(sc)
+		sw := sweepOf(set, sc)
 		sv.Knee = sw.view(sc)
 		if len(sc.Units) == 0 { // every cell failed or is unsupported
 			sv.Tables = append(sv.Tables, table(set, sc, "", &p.Noise, sw))
 		}
 		for _, unit := range sc.Units {
 			sv.Tables = append(sv.Tables, table(set, sc, unit, &p.Noise, sw))
+			if sw.chartedElsewhere(unit) {
+				continue // the knee, throughput and spectrum charts show it
+			}
 			charts, err := unitCharts(sc, unit, colors, outDir)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s: %w", sc.Name, unit, err)
@@ -299,7 +305,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 			sv.Charts = append(sv.Charts, charts...)
 		}
 		if latency(sc.Name) {
-			charts, err := percentileCharts(sc, colors, outDir)
+			charts, err := percentileCharts(sc, sw, colors, outDir)
 			if err != nil {
 				return nil, fmt.Errorf("%s percentiles: %w", sc.Name, err)
 			}
@@ -474,7 +480,10 @@ func table(set *cells.Set, sc *cells.Scenario, unit string, nv *noiseView, sw *s
 		for i, col := range sc.Columns {
 			cv := cellFor(sc, row, col, unit, nv)
 			if cv.Kind == "fig" && sw.aboveKnee(row, i, unit) {
-				cv.Flags = append(cv.Flags, "above this row's knee: backlog, not service time")
+				cv.Flags = append(cv.Flags, overloadFlag)
+			}
+			if cv.Kind == "fig" {
+				achievedText(&cv, sc.Cell(row, col, unit), sw, row, i)
 			}
 			rv.Cells = append(rv.Cells, cv)
 		}

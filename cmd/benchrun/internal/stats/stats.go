@@ -186,14 +186,44 @@ func Knee(rates, latency []float64, bound float64) int {
 	if len(rates) != len(latency) {
 		panic(fmt.Sprintf("stats.Knee: %d rates but %d latencies", len(rates), len(latency)))
 	}
-	order := make([]int, len(rates))
+	points := make([]LoadPoint, len(rates))
+	for i := range rates {
+		points[i] = LoadPoint{Rate: rates[i], Latency: latency[i], Achieved: math.NaN()}
+	}
+	return KneeOf(points, bound, 0)
+}
+
+// LoadPoint is one offered rate of a load sweep as a row ran it: the
+// offered rate, the bound metric's figure there (its median; NaN for no
+// figure) and the rate the row completed (its median, in the offered
+// rate's unit; NaN when not measured or missing).
+type LoadPoint struct {
+	Rate, Latency, Achieved float64
+}
+
+// Sustained reports whether a row sustained a point: its latency is within
+// bound and, when share > 0, it completed at least share of the offered
+// rate. A missing figure (NaN latency, or NaN achieved rate when share > 0)
+// is not sustained.
+func (p LoadPoint) Sustained(bound, share float64) bool {
+	if !(p.Latency <= bound) {
+		return false
+	}
+	return share <= 0 || p.Achieved >= share*p.Rate
+}
+
+// KneeOf is Knee over load points: the index of the highest offered rate a
+// row sustains (LoadPoint.Sustained) at that rate and at every lower one,
+// -1 when the lowest rate already fails. share 0 checks latency only.
+func KneeOf(points []LoadPoint, bound, share float64) int {
+	order := make([]int, len(points))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(rates[a], rates[b]) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(points[a].Rate, points[b].Rate) })
 	knee := -1
 	for _, i := range order {
-		if !(latency[i] <= bound) { // NaN fails too
+		if !points[i].Sustained(bound, share) {
 			break
 		}
 		knee = i

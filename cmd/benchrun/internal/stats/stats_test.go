@@ -224,3 +224,38 @@ func TestKnee(t *testing.T) {
 	}()
 	Knee([]float64{1}, nil, 1)
 }
+
+// TestKneeOf checks the knee of a load sweep with an achieved rate against
+// hand-computed cases: a rate completed short of the share ends the
+// sustained run even with its latency in bound; so does a latency over the
+// bound with the rate completed, and a missing cell.
+func TestKneeOf(t *testing.T) {
+	nan := math.NaN()
+	p := func(rate, lat, got float64) LoadPoint { return LoadPoint{Rate: rate, Latency: lat, Achieved: got} }
+	for _, c := range []struct {
+		name   string
+		points []LoadPoint
+		want   int
+	}{
+		// bound 2 ms (2e6 ns), share 0.95.
+		{"all sustained", []LoadPoint{p(20e3, 1e5, 20e3), p(40e3, 2e5, 39.9e3), p(80e3, 1.9e6, 79e3)}, 2},
+		// 80k offered, 75k done: 93.75% < 95%, however low its p99.
+		{"achieved short of offered", []LoadPoint{p(20e3, 1e5, 20e3), p(40e3, 2e5, 39.9e3), p(80e3, 1e5, 75e3)}, 1},
+		// exactly 95% is sustained: 38k of 40k.
+		{"achieved at the share", []LoadPoint{p(20e3, 1e5, 20e3), p(40e3, 2e5, 38e3)}, 1},
+		{"p99 above the bound", []LoadPoint{p(20e3, 1e5, 20e3), p(40e3, 2.1e6, 40e3), p(80e3, 1e5, 80e3)}, 0},
+		{"a missing cell ends the run", []LoadPoint{p(20e3, 1e5, 20e3), p(40e3, nan, nan), p(80e3, 1e5, 80e3)}, 0},
+		{"a missing achieved rate ends the run", []LoadPoint{p(20e3, 1e5, 20e3), p(40e3, 1e5, nan)}, 0},
+		{"unsorted", []LoadPoint{p(80e3, 5e6, 60e3), p(20e3, 1e5, 20e3), p(40e3, 2e5, 40e3)}, 2},
+		{"none", []LoadPoint{p(20e3, 3e6, 20e3)}, -1},
+		{"empty", nil, -1},
+	} {
+		if got := KneeOf(c.points, 2e6, 0.95); got != c.want {
+			t.Errorf("%s: KneeOf = %d, want %d", c.name, got, c.want)
+		}
+	}
+	// share 0: latency only, as Knee.
+	if got := KneeOf([]LoadPoint{p(1, 5, nan), p(10, 8, 1), p(100, 50, 100)}, 10, 0); got != 1 {
+		t.Errorf("share 0: KneeOf = %d, want 1", got)
+	}
+}

@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+
+	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/bodies"
+)
+
+// The other tests of this package are not about the ceiling: their runs
+// skip it (a few seconds of generator processes per run with echo cells).
+func init() { ceilingCommand = nil }
+
+// TestEchoSweepConns: the ceiling is measured at the connection count the
+// echo cells sweep the most rates at, and not at all without echo cells.
+func TestEchoSweepConns(t *testing.T) {
+	rows := []scenarios.Row{scenarios.GoroutineSingle}
+	if c, ok := echoSweepConns(Plan([]*scenarios.Scenario{bodies.Echo}, rows, false, nil, 1)); !ok || c != 64 {
+		t.Errorf("default echo plan: c=%d (%v), want 64", c, ok)
+	}
+	over := map[string][]string{"c": {"8", "16"}, "rate": {"1000", "2000"}}
+	if c, ok := echoSweepConns(Plan([]*scenarios.Scenario{bodies.Echo}, rows, false, over, 1)); !ok || c != 8 {
+		t.Errorf("c=8,16 × two rates: c=%d (%v), want 8 (a tie goes to the fewer connections)", c, ok)
+	}
+	if _, ok := echoSweepConns(Plan([]*scenarios.Scenario{bodies.PingPong}, rows, false, nil, 1)); ok {
+		t.Error("a plan without echo cells asks for a ceiling")
+	}
+}
+
+// TestLoadgenCeiling measures a short ceiling sweep with the test binary
+// as the generator and checks the config line: its key, the scenario and
+// setting, and a rate or "none", with how it was measured.
+func TestLoadgenCeiling(t *testing.T) {
+	dir := t.TempDir()
+	old, oldMax := ceilingCommand, ceilingMaxRate
+	ceilingCommand = func(ctx context.Context, args []string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], append([]string{LoadgenSubcommand}, args...)...)
+		cmd.Env = append(os.Environ(), childModeEnv+"=loadgen", pidDirEnv+"="+dir)
+		return cmd
+	}
+	ceilingMaxRate = 61_000 // two rates: 50k and 60k
+	defer func() { ceilingCommand, ceilingMaxRate = old, oldMax }()
+	pins, err := newPinPlan(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The forking thread keeps the parent's set after each child, as in
+	// a run; give it (and every thread) back the test's own set.
+	defer pins.restore()
+	plan := Plan([]*scenarios.Scenario{bodies.Echo}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1)
+	cfg := loadgenCeiling(context.Background(), plan, pins)
+	if len(cfg) != 1 || cfg[0].Key != results.KeyLoadgenCeiling || !cfg[0].File {
+		t.Fatalf("config %+v, want one file-level %s line", cfg, results.KeyLoadgenCeiling)
+	}
+	want := regexp.MustCompile(`^Echo c=64: (60000 req/s|50000 req/s|none) \(the highest offered rate of which the generator completed .* against a trivial echo server in its own process`)
+	if v := string(cfg[0].Value); !want.MatchString(v) {
+		t.Errorf("ceiling line %q does not match %v", v, want)
+	}
+	// One try per rate sustained, up to ceilingTries for one that is not.
+	if got := len(readPids(dir, "loadgen")); got < 2 {
+		t.Errorf("%d generator processes, want at least 2 (one try per rate, more for a rate that fails)", got)
+	}
+	t.Log(string(cfg[0].Value))
+	if cfg := loadgenCeiling(context.Background(), Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1), pins); cfg != nil {
+		t.Errorf("a run without echo cells has a ceiling line %+v", cfg)
+	}
+}
