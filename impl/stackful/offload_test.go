@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -352,19 +353,28 @@ func TestReactorOptions(t *testing.T) {
 		}
 		defer s.Close()
 		release := make(chan struct{})
-		var third error
+		var started atomic.Bool
+		var second, third error
 		err = s.Run(func() {
 			// The first job holds the only thread, the second fills the
-			// queue, so the third is refused without suspending.
-			for range 2 {
-				Go(func() { _ = Offload(func() { <-release }, -1) })
+			// queue, so the third is refused without suspending. The
+			// second is submitted only once the first runs: before that
+			// the first may still sit in the queue, and a job accepted
+			// behind it would wait for a release that never comes.
+			Go(func() { _ = Offload(func() { started.Store(true); <-release }, -1) })
+			for !started.Load() {
+				_ = Sleep(100 * time.Microsecond)
 			}
+			Go(func() { second = Offload(func() {}, -1) })
 			Yield()
 			third = Offload(func() {}, -1)
 			close(release)
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if second != nil {
+			t.Fatalf("second job, queued behind the running one: %v", second)
 		}
 		if !errors.Is(third, reactor.ErrPoolQueueFull) {
 			t.Fatalf("third job on a 1-thread pool with a 1-job queue: got %v, want reactor.ErrPoolQueueFull", third)
