@@ -266,13 +266,13 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"timer": {
-		Blocking: BodySize{Lines: 40, Decls: []DeclLines{
-			{"timerBlocking", 40},
+		Blocking: BodySize{Lines: 49, Decls: []DeclLines{
+			{"timerBlocking", 49},
 		}},
-		StateMachine: BodySize{Lines: 75, Decls: []DeclLines{
-			{"timerStateMachine", 27},
-			{"timerTask", 10},
-			{"(*timerTask).Resume", 26},
+		StateMachine: BodySize{Lines: 86, Decls: []DeclLines{
+			{"timerStateMachine", 28},
+			{"timerTask", 13},
+			{"(*timerTask).Resume", 33},
 			{"timerStarter", 6},
 			{"(*timerStarter).Resume", 6},
 		}},
