@@ -100,7 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	quick := fs.Bool("quick", false, "small sweeps, short bench time and 6 repetitions: a smoke run of every cell")
 	out := fs.String("out", harness.DefaultDir("results"), "directory for the results file and run log; the default is results/ at the root of the corobench checkout the working directory is in")
 	noReport := fs.Bool("no-report", false, "do not write a report at the end of the run")
-	gcOn := fs.Bool("gc-on", false, "leave the garbage collector on during timed runs, to show what it costs the GC-safe rows (stackful-asm reports not supported); default: forced GC, then off, for every row")
+	gcOn := fs.Bool("gc-on", false, "leave the garbage collector on during timed runs, to show what it costs the GC-safe rows (stackful-asm reports not supported); default: forced GC, a warm heap, then the collector off, for every row")
 	reports := fs.String("reports", harness.DefaultDir("reports"), "directory under which the run's report goes, as <runstamp>/index.html")
 	list := fs.Bool("list", false, "list the scenarios, their parameters and units, and the rows, then exit")
 	noise := addNoiseFlags(fs)
