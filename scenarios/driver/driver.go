@@ -93,6 +93,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		return nil, fmt.Errorf("driver: Options.Runs %d: want 0 (the default, %d) or more timed runs", opts.Runs, DefaultRuns)
 	}
 	gc := newGCPolicy(opts.GCOn)
+	gc.cold = measuresResidentMemory(s)
 	defer gc.end()
 	hooked := opts.FinalStart != nil
 	if fixed := s.Iters(params); fixed > 0 {

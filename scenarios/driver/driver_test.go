@@ -433,3 +433,24 @@ func deep(depth int, f func()) {
 }
 
 var deepSink byte
+
+// TestResidentMemoryScenariosRunCold: the scenarios that measure the
+// growth of the resident set (memory, burst) get no warm heap, the others
+// do.
+func TestResidentMemoryScenariosRunCold(t *testing.T) {
+	for _, s := range scenarios.All {
+		want := s.Name == "memory" || s.Name == "burst"
+		if got := measuresResidentMemory(s); got != want {
+			t.Errorf("%s: measuresResidentMemory = %v, want %v", s.Name, got, want)
+		}
+	}
+	gc := newGCPolicy(false)
+	gc.cold = true
+	defer gc.end()
+	debug.FreeOSMemory()
+	gc.before(64 << 20)
+	gc.after()
+	if gc.warm >= 64<<20 {
+		t.Errorf("a cold policy left %d bytes of warm heap, want none grown", gc.warm)
+	}
+}

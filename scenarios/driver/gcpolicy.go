@@ -4,7 +4,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
+
+	"github.com/corobench/corobench/scenarios"
 )
 
 // GC policies, as written to the results file's gc-policy config line.
@@ -22,7 +26,9 @@ const (
 	// allocates in its timed region is zeroed by the allocator on reuse,
 	// as in any long-running Go program; a row's own memory outside the Go
 	// heap (stackful-asm's mmap'd stacks) is not pre-grown: its faults are
-	// the row's.
+	// the row's. A scenario that measures the growth of the resident set
+	// (a metric in B/…: memory, burst) gets no warm heap, on every row: it
+	// would hide the growth it measures.
 	GCPolicy = "forced-gc-warm-heap-then-off"
 	// GCPolicyOn leaves the collector on during the timed run, for the
 	// GC-safe rows: it shows what collection costs them. The asm row
@@ -79,6 +85,8 @@ type gcPolicy struct {
 	old int  // the collector's percent before the measurement
 	// warm is the free, touched heap the last before found (for tests).
 	warm uint64
+	// cold turns the warm heap off (measuresResidentMemory).
+	cold bool
 	// ballast is how many goroutines before parks (stackBallast; tests
 	// set 0 to show what it prevents).
 	ballast int
@@ -108,7 +116,7 @@ func (p *gcPolicy) before(want uint64) {
 		return
 	}
 	p.collect()
-	if p.warm = residentFree(); p.warm >= want {
+	if p.warm = residentFree(); p.warm >= want || p.cold {
 		return
 	}
 	growHeap(want)
@@ -154,6 +162,13 @@ func parkBallast(n int) (release func()) {
 		close(gate)
 		done.Wait()
 	}
+}
+
+// measuresResidentMemory reports whether s has a figure of resident
+// memory (a unit in B/…), which a warm heap would hide: the pages the run
+// takes from it are resident already.
+func measuresResidentMemory(s *scenarios.Scenario) bool {
+	return slices.ContainsFunc(s.Metrics, func(m scenarios.Metric) bool { return strings.HasPrefix(m.Unit, "B/") })
 }
 
 // end restores the collector's percent.
