@@ -266,13 +266,13 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"timer": {
-		Blocking: BodySize{Lines: 49, Decls: []DeclLines{
-			{"timerBlocking", 49},
+		Blocking: BodySize{Lines: 52, Decls: []DeclLines{
+			{"timerBlocking", 52},
 		}},
-		StateMachine: BodySize{Lines: 86, Decls: []DeclLines{
-			{"timerStateMachine", 28},
-			{"timerTask", 13},
-			{"(*timerTask).Resume", 33},
+		StateMachine: BodySize{Lines: 96, Decls: []DeclLines{
+			{"timerStateMachine", 33},
+			{"timerTask", 16},
+			{"(*timerTask).Resume", 35},
 			{"timerStarter", 6},
 			{"(*timerStarter).Resume", 6},
 		}},

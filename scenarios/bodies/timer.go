@@ -3,6 +3,7 @@ package bodies
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -32,7 +33,8 @@ var Timer = register(&scenarios.Scenario{
 		"lateness does not depend on N. lateness = wake − scheduled deadline: the timer's resolution and the wait for the woken "+
 		"coroutine to run. The coroutines start only once all have started, and the timed region starts there, so spawn cost "+
 		"stays out of both. p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of "+
-		"the run; cpu-ns/wake is the process's CPU time (user + system, all threads) in the timed region per wake. The results "+
+		"the run; cpu-ns/wake is the process's CPU time (user + system, all threads) per wake over the run's steady part, until the "+
+		"first coroutine has finished its windows (after that fewer coroutines offer less than the rate). The results "+
 		"file's timer-floor line names each row's clock and wait syscall.",
 		timerMeanSleep, timerWindow, timerWindow, timerWindow, timerWindow+timerMax),
 	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
@@ -187,8 +189,10 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 	off := timerPlan(n, windows)
 	samples := make([]int64, off[n])
 	var tags atomic.Uint64
-	var started, left atomic.Int64
+	var started, left, wakes atomic.Int64
 	var open atomic.Bool
+	var cpu0 time.Duration
+	var steady timerSteady
 	left.Store(int64(n))
 	done := rt.NewSignal()
 	for i := 0; i < n; i++ {
@@ -217,8 +221,10 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 					}
 					out[j] = monoNow() - deadline
 					tag += timerWakeTag(timerKey(i, j))
+					wakes.Add(1)
 				}
 			}
+			steady.end(cpu0, wakes.Load())
 			tags.Add(tag)
 			if left.Add(-1) == 0 {
 				done.Fire()
@@ -231,20 +237,38 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 		rt.Yield()
 	}
 	env.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 = processCPU() // published to the coroutines by open
 	open.Store(true)
 	done.Wait()
-	cpu := processCPU() - cpu0
 	env.StopTimer()
-	return timerOutcome(samples, tags.Load(), cpu)
+	return timerOutcome(samples, tags.Load(), steady.cpu, steady.wakes)
+}
+
+// timerSteady is the CPU time and the wakes of a run's steady part: from
+// the gate's opening until the first coroutine has finished its windows,
+// while all n are sleeping. After that fewer coroutines remain, so the
+// tail offers less than the rate n stands for, and its CPU per wake (a
+// runtime waking for fewer timers at a time) is not the CPU a wake costs
+// at that rate.
+type timerSteady struct {
+	once  sync.Once
+	cpu   time.Duration
+	wakes int64
+}
+
+// end records the steady part's CPU time (since cpu0) and wakes when the
+// first coroutine finishes; later calls do nothing.
+func (s *timerSteady) end(cpu0 time.Duration, wakes int64) {
+	s.once.Do(func() { s.cpu, s.wakes = processCPU()-cpu0, wakes })
 }
 
 // timerOutcome checks that no wake came early and summarises the lateness.
 // cpu is the process's CPU time (user and system, every thread) over the
-// timed region: divided by the wakes, what one wake costs the machine,
+// steady part of the timed region (timerSteady), in which cpuWakes wakes
+// came: divided, what one wake costs the machine at the offered rate,
 // sleeping included, however the row waits (a row that spins to wake on
 // time pays for it here).
-func timerOutcome(samples []int64, checksum uint64, cpu time.Duration) (scenarios.Outcome, error) {
+func timerOutcome(samples []int64, checksum uint64, cpu time.Duration, cpuWakes int64) (scenarios.Outcome, error) {
 	for k, late := range samples {
 		if late < 0 {
 			return scenarios.Outcome{}, fmt.Errorf("timer: sample %d woke %d ns before its deadline: the runtime's sleep returned early", k, -late)
@@ -256,7 +280,7 @@ func timerOutcome(samples []int64, checksum uint64, cpu time.Duration) (scenario
 		Checksum: checksum,
 		Values: map[string]float64{"p50-ns/wake": lat.P50, "p90-ns/wake": lat.P90, "p99-ns/wake": lat.P99,
 			"p99.9-ns/wake": lat.P999, "max-ns/wake": lat.Max,
-			"cpu-ns/wake": float64(cpu.Nanoseconds()) / float64(max(1, len(samples)))},
+			"cpu-ns/wake": float64(cpu.Nanoseconds()) / float64(max(1, cpuWakes))},
 	}, nil
 }
 
@@ -268,11 +292,14 @@ func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	samples := make([]int64, off[n])
 	var tags uint64 // one goroutine runs every task: no atomics needed
 	var open bool   // the start gate, opened by timerStarter
+	var wakes int64
+	var steady timerSteady
 	tasks := make([]timerTask, n)
 	s := stackless.New()
 	defer s.Close()
 	for i := range tasks {
-		tasks[i] = timerTask{i: i, windows: windows, dur: timerDurations(i), out: samples[off[i]:off[i+1]], tags: &tags, open: &open}
+		tasks[i] = timerTask{i: i, windows: windows, dur: timerDurations(i), out: samples[off[i]:off[i+1]], tags: &tags, open: &open,
+			wakes: &wakes, steady: &steady}
 		if err := s.Spawn(&tasks[i]); err != nil {
 			return scenarios.Outcome{}, err
 		}
@@ -280,17 +307,19 @@ func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	// Spawned last, the starter runs after every task's first resume
 	// (FIFO run queue): it starts the timed region and opens the gate.
 	starter := &timerStarter{env: env, open: &open}
+	for i := range tasks {
+		tasks[i].cpu0 = &starter.cpu0
+	}
 	if err := s.Spawn(starter); err != nil {
 		return scenarios.Outcome{}, err
 	}
 	env.StopTimer() // the driver started it; timerStarter restarts it
 	err := s.Run()
-	cpu := processCPU() - starter.cpu0
 	env.StopTimer()
 	if err != nil {
 		return scenarios.Outcome{}, err
 	}
-	return timerOutcome(samples, tags, cpu)
+	return timerOutcome(samples, tags, steady.cpu, steady.wakes)
 }
 
 // timerTask is one sleeping coroutine of timerBlocking lowered by hand:
@@ -308,6 +337,9 @@ type timerTask struct {
 	dur              func(j int) time.Duration
 	out              []int64
 	tags             *uint64
+	wakes            *int64         // every task's wakes so far
+	cpu0             *time.Duration // timerStarter.cpu0
+	steady           *timerSteady
 }
 
 func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
@@ -324,12 +356,14 @@ func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 		t.tag += timerWakeTag(timerKey(t.i, t.j))
 		t.j++
 		t.asleep = false
+		*t.wakes++
 	}
 	if err := c.Err(); err != nil {
 		return c.Fail(err)
 	}
 	if t.j == t.end { // the window is over (or none has started)
 		if t.w == t.windows {
+			t.steady.end(*t.cpu0, *t.wakes)
 			*t.tags += t.tag
 			return c.Done()
 		}

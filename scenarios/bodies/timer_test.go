@@ -125,15 +125,15 @@ func TestTimerWait(t *testing.T) {
 }
 
 func TestTimerOutcomeRejectsAnEarlyWake(t *testing.T) {
-	_, err := timerOutcome([]int64{10, -3, 20}, 0, 0)
+	_, err := timerOutcome([]int64{10, -3, 20}, 0, 0, 0)
 	if err == nil || !strings.Contains(err.Error(), "before its deadline") {
 		t.Fatalf("timerOutcome = %v, want an error about a wake before its deadline", err)
 	}
-	out, err := timerOutcome([]int64{30, 10, 20}, 7, 90*time.Nanosecond)
+	out, err := timerOutcome([]int64{30, 10, 20}, 7, 90*time.Nanosecond, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 || out.Values["cpu-ns/wake"] != 30 {
+	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 || out.Values["cpu-ns/wake"] != 45 {
 		t.Fatalf("timerOutcome = %+v", out)
 	}
 }
@@ -200,3 +200,21 @@ func TestTimerFloorNamesTheWait(t *testing.T) {
 		t.Errorf("stackful-asm timer floor %q does not name the reactor's epoll wait", floor)
 	}
 }
+
+// TestTimerSteadyKeepsTheFirstEnd: the steady part ends when the first
+// coroutine finishes; the later ones do not move it.
+func TestTimerSteadyKeepsTheFirstEnd(t *testing.T) {
+	var s timerSteady
+	cpu0 := processCPU()
+	s.end(cpu0, 5)
+	first := s.cpu
+	for i := 0; i < 1e6; i++ { // burn some CPU: a later end would see more
+		timerSink += splitmix64(uint64(i))
+	}
+	s.end(cpu0, 9)
+	if s.wakes != 5 || s.cpu != first || s.cpu < 0 {
+		t.Errorf("steady part: %d wakes, cpu %v (first end read %v); want the first end's 5 wakes and its cpu", s.wakes, s.cpu, first)
+	}
+}
+
+var timerSink uint64
