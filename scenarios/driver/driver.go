@@ -23,7 +23,9 @@ import (
 
 // DefaultRuns is how many timed runs a cell makes in one process after its
 // warm-up, each of at least Benchtime/DefaultRuns (JMH's measurement
-// iterations inside a fork). The process reports the median of each
+// iterations inside a fork); fewer, each longer, when a run's untimed
+// set-up is so long that five would take more than timedBudget bench
+// times (runsFor). The process reports the median of each
 // metric over them: a burst of another tenant's work that hits one or two
 // runs does not move the process's figure, where it moved the mean of one
 // long run. Odd, so that the median is one run's figure. Why one figure per
@@ -126,6 +128,17 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		}
 		n = nextIters(n, r.env.Elapsed(), each)
 	}
+	if !hooked && opts.Runs == 0 {
+		// As many timed runs as the cell's budget holds: a cell whose
+		// every run has a long untimed set-up (Yield n=262144 spawns
+		// its coroutines anew in each) makes fewer, each longer, so
+		// that the timed time stays the bench time.
+		if runs = runsFor(last.wall, opts.Benchtime); runs < DefaultRuns {
+			if each = opts.Benchtime / time.Duration(runs); last.env.Elapsed() < each {
+				n = nextIters(n, last.env.Elapsed(), each)
+			}
+		}
+	}
 	// The warm-up is over: the runs that count, with the same count.
 	timed := make([]*run, runs)
 	for i := range timed {
@@ -136,6 +149,20 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		timed[i], last = r, r
 	}
 	return summarize(s, timed)
+}
+
+// timedBudget is what a cell's timed runs may take in one process, in bench
+// times, their set-up, checksum and GC policy included.
+const timedBudget = 2
+
+// runsFor is how many timed runs fit the budget when one run takes wall
+// (set-up included): DefaultRuns when they all fit, fewer (at least one)
+// when they do not.
+func runsFor(wall, benchtime time.Duration) int {
+	if wall <= 0 {
+		return DefaultRuns
+	}
+	return int(max(1, min(DefaultRuns, int64(timedBudget*benchtime/wall))))
 }
 
 // cmp returns v, or def when v is 0.
@@ -184,6 +211,9 @@ type run struct {
 	// stacks (HeapInuse + StackInuse, after − before: with the collector
 	// off nothing is freed), set-up included. 0 under GCPolicyOn.
 	heap uint64
+	// wall is what the run took in all: GC policy, set-up, body,
+	// checksum.
+	wall time.Duration
 }
 
 // heapFor is the free, already-touched heap a run of n iterations should
@@ -203,6 +233,7 @@ func (r *run) heapFor(n int) uint64 {
 // with at least warm bytes of free, touched heap (GCPolicy); final
 // brackets it with opts.FinalStart and FinalStop.
 func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string, n int, opts Options, gc *gcPolicy, warm uint64, final bool) (*run, error) {
+	start := time.Now()
 	env := &scenarios.Env{N: n, Params: params, Loadgen: opts.Loadgen}
 	gc.before(warm)
 	heap0 := gc.heapInUse() // before FinalStart: it stops the world
@@ -228,7 +259,7 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	if err := check(s, row, env, out); err != nil {
 		return nil, err
 	}
-	r.env = env
+	r.env, r.wall = env, time.Since(start)
 	return r, nil
 }
 

@@ -244,7 +244,7 @@ func TestTimedRunsReportTheirMedian(t *testing.T) {
 	for _, c := range []struct {
 		runs int
 		want float64
-	}{{0, 5}, {3, 5}, {1, 1000}} {
+	}{{5, 5}, {3, 5}, {1, 1000}} {
 		var calls []int
 		script := []float64{-1e9, 1000, 5, 1, 100, 3, 2}
 		s := scriptedScenario(script, &calls)
@@ -273,7 +273,17 @@ func TestTimedRunsReportTheirMedian(t *testing.T) {
 			t.Errorf("Runs=%d: %v ns/op for a 1 ms sleep", c.runs, sm.Values[1])
 		}
 	}
+	// Runs=0: DefaultRuns for a cell whose runs are cheap (each run here
+	// is about 12 ms of a 50 ms bench time's 100 ms budget: 8 would fit).
 	var calls []int
+	sm, err := Measure(scriptedScenario(make([]float64, 100), &calls), scenarios.GoroutineSingle, nil, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sm.Runs) != DefaultRuns {
+		t.Errorf("default: %d timed runs (calls with N %v), want %d", len(sm.Runs), calls, DefaultRuns)
+	}
+	calls = nil
 	if _, err := MeasureWith(scriptedScenario(nil, &calls), scenarios.GoroutineSingle, nil, Options{Benchtime: time.Millisecond, Runs: -1}); err == nil || !strings.Contains(err.Error(), "Runs") {
 		t.Errorf("Runs=-1: err %v, want one naming Options.Runs", err)
 	}
@@ -452,5 +462,57 @@ func TestResidentMemoryScenariosRunCold(t *testing.T) {
 	gc.after()
 	if gc.warm >= 64<<20 {
 		t.Errorf("a cold policy left %d bytes of warm heap, want none grown", gc.warm)
+	}
+}
+
+func TestRunsForHoldsTheBudget(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		wall, benchtime time.Duration
+		want            int
+	}{
+		{25 * ms, 100 * ms, DefaultRuns}, // 8 would fit: the default
+		{40 * ms, 100 * ms, 5},           // exactly 200 ms
+		{80 * ms, 100 * ms, 2},           // 2.5 fit
+		{150 * ms, 100 * ms, 1},
+		{3 * time.Second, 100 * ms, 1}, // never none
+		{0, 100 * ms, DefaultRuns},     // nothing measured
+	}
+	for _, c := range cases {
+		if got := runsFor(c.wall, c.benchtime); got != c.want {
+			t.Errorf("runsFor(%v, %v) = %d, want %d", c.wall, c.benchtime, got, c.want)
+		}
+	}
+}
+
+// TestSlowSetUpMakesFewerLongerRuns: a cell whose every run has an
+// untimed set-up longer than the bench time makes one timed run, grown to
+// the whole bench time.
+func TestSlowSetUpMakesFewerLongerRuns(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	var calls []int
+	s := &scenarios.Scenario{
+		Name: "slow", Bench: "Slow",
+		Metrics: []scenarios.Metric{{Unit: "ns/op", Kind: scenarios.TimePerOp}},
+		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			calls = append(calls, env.N)
+			time.Sleep(100 * time.Millisecond) // untimed set-up
+			env.ResetTimer()
+			time.Sleep(time.Duration(env.N) * time.Millisecond)
+			env.StopTimer()
+			return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N)}, nil
+		},
+		Want: func(env *scenarios.Env) uint64 { return uint64(env.N) },
+	}
+	// Bench time 40 ms: the warm-up stops once a run's timed region
+	// lasts 8 ms (N of 8 or so); a run takes over 100 ms, more than the
+	// 80 ms budget, so one timed run, grown toward 40 ms.
+	sm, err := Measure(s, scenarios.GoroutineSingle, nil, 40*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm := calls[len(calls)-2]
+	if len(sm.Runs) != 1 || calls[len(calls)-1] != sm.Iters || sm.Iters <= warm {
+		t.Errorf("calls with N %v, %d timed runs of N=%d: want one timed run, with more iterations than the warm-up's %d", calls, len(sm.Runs), sm.Iters, warm)
 	}
 }

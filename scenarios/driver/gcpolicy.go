@@ -116,7 +116,9 @@ func (p *gcPolicy) before(want uint64) {
 		return
 	}
 	p.collect()
-	if p.warm = residentFree(); p.warm >= want || p.cold {
+	// want has an eighth of margin (run.heapFor): a heap short of it by
+	// less than that needs no second pass over want bytes.
+	if p.warm = residentFree(); p.warm >= want-want/9 || p.cold {
 		return
 	}
 	growHeap(want)
