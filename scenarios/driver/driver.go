@@ -108,7 +108,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		}
 		return summarize(s, []*run{r})
 	}
-	runs := cmp(opts.Runs, DefaultRuns)
+	runs := orDefault(opts.Runs, DefaultRuns)
 	each := opts.Benchtime / time.Duration(runs)
 	if hooked {
 		// The profiler wants one run of the whole bench time.
@@ -165,8 +165,8 @@ func runsFor(wall, benchtime time.Duration) int {
 	return int(max(1, min(DefaultRuns, int64(timedBudget*benchtime/wall))))
 }
 
-// cmp returns v, or def when v is 0.
-func cmp(v, def int) int {
+// orDefault returns v, or def when v is 0.
+func orDefault(v, def int) int {
 	if v == 0 {
 		return def
 	}

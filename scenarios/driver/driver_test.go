@@ -252,7 +252,7 @@ func TestTimedRunsReportTheirMedian(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runs := cmp(c.runs, DefaultRuns)
+		runs := orDefault(c.runs, DefaultRuns)
 		if len(calls) != 1+runs || len(sm.Runs) != runs {
 			t.Fatalf("Runs=%d: body called with N %v, %d runs reported: want one warm-up and %d timed runs", c.runs, calls, len(sm.Runs), runs)
 		}
