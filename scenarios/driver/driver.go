@@ -101,8 +101,16 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	if fixed := s.Iters(params); fixed > 0 {
 		// No warm-up run to learn the heap the run needs from (its size
 		// is its parameter, and a second run would not be cold):
-		// pre-grow a fixed floor.
-		r, err := runOnce(s, row, params, fixed, opts, gc, fixedWarmHeap, hooked)
+		// pre-grow a fixed floor. Not for a Cycles scenario: its caller
+		// repeats this measurement and drops the first, so the later
+		// cycles reuse the heap of the ones before, and a floor regrown
+		// each cycle (the scavenger returns it between measurements)
+		// doubled its cost.
+		warm := uint64(fixedWarmHeap)
+		if s.Cycles {
+			warm = 0
+		}
+		r, err := runOnce(s, row, params, fixed, opts, gc, warm, hooked)
 		if err != nil {
 			return nil, err
 		}
