@@ -281,13 +281,13 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"timer": {
-		Blocking: BodySize{Lines: 40, Decls: []DeclLines{
-			{"timerBlocking", 40},
+		Blocking: BodySize{Lines: 52, Decls: []DeclLines{
+			{"timerBlocking", 52},
 		}},
-		StateMachine: BodySize{Lines: 75, Decls: []DeclLines{
-			{"timerStateMachine", 27},
-			{"timerTask", 10},
-			{"(*timerTask).Resume", 26},
+		StateMachine: BodySize{Lines: 96, Decls: []DeclLines{
+			{"timerStateMachine", 33},
+			{"timerTask", 16},
+			{"(*timerTask).Resume", 35},
 			{"timerStarter", 6},
 			{"(*timerStarter).Resume", 6},
 		}},

@@ -44,8 +44,9 @@ var Spawn = register(&scenarios.Scenario{
 		"stack. pool=warm first runs an identical untimed round in the same runtime (stackful: stacks pooled, "+
 		"queue grown; stackless: the finished structs are re-spawned; goroutines: gfget reuses the dead gs, "+
 		"stacks included). On goroutine-multi the other Ps steal and finish goroutines while main still spawns, "+
-		"so even cold reuses some gs. The collector is held off in every row, so heap allocations (stackful: a "+
-		"coroutine record and a closure per spawn) land on fresh pages in every cell: minflt/op shows it.",
+		"so even cold reuses some gs. The collector is held off in every row over a heap pre-grown and swept "+
+		"before the run (the results file's gc-policy), so heap allocations (stackful: a coroutine record and a closure "+
+		"per spawn) reuse warm pages; what still faults is memory outside the Go heap: minflt/op shows it.",
 		spawnColdRuns, spawnCount),
 	Claim: "The context pool removes the mmap/mprotect latency from spawning (docs/design.md §1); cold and warm spawn " +
 		"differ by ~40× (docs/design.md §8: libcopp).",

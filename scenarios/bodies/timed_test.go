@@ -67,11 +67,11 @@ func TestTimerSpawnsAreNotTimed(t *testing.T) {
 			if spy.timed != 0 || spy.untimed != 50 {
 				t.Errorf("%d coroutines started inside the timed region and %d outside; want 0 and 50", spy.timed, spy.untimed)
 			}
-			if out.Ops != 100 {
-				t.Errorf("ops %d, want 100 wakes", out.Ops)
+			if want := timerPlan(50, 2)[50]; out.Ops != int64(want) {
+				t.Errorf("ops %d, want the %d planned wakes", out.Ops, want)
 			}
-			if env.Elapsed() < 2*timerMin {
-				t.Errorf("timed region %v, shorter than two sleeps of %v: the body did not time its wakes", env.Elapsed(), timerMin)
+			if env.Elapsed() < 2*timerWindow {
+				t.Errorf("timed region %v, shorter than two windows of %v: the body did not time its wakes", env.Elapsed(), timerWindow)
 			}
 		})
 	}
@@ -79,8 +79,8 @@ func TestTimerSpawnsAreNotTimed(t *testing.T) {
 
 // TestTimerStateMachineTimesTheWakesOnly: the state machine leaves the
 // timer off until its starter runs (after the spawns) and stops it after
-// the run; a run of 3 tasks × 2 sleeps wakes 6 times with the right
-// checksum.
+// the run; a run of 3 tasks × 2 windows wakes as often as the plan says,
+// with the right checksum.
 func TestTimerStateMachineTimesTheWakesOnly(t *testing.T) {
 	env := &scenarios.Env{N: 2, Params: map[string]string{"n": "3"}}
 	env.ResetTimer()
@@ -88,14 +88,14 @@ func TestTimerStateMachineTimesTheWakesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Ops != 6 || out.Checksum != timerWant(env) {
-		t.Fatalf("ops %d checksum %#x; want 6 and %#x", out.Ops, out.Checksum, timerWant(env))
+	if want := timerPlan(3, 2)[3]; out.Ops != int64(want) || out.Checksum != timerWant(env) {
+		t.Fatalf("ops %d checksum %#x; want %d and %#x", out.Ops, out.Checksum, want, timerWant(env))
 	}
 	if env.Timing() {
 		t.Error("the timed region is still running after the body")
 	}
-	// Two sleeps of at least 50 µs each ran in the region.
-	if env.Elapsed() < 2*timerMin {
-		t.Errorf("timed region %v, shorter than two sleeps of %v: the starter did not restart it", env.Elapsed(), timerMin)
+	// Two windows of at least 10 ms each ran in the region.
+	if env.Elapsed() < 2*timerWindow {
+		t.Errorf("timed region %v, shorter than two windows of %v: the starter did not restart it", env.Elapsed(), timerWindow)
 	}
 }

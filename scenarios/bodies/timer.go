@@ -3,6 +3,7 @@ package bodies
 import (
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -13,24 +14,33 @@ import (
 	"github.com/corobench/corobench/scenarios"
 )
 
-// Timer: n coroutines sleep concurrently, each N times in a row, for
-// durations drawn from a pseudo-random sequence fixed in advance; every wake-up's lateness is
-// sampled.
+// Timer: n coroutines sleep on a fixed schedule of durations drawn from a
+// pseudo-random sequence fixed in advance, in windows of a fixed length;
+// every wake-up's lateness is sampled. The sweep over n is a sweep of the
+// offered wake rate.
 var Timer = register(&scenarios.Scenario{
 	Name:    "timer",
 	Bench:   "Timer",
-	Summary: "n coroutines sleeping random 50 µs–5 ms; lateness = wake time − deadline.",
+	Summary: "n coroutines sleeping random 50 µs–5 ms back to back on a fixed schedule; lateness = wake time − scheduled deadline.",
 	Latency: true,
-	Doc: "n coroutines sleep concurrently, each N times in a row, for durations uniform in 50 µs–5 ms from a pseudo-random sequence fixed in advance " +
-		"(the same on every row). lateness = wake − deadline, where the deadline is the clock reading just before the sleep plus the duration: " +
-		"it includes the timer's resolution and the wait for the woken coroutine to run (a one-way figure: one wake-up). " +
-		"The coroutines start sleeping only once all have started, and the timed region starts there, so spawn cost stays out of both. " +
-		"p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of the run; " +
-		"cpu-ns/wake is the process's CPU time (user + system, all threads) in the timed region per wake. " +
-		"The results file's timer-floor line names each row's clock and wait syscall.",
+	Doc: fmt.Sprintf("n coroutines sleep back to back for durations uniform in 50 µs–5 ms from a pseudo-random sequence fixed in advance "+
+		"(coroutine i draws the same durations on every row and for every n), so n sleepers offer n/%v wakes per second: the sweep over n "+
+		"is a sweep of the offered rate. The run is N windows of %v per coroutine. A window's schedule is fixed from its start: "+
+		"each sleep's deadline is the window's start plus the durations so far, and the window holds the sleeps that start before %v "+
+		"(so it lasts %v to %v). A coroutine behind its schedule (the deadline already past when it comes to sleep) yields instead, "+
+		"and its lateness counts from the scheduled deadline, so a row that cannot keep up shows it in its lateness (no coordinated "+
+		"omission); the next window starts afresh from the coroutine's last wake, so a backlog lasts at most a window and the "+
+		"lateness does not depend on N. lateness = wake − scheduled deadline: the timer's resolution and the wait for the woken "+
+		"coroutine to run. The coroutines start only once all have started, and the timed region starts there, so spawn cost "+
+		"stays out of both. p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of "+
+		"the run; cpu-ns/wake is the process's CPU time (user + system, all threads) per wake over the run's steady part, until the "+
+		"first coroutine has finished its windows (after that fewer coroutines offer less than the rate). The results "+
+		"file's timer-floor line names each row's clock and wait syscall.",
+		timerMeanSleep, timerWindow, timerWindow, timerWindow, timerWindow+timerMax),
 	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
 		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
-	Params: []scenarios.Param{{Key: "n", Full: []string{"1", "1000", "10000"}, Doc: "concurrently sleeping coroutines",
+	Params: []scenarios.Param{{Key: "n", Full: timerSweep, Quick: []string{"1", "1000", "10000"},
+		Doc: "concurrently sleeping coroutines: the offered rate is n/2.525 ms, 396 wakes/s per coroutine",
 		Min: 1, Max: scenarios.IntLimit, BytesPer: scenarios.CoroutineBytes}},
 	Metrics: []scenarios.Metric{
 		{Unit: "p50-ns/wake", Kind: scenarios.BodyMeasured, Headline: "timer latency p50", HeadlineAt: []string{"n=1000", "n=1"}},
@@ -50,12 +60,27 @@ var Timer = register(&scenarios.Scenario{
 		Bound:   float64(timerKneeBound.Nanoseconds()),
 		CPU:     "cpu-ns/wake",
 		Why: "2 ms: twice the 1 ms granularity of Go's netpoller timeouts, so the goroutine rows can sustain a rate at all, " +
-			"and under the 50 µs–5 ms sleeps themselves, so a lateness above it is a queue of wakes, not a timer's resolution",
+			"and under the 50 µs–5 ms sleeps themselves, so a lateness above it is a queue of wakes, not a timer's resolution " +
+			"(past its knee a row's lateness grows toward the 10 ms window)",
 	},
+	// No extra repetitions where they cannot bring the p50 to the target
+	// CV and would cost the run a minute: n=1 wakes about 10 times per
+	// timed run (396 wakes/s), so its percentiles are of a few samples;
+	// from n=3000 up most rows are past their knee, and a backlog's
+	// lateness is noisy by nature.
+	MaxCount:     map[string]int{"n=1": 10, "n=3000": 10, "n=10000": 10},
 	Blocking:     timerBlocking,
 	StateMachine: timerStateMachine,
 	Want:         timerWant,
 })
+
+// timerSweep is the full run's n: offered rates from 396 to 3.96M wakes/s,
+// a factor of about 3 apart from 100 up, where the rows' knees are (the
+// CPU a wake costs every row, 0.35 µs or more, caps a P at under 3M
+// wakes/s; Go's 1 ms netpoller granularity costs the goroutine rows
+// lateness long before that), and a factor 10 below, where every row
+// sustains the rate.
+var timerSweep = []string{"1", "10", "100", "300", "1000", "3000", "10000"}
 
 // Sleep durations: uniform in [timerMin, timerMax].
 const (
@@ -68,26 +93,73 @@ const (
 // coroutines offer n / timerMeanSleep wakes per second.
 const timerMeanSleep = (timerMin + timerMax) / 2
 
+// timerWindow is the length of one iteration of a coroutine's schedule:
+// fixed, so a run's lateness does not depend on how many iterations the
+// driver picks. Twice the longest sleep, so a window holds several sleeps
+// (four on average) and a row past its knee shows a lateness well above
+// timerKneeBound.
+const timerWindow = 10 * time.Millisecond
+
 // timerKneeBound is the p99 lateness within which a row sustains an
 // offered wake rate (LoadSweep.Bound; its Why says why 2 ms).
 const timerKneeBound = 2 * time.Millisecond
 
-// timerDuration is the duration of sleep k, where k = round*n + coroutine:
-// round-major, so the first rounds draw the same durations whatever N is.
-func timerDuration(k int) time.Duration {
-	return timerMin + time.Duration(splitmix64(uint64(k)^timerSeed)%uint64(timerMax-timerMin+1))
+// timerKey names sleep j (counted over the whole run) of coroutine i: the
+// durations of coroutine i do not depend on n or N.
+func timerKey(i, j int) uint64 { return uint64(i)<<32 | uint64(uint32(j)) }
+
+// timerDuration is the duration of the sleep with key k.
+func timerDuration(k uint64) time.Duration {
+	return timerMin + time.Duration(splitmix64(k^timerSeed)%uint64(timerMax-timerMin+1))
+}
+
+// timerWindowEnd returns the sleep after the last one of the window whose
+// first sleep is j, with sleep j's duration dur(j): the window holds the
+// sleeps that start (the durations before them add up to) under
+// timerWindow. The schedule's one definition: the bodies and timerWant
+// all follow it.
+func timerWindowEnd(j int, dur func(j int) time.Duration) int {
+	for at := time.Duration(0); at < timerWindow; j++ {
+		at += dur(j)
+	}
+	return j
+}
+
+// timerDurations returns coroutine i's durations by sleep number.
+func timerDurations(i int) func(j int) time.Duration {
+	return func(j int) time.Duration { return timerDuration(timerKey(i, j)) }
+}
+
+// timerPlan is where each coroutine's samples go: coroutine i's are
+// samples[off[i]:off[i+1]], one per sleep of its N windows.
+func timerPlan(n, windows int) (off []int) {
+	off = make([]int, n+1)
+	for i := 0; i < n; i++ {
+		j, dur := 0, timerDurations(i)
+		for range windows {
+			j = timerWindowEnd(j, dur)
+		}
+		off[i+1] = off[i] + j
+	}
+	return off
 }
 
 // timerWakeTag is what wake k adds to the checksum. The coroutines of
 // goroutine-multi wake in parallel and in any order, so the checksum is a
 // sum (order-independent) of a tag per wake: it equals timerWant only if
-// every one of the n·N sleeps woke exactly once.
-func timerWakeTag(k int) uint64 { return splitmix64(uint64(k) + 1) }
+// every scheduled sleep woke exactly once.
+func timerWakeTag(k uint64) uint64 { return splitmix64(k + 1) }
 
 func timerWant(env *scenarios.Env) uint64 {
 	var sum uint64
-	for k := 0; k < env.Int("n")*env.N; k++ {
-		sum += timerWakeTag(k)
+	for i := 0; i < env.Int("n"); i++ {
+		j, dur := 0, timerDurations(i)
+		for range env.N {
+			end := timerWindowEnd(j, dur)
+			for ; j < end; j++ {
+				sum += timerWakeTag(timerKey(i, j))
+			}
+		}
 	}
 	return sum
 }
@@ -100,16 +172,27 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+// timerWait returns how long to sleep for a wake at deadline from now:
+// the time left, or 0 when the deadline has passed (behind schedule: the
+// body yields instead of sleeping, as a timer that has already expired
+// would wake the coroutine at the scheduler's next turn).
+func timerWait(deadline, now int64) time.Duration { return time.Duration(max(deadline-now, 0)) }
+
 // timerBlocking is the blocking body: once all n coroutines have started,
-// each reads the clock, sleeps
-// its duration, reads the clock again, and stores the lateness in its own
-// slots of a preallocated sample buffer (no two coroutines share a slot).
+// each runs its N windows: at a window's start it reads the clock, then
+// for each sleep of the window sleeps until the window's start plus the
+// durations so far (yields if that has passed), reads the clock again, and
+// stores the lateness in its own slots of a preallocated sample buffer (no
+// two coroutines share a slot).
 func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
-	n, rounds := env.Int("n"), env.N
-	samples := make([]int64, n*rounds)
+	n, windows := env.Int("n"), env.N
+	off := timerPlan(n, windows)
+	samples := make([]int64, off[n])
 	var tags atomic.Uint64
-	var started, left atomic.Int64
+	var started, left, wakes atomic.Int64
 	var open atomic.Bool
+	var cpu0 time.Duration
+	var steady timerSteady
 	left.Store(int64(n))
 	done := rt.NewSignal()
 	for i := 0; i < n; i++ {
@@ -123,15 +206,25 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 			for !open.Load() {
 				rt.Yield()
 			}
+			out, dur := samples[off[i]:off[i+1]], timerDurations(i)
 			var tag uint64
-			for r := 0; r < rounds; r++ {
-				k := r*n + i
-				d := timerDuration(k)
-				deadline := monoNow() + int64(d)
-				rt.Sleep(d)
-				samples[k] = monoNow() - deadline
-				tag += timerWakeTag(k)
+			j := 0
+			for range windows {
+				anchor, at := monoNow(), time.Duration(0)
+				for end := timerWindowEnd(j, dur); j < end; j++ {
+					at += dur(j)
+					deadline := anchor + int64(at)
+					if d := timerWait(deadline, monoNow()); d > 0 {
+						rt.Sleep(d)
+					} else {
+						rt.Yield()
+					}
+					out[j] = monoNow() - deadline
+					tag += timerWakeTag(timerKey(i, j))
+					wakes.Add(1)
+				}
 			}
+			steady.end(cpu0, wakes.Load())
 			tags.Add(tag)
 			if left.Add(-1) == 0 {
 				done.Fire()
@@ -144,23 +237,41 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 		rt.Yield()
 	}
 	env.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 = processCPU() // published to the coroutines by open
 	open.Store(true)
 	done.Wait()
-	cpu := processCPU() - cpu0
 	env.StopTimer()
-	return timerOutcome(samples, tags.Load(), cpu)
+	return timerOutcome(samples, tags.Load(), steady.cpu, steady.wakes)
+}
+
+// timerSteady is the CPU time and the wakes of a run's steady part: from
+// the gate's opening until the first coroutine has finished its windows,
+// while all n are sleeping. After that fewer coroutines remain, so the
+// tail offers less than the rate n stands for, and its CPU per wake (a
+// runtime waking for fewer timers at a time) is not the CPU a wake costs
+// at that rate.
+type timerSteady struct {
+	once  sync.Once
+	cpu   time.Duration
+	wakes int64
+}
+
+// end records the steady part's CPU time (since cpu0) and wakes when the
+// first coroutine finishes; later calls do nothing.
+func (s *timerSteady) end(cpu0 time.Duration, wakes int64) {
+	s.once.Do(func() { s.cpu, s.wakes = processCPU()-cpu0, wakes })
 }
 
 // timerOutcome checks that no wake came early and summarises the lateness.
 // cpu is the process's CPU time (user and system, every thread) over the
-// timed region: divided by the wakes, what one wake costs the machine,
+// steady part of the timed region (timerSteady), in which cpuWakes wakes
+// came: divided, what one wake costs the machine at the offered rate,
 // sleeping included, however the row waits (a row that spins to wake on
 // time pays for it here).
-func timerOutcome(samples []int64, checksum uint64, cpu time.Duration) (scenarios.Outcome, error) {
+func timerOutcome(samples []int64, checksum uint64, cpu time.Duration, cpuWakes int64) (scenarios.Outcome, error) {
 	for k, late := range samples {
 		if late < 0 {
-			return scenarios.Outcome{}, fmt.Errorf("timer: sleep %d (%v) woke %d ns before its deadline: the runtime's sleep returned early", k, timerDuration(k), -late)
+			return scenarios.Outcome{}, fmt.Errorf("timer: sample %d woke %d ns before its deadline: the runtime's sleep returned early", k, -late)
 		}
 	}
 	lat := summarizeLatencies(samples)
@@ -169,22 +280,26 @@ func timerOutcome(samples []int64, checksum uint64, cpu time.Duration) (scenario
 		Checksum: checksum,
 		Values: map[string]float64{"p50-ns/wake": lat.P50, "p90-ns/wake": lat.P90, "p99-ns/wake": lat.P99,
 			"p99.9-ns/wake": lat.P999, "max-ns/wake": lat.Max,
-			"cpu-ns/wake": float64(cpu.Nanoseconds()) / float64(max(1, len(samples)))},
+			"cpu-ns/wake": float64(cpu.Nanoseconds()) / float64(max(1, cpuWakes))},
 	}, nil
 }
 
 // timerStateMachine is the state-machine twin: one task per sleeping
 // coroutine, sleeping with Context.Sleep on the reactor's timers.
 func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
-	n, rounds := env.Int("n"), env.N
-	samples := make([]int64, n*rounds)
+	n, windows := env.Int("n"), env.N
+	off := timerPlan(n, windows)
+	samples := make([]int64, off[n])
 	var tags uint64 // one goroutine runs every task: no atomics needed
 	var open bool   // the start gate, opened by timerStarter
+	var wakes int64
+	var steady timerSteady
 	tasks := make([]timerTask, n)
 	s := stackless.New()
 	defer s.Close()
 	for i := range tasks {
-		tasks[i] = timerTask{i: i, n: n, rounds: rounds, samples: samples, tags: &tags, open: &open}
+		tasks[i] = timerTask{i: i, windows: windows, dur: timerDurations(i), out: samples[off[i]:off[i+1]], tags: &tags, open: &open,
+			wakes: &wakes, steady: &steady}
 		if err := s.Spawn(&tasks[i]); err != nil {
 			return scenarios.Outcome{}, err
 		}
@@ -192,29 +307,39 @@ func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	// Spawned last, the starter runs after every task's first resume
 	// (FIFO run queue): it starts the timed region and opens the gate.
 	starter := &timerStarter{env: env, open: &open}
+	for i := range tasks {
+		tasks[i].cpu0 = &starter.cpu0
+	}
 	if err := s.Spawn(starter); err != nil {
 		return scenarios.Outcome{}, err
 	}
 	env.StopTimer() // the driver started it; timerStarter restarts it
 	err := s.Run()
-	cpu := processCPU() - starter.cpu0
 	env.StopTimer()
 	if err != nil {
 		return scenarios.Outcome{}, err
 	}
-	return timerOutcome(samples, tags, cpu)
+	return timerOutcome(samples, tags, steady.cpu, steady.wakes)
 }
 
-// timerTask is one sleeping coroutine of timerBlocking lowered by hand.
+// timerTask is one sleeping coroutine of timerBlocking lowered by hand:
+// its loop variables (window w, sleep j, the window's end, anchor and
+// schedule offset at) are fields.
 type timerTask struct {
 	stackless.Coro
 	gateOpen, asleep bool
 	open             *bool
-	i, n, r, rounds  int
-	deadline         int64
+	i, w, windows    int
+	j, end           int
+	anchor, deadline int64
+	at               time.Duration
 	tag              uint64
-	samples          []int64
+	dur              func(j int) time.Duration
+	out              []int64
 	tags             *uint64
+	wakes            *int64         // every task's wakes so far
+	cpu0             *time.Duration // timerStarter.cpu0
+	steady           *timerSteady
 }
 
 func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
@@ -227,23 +352,32 @@ func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 		t.gateOpen = true
 	}
 	if t.asleep {
-		k := t.r*t.n + t.i
-		t.samples[k] = monoNow() - t.deadline
-		t.tag += timerWakeTag(k)
-		t.r++
+		t.out[t.j] = monoNow() - t.deadline
+		t.tag += timerWakeTag(timerKey(t.i, t.j))
+		t.j++
 		t.asleep = false
+		*t.wakes++
 	}
 	if err := c.Err(); err != nil {
 		return c.Fail(err)
 	}
-	if t.r == t.rounds {
-		*t.tags += t.tag
-		return c.Done()
+	if t.j == t.end { // the window is over (or none has started)
+		if t.w == t.windows {
+			t.steady.end(*t.cpu0, *t.wakes)
+			*t.tags += t.tag
+			return c.Done()
+		}
+		t.w++
+		t.anchor, t.at = monoNow(), 0
+		t.end = timerWindowEnd(t.j, t.dur)
 	}
-	d := timerDuration(t.r*t.n + t.i)
-	t.deadline = monoNow() + int64(d)
+	t.at += t.dur(t.j)
+	t.deadline = t.anchor + int64(t.at)
 	t.asleep = true
-	return c.Sleep(d)
+	if d := timerWait(t.deadline, monoNow()); d > 0 {
+		return c.Sleep(d)
+	}
+	return c.Yield()
 }
 
 // timerStarter is the state-machine twin of timerBlocking's wait for

@@ -12,12 +12,13 @@ import (
 func TestTimerDurationsAreSeededAndSpanTheRange(t *testing.T) {
 	lo, hi := time.Duration(math.MaxInt64), time.Duration(0)
 	for k := 0; k < 10000; k++ {
-		d := timerDuration(k)
+		key := timerKey(k%100, k/100)
+		d := timerDuration(key)
 		if d < timerMin || d > timerMax {
-			t.Fatalf("timerDuration(%d) = %v, outside [%v, %v]", k, d, timerMin, timerMax)
+			t.Fatalf("timerDuration(%#x) = %v, outside [%v, %v]", key, d, timerMin, timerMax)
 		}
-		if d != timerDuration(k) {
-			t.Fatalf("timerDuration(%d) is not deterministic", k)
+		if d != timerDuration(key) {
+			t.Fatalf("timerDuration(%#x) is not deterministic", key)
 		}
 		lo, hi = min(lo, d), max(hi, d)
 	}
@@ -26,33 +27,113 @@ func TestTimerDurationsAreSeededAndSpanTheRange(t *testing.T) {
 	if lo > timerMin+span/100 || hi < timerMax-span/100 {
 		t.Errorf("10000 durations span only [%v, %v] of [%v, %v]", lo, hi, timerMin, timerMax)
 	}
+	if timerKey(1, 0) == timerKey(0, 1) || timerKey(0, 1<<31) == timerKey(1, 1<<31) {
+		t.Error("timerKey maps two sleeps to one key")
+	}
 }
 
-func TestTimerChecksumCountsEachWakeOnce(t *testing.T) {
-	env := &scenarios.Env{N: 3, Params: map[string]string{"n": "4"}}
-	var sum uint64
-	for k := 0; k < 12; k++ {
-		sum += timerWakeTag(k)
+// TestTimerWindowEnd: a window holds the sleeps that start before
+// timerWindow (10 ms) from its start, so it lasts from 10 ms to 10 ms plus
+// one sleep; hand-computed schedules.
+func TestTimerWindowEnd(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name string
+		j0   int
+		durs []time.Duration // durs[j] is sleep j's duration
+		want int
+	}{
+		{"3 ms each: starts at 0, 3, 6, 9 ms", 0, []time.Duration{3 * ms, 3 * ms, 3 * ms, 3 * ms, 3 * ms}, 4},
+		{"5 ms each: starts at 0 and 5; the third would start at 10", 0, []time.Duration{5 * ms, 5 * ms, 5 * ms}, 2},
+		{"one sleep of the whole window", 0, []time.Duration{10 * ms, ms}, 1},
+		{"one sleep past the window", 0, []time.Duration{12 * ms, ms}, 1},
+		{"from sleep 2: 4 + 4 + 1.9 < 10, +0.2 crosses", 2, []time.Duration{9 * ms, 9 * ms, 4 * ms, 4 * ms, 1900 * time.Microsecond, 200 * time.Microsecond, 5 * ms}, 6},
+		{"50 µs each: 200 sleeps", 0, nil, 200},
 	}
-	if got := timerWant(env); got != sum {
-		t.Fatalf("timerWant = %#x, want the sum of 12 wake tags %#x", got, sum)
+	for _, c := range cases {
+		dur := func(j int) time.Duration {
+			if c.durs == nil {
+				return timerMin
+			}
+			return c.durs[j]
+		}
+		if got := timerWindowEnd(c.j0, dur); got != c.want {
+			t.Errorf("%s: timerWindowEnd(%d) = %d, want %d", c.name, c.j0, got, c.want)
+		}
+	}
+}
+
+// TestTimerPlanFollowsTheWindows: with the real durations, every window of
+// every coroutine lasts [10 ms, 15 ms), its last sleep starting before 10
+// ms; the plan gives each coroutine one slot per sleep of its N windows;
+// the checksum is the sum of those sleeps' tags. And coroutine i's
+// schedule does not depend on n.
+func TestTimerPlanFollowsTheWindows(t *testing.T) {
+	const n, windows = 50, 3
+	off := timerPlan(n, windows)
+	var want uint64
+	for i := 0; i < n; i++ {
+		dur := timerDurations(i)
+		j := 0
+		for w := 0; w < windows; w++ {
+			start, at := j, time.Duration(0)
+			for j = start; at < timerWindow; j++ {
+				at += dur(j)
+			}
+			last := dur(j - 1)
+			if at < timerWindow || at-last >= timerWindow || at >= timerWindow+timerMax {
+				t.Fatalf("coroutine %d window %d: sleeps %d..%d end at %v (last %v)", i, w, start, j-1, at, last)
+			}
+			if end := timerWindowEnd(start, dur); end != j {
+				t.Fatalf("coroutine %d window %d: timerWindowEnd(%d) = %d, want %d", i, w, start, end, j)
+			}
+		}
+		if got := off[i+1] - off[i]; got != j {
+			t.Fatalf("coroutine %d: %d slots, want %d sleeps", i, got, j)
+		}
+		for k := 0; k < j; k++ {
+			want += timerWakeTag(timerKey(i, k))
+		}
+	}
+	// About 4.5 sleeps per window (10 ms / 2.525 ms, plus the one that
+	// crosses the end): the offered rate is n / timerMeanSleep.
+	if per := float64(off[n]) / (n * windows); per < 3.5 || per > 5.5 {
+		t.Errorf("%.2f sleeps per window", per)
+	}
+	env := &scenarios.Env{N: windows, Params: map[string]string{"n": "50"}}
+	if got := timerWant(env); got != want {
+		t.Fatalf("timerWant = %#x, want the sum of the planned sleeps' tags %#x", got, want)
 	}
 	// A lost wake and a duplicated one do not cancel out.
-	if sum-timerWakeTag(5)+timerWakeTag(6) == sum {
-		t.Fatal("tags 5 and 6 are equal")
+	if timerWakeTag(timerKey(0, 1)) == timerWakeTag(timerKey(0, 2)) {
+		t.Fatal("two wake tags are equal")
+	}
+	if small := timerPlan(3, windows); small[1] != off[1] || small[3] != off[3] {
+		t.Errorf("coroutines 0..2 plan %v with n=3, %v with n=50: want the same schedule", small, off[:4])
+	}
+}
+
+func TestTimerWait(t *testing.T) {
+	for _, c := range []struct {
+		deadline, now int64
+		want          time.Duration
+	}{{100, 40, 60}, {100, 100, 0}, {100, 150, 0}} {
+		if got := timerWait(c.deadline, c.now); got != c.want {
+			t.Errorf("timerWait(deadline %d, now %d) = %v, want %v", c.deadline, c.now, got, c.want)
+		}
 	}
 }
 
 func TestTimerOutcomeRejectsAnEarlyWake(t *testing.T) {
-	_, err := timerOutcome([]int64{10, -3, 20}, 0, 0)
+	_, err := timerOutcome([]int64{10, -3, 20}, 0, 0, 0)
 	if err == nil || !strings.Contains(err.Error(), "before its deadline") {
 		t.Fatalf("timerOutcome = %v, want an error about a wake before its deadline", err)
 	}
-	out, err := timerOutcome([]int64{30, 10, 20}, 7, 90*time.Nanosecond)
+	out, err := timerOutcome([]int64{30, 10, 20}, 7, 90*time.Nanosecond, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 || out.Values["cpu-ns/wake"] != 30 {
+	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 || out.Values["cpu-ns/wake"] != 45 {
 		t.Fatalf("timerOutcome = %+v", out)
 	}
 }
@@ -119,3 +200,21 @@ func TestTimerFloorNamesTheWait(t *testing.T) {
 		t.Errorf("stackful-asm timer floor %q does not name the reactor's epoll wait", floor)
 	}
 }
+
+// TestTimerSteadyKeepsTheFirstEnd: the steady part ends when the first
+// coroutine finishes; the later ones do not move it.
+func TestTimerSteadyKeepsTheFirstEnd(t *testing.T) {
+	var s timerSteady
+	cpu0 := processCPU()
+	s.end(cpu0, 5)
+	first := s.cpu
+	for i := 0; i < 1e6; i++ { // burn some CPU: a later end would see more
+		timerSink += splitmix64(uint64(i))
+	}
+	s.end(cpu0, 9)
+	if s.wakes != 5 || s.cpu != first || s.cpu < 0 {
+		t.Errorf("steady part: %d wakes, cpu %v (first end read %v); want the first end's 5 wakes and its cpu", s.wakes, s.cpu, first)
+	}
+}
+
+var timerSink uint64

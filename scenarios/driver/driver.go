@@ -1,40 +1,49 @@
 // Package driver measures one cell (scenario × row × parameter values) in
 // the current process, the way benchrun's child processes do: it grows the
-// iteration count until one timed run lasts at least the bench time (the
-// earlier runs are the warm-up), under one GC policy for every row (a
-// forced GC, then the collector held off for the run), and checks the
-// checksum. It is the measurement apart from the workloads (the scenario
-// bodies, package scenarios/bodies) and the runtimes (package
-// scenarios/rows), which it reaches only through the scenarios registry.
+// iteration count until one run lasts at least its share of the bench time
+// (these runs are the warm-up), then makes several timed runs with that
+// count and reports, per metric, their median; every run under one GC
+// policy for every row (a forced GC, a heap pre-grown to what the run will
+// allocate, then the collector held off for the run; gcpolicy.go), and
+// every run held to its checksum. It is the measurement apart from the
+// workloads (the scenario bodies, package scenarios/bodies) and the
+// runtimes (package scenarios/rows), which it reaches only through the
+// scenarios registry. See docs/design.md §6 (Measurement).
 package driver
 
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"runtime/debug"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/corobench/corobench/scenarios"
 )
 
-// GC policies, as written to the results file's gc-policy config line.
-const (
-	// GCPolicy is the default, under which every row measures: a forced
-	// collection before each timed run, then the collector held off for it
-	// (as golang/benchmarks' sweet does). The asm row cannot run any other
-	// way (docs/design.md §3), so this is what makes the rows comparable.
-	GCPolicy = "forced-gc-then-off"
-	// GCPolicyOn leaves the collector on during the timed run, for the
-	// GC-safe rows: it shows what collection costs them. The asm row
-	// reports not supported under it.
-	GCPolicyOn = "forced-gc-then-on"
-)
+// DefaultRuns is how many timed runs a cell makes in one process after its
+// warm-up, each of at least Benchtime/DefaultRuns (JMH's measurement
+// iterations inside a fork); fewer, each longer, when a run's untimed
+// set-up is so long that five would take more than timedBudget bench
+// times (runsFor). The process reports the median of each
+// metric over them: a burst of another tenant's work that hits one or two
+// runs does not move the process's figure, where it moved the mean of one
+// long run. Odd, so that the median is one run's figure. Why one figure per
+// process and not one per run: benchstat takes each result line for an
+// independent sample, and the runs of one process are not independent of
+// each other (they share the process's address layout, its CPU and the
+// stretch of time it ran in); the processes are the samples.
+const DefaultRuns = 5
 
 // Options tune Measure.
 type Options struct {
-	// Benchtime is the least duration of the timed run.
+	// Benchtime is the least total duration of the timed runs: each of
+	// the Runs timed runs lasts at least Benchtime/Runs.
 	Benchtime time.Duration
+	// Runs is the number of timed runs after the warm-up; 0 means
+	// DefaultRuns. A FixedIters scenario runs once whatever it says, and
+	// so does a run with FinalStart set (one run of Benchtime).
+	Runs int
 	// GCOn selects GCPolicyOn instead of GCPolicy.
 	GCOn bool
 	// Loadgen starts the echo scenario's load generator in a process of
@@ -52,18 +61,24 @@ type Options struct {
 	FinalStop  func()
 }
 
-// Sample is the measurement of one cell: the values of the scenario's
-// metrics over one timed run of Iters iterations.
+// Sample is the measurement of one cell in one process: Iters iterations
+// per timed run, and the values of the scenario's metrics, each the median
+// over the timed runs.
 type Sample struct {
 	Iters  int
 	Values []float64 // in the order of Scenario.Metrics
+	// Runs holds each timed run's values, in run order (one entry for a
+	// FixedIters scenario), so a reader can see the spread inside the
+	// process that the median hides.
+	Runs [][]float64
 }
 
 // Measure runs one cell in this process. It grows the iteration count as
-// testing.B does until a timed run lasts at least benchtime (the earlier
-// runs are the warm-up; a FixedIters scenario runs once), and returns that
-// run's figures. A checksum mismatch is an error; so is a row that does not
-// support the scenario (a *NotSupportedError).
+// testing.B does until a run lasts at least benchtime/DefaultRuns (these
+// runs are the warm-up; a FixedIters scenario runs once), then makes
+// DefaultRuns timed runs with that count and returns the median of each
+// metric over them. A checksum mismatch is an error; so is a row that does
+// not support the scenario (a *NotSupportedError).
 func Measure(s *scenarios.Scenario, row scenarios.Row, params map[string]string, benchtime time.Duration) (*Sample, error) {
 	return MeasureWith(s, row, params, Options{Benchtime: benchtime})
 }
@@ -76,34 +91,94 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	if d, ok := row.Def(); ok && opts.GCOn && d.NoGCOn != "" {
 		return nil, scenarios.NotSupported("%s", d.NoGCOn)
 	}
-	benchtime := opts.Benchtime
+	if opts.Runs < 0 {
+		return nil, fmt.Errorf("driver: Options.Runs %d: want 0 (the default, %d) or more timed runs", opts.Runs, DefaultRuns)
+	}
+	gc := newGCPolicy(opts.GCOn)
+	gc.cold = measuresResidentMemory(s)
+	defer gc.end()
 	hooked := opts.FinalStart != nil
 	if fixed := s.Iters(params); fixed > 0 {
-		env, out, err := runOnce(s, row, params, fixed, opts, hooked)
+		// No warm-up run to learn the heap the run needs from (its size
+		// is its parameter, and a second run would not be cold):
+		// pre-grow a fixed floor. Not for a Cycles scenario: its caller
+		// repeats this measurement and drops the first, so the later
+		// cycles reuse the heap of the ones before, and a floor regrown
+		// each cycle (the scavenger returns it between measurements)
+		// doubled its cost.
+		warm := uint64(fixedWarmHeap)
+		if s.Cycles {
+			warm = 0
+		}
+		r, err := runOnce(s, row, params, fixed, opts, gc, warm, hooked)
 		if err != nil {
 			return nil, err
 		}
-		return sample(s, env, out)
+		return summarize(s, []*run{r})
+	}
+	runs := orDefault(opts.Runs, DefaultRuns)
+	each := opts.Benchtime / time.Duration(runs)
+	if hooked {
+		// The profiler wants one run of the whole bench time.
+		runs, each = 1, opts.Benchtime
 	}
 	const maxIters = 1 << 30
 	n := 1
+	var last *run
 	for {
-		env, out, err := runOnce(s, row, params, n, opts, false)
+		r, err := runOnce(s, row, params, n, opts, gc, last.heapFor(n), false)
 		if err != nil {
 			return nil, err
 		}
-		if env.Elapsed() >= benchtime || n >= maxIters {
-			if hooked {
-				// The run that counts is only known once it has run:
-				// repeat it with the hooks around it.
-				if env, out, err = runOnce(s, row, params, n, opts, true); err != nil {
-					return nil, err
-				}
-			}
-			return sample(s, env, out)
+		last = r
+		if r.env.Elapsed() >= each || n >= maxIters {
+			break
 		}
-		n = nextIters(n, env.Elapsed(), benchtime)
+		n = nextIters(n, r.env.Elapsed(), each)
 	}
+	if !hooked && opts.Runs == 0 {
+		// As many timed runs as the cell's budget holds: a cell whose
+		// every run has a long untimed set-up (Yield n=262144 spawns
+		// its coroutines anew in each) makes fewer, each longer, so
+		// that the timed time stays the bench time.
+		if runs = runsFor(last.wall, opts.Benchtime); runs < DefaultRuns {
+			if each = opts.Benchtime / time.Duration(runs); last.env.Elapsed() < each {
+				n = nextIters(n, last.env.Elapsed(), each)
+			}
+		}
+	}
+	// The warm-up is over: the runs that count, with the same count.
+	timed := make([]*run, runs)
+	for i := range timed {
+		r, err := runOnce(s, row, params, n, opts, gc, last.heapFor(n), hooked)
+		if err != nil {
+			return nil, err
+		}
+		timed[i], last = r, r
+	}
+	return summarize(s, timed)
+}
+
+// timedBudget is what a cell's timed runs may take in one process, in bench
+// times, their set-up, checksum and GC policy included.
+const timedBudget = 2
+
+// runsFor is how many timed runs fit the budget when one run takes wall
+// (set-up included): DefaultRuns when they all fit, fewer (at least one)
+// when they do not.
+func runsFor(wall, benchtime time.Duration) int {
+	if wall <= 0 {
+		return DefaultRuns
+	}
+	return int(max(1, min(DefaultRuns, int64(timedBudget*benchtime/wall))))
+}
+
+// orDefault returns v, or def when v is 0.
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 // nextIters predicts the iteration count that fills benchtime, as
@@ -135,19 +210,45 @@ func checkParams(s *scenarios.Scenario, params map[string]string) error {
 	return nil
 }
 
-// runOnce runs the row's body once with n iterations under the GC policy;
-// final brackets it with opts.FinalStart and FinalStop.
-func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string, n int, opts Options, final bool) (*scenarios.Env, scenarios.Outcome, error) {
-	env := &scenarios.Env{N: n, Params: params, Loadgen: opts.Loadgen}
-	runtime.GC()
-	if !opts.GCOn {
-		old := debug.SetGCPercent(-1)
-		defer debug.SetGCPercent(old)
+// run is one run of a cell: its Env (time, allocations and faults of the
+// timed region), the body's outcome, and the heap it used.
+type run struct {
+	env *scenarios.Env
+	out scenarios.Outcome
+	// heap is how much the run took from Go's page heap for objects and
+	// stacks (HeapInuse + StackInuse, after − before: with the collector
+	// off nothing is freed), set-up included. 0 under GCPolicyOn.
+	heap uint64
+	// wall is what the run took in all: GC policy, set-up, body,
+	// checksum.
+	wall time.Duration
+}
+
+// heapFor is the free, already-touched heap a run of n iterations should
+// start with: what this run took, scaled to n, an eighth over (the size
+// classes of a bigger run need not fill as neatly). A nil run (the first
+// warm-up run) asks for none.
+func (r *run) heapFor(n int) uint64 {
+	if r == nil || r.env.N <= 0 {
+		return 0
 	}
+	want := float64(r.heap) * float64(n) / float64(r.env.N)
+	want += want / 8
+	return uint64(min(want, float64(maxWarmHeap)))
+}
+
+// runOnce runs the row's body once with n iterations under the GC policy,
+// with at least warm bytes of free, touched heap (GCPolicy); final
+// brackets it with opts.FinalStart and FinalStop.
+func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string, n int, opts Options, gc *gcPolicy, warm uint64, final bool) (*run, error) {
+	start := time.Now()
+	env := &scenarios.Env{N: n, Params: params, Loadgen: opts.Loadgen}
+	gc.before(warm)
+	heap0 := gc.heapInUse() // before FinalStart: it stops the world
 	var stop func()
 	if final {
 		if err := opts.FinalStart(); err != nil {
-			return nil, scenarios.Outcome{}, err
+			return nil, err
 		}
 		stop = opts.FinalStop
 	}
@@ -155,10 +256,19 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	if stop != nil {
 		stop() // before the checksum: Want may take a while
 	}
+	gc.after()
 	if err != nil {
-		return nil, out, err
+		return nil, err
 	}
-	return check(s, row, env, out)
+	r := &run{out: out}
+	if heap1 := gc.heapInUse(); heap1 > heap0 {
+		r.heap = heap1 - heap0
+	}
+	if err := check(s, row, env, out); err != nil {
+		return nil, err
+	}
+	r.env, r.wall = env, time.Since(start)
+	return r, nil
 }
 
 // runBody runs the state-machine body or, on the row's runtime, the
@@ -223,33 +333,70 @@ func callBody(s *scenarios.Scenario, row scenarios.Row, params map[string]string
 }
 
 // check holds a run to its checksum and operation count.
-func check(s *scenarios.Scenario, row scenarios.Row, env *scenarios.Env, out scenarios.Outcome) (*scenarios.Env, scenarios.Outcome, error) {
+func check(s *scenarios.Scenario, row scenarios.Row, env *scenarios.Env, out scenarios.Outcome) error {
 	if want := s.Want(env); out.Checksum != want {
-		return nil, out, fmt.Errorf("checksum mismatch: %s on %s with N=%d produced %#x, want %#x: the body did not do the work the scenario defines", s.Name, row, env.N, out.Checksum, want)
+		return fmt.Errorf("checksum mismatch: %s on %s with N=%d produced %#x, want %#x: the body did not do the work the scenario defines", s.Name, row, env.N, out.Checksum, want)
 	}
 	if out.Ops <= 0 {
-		return nil, out, fmt.Errorf("scenario %s on %s reported %d operations; the per-operation metrics need at least one", s.Name, row, out.Ops)
+		return fmt.Errorf("scenario %s on %s reported %d operations; the per-operation metrics need at least one", s.Name, row, out.Ops)
 	}
-	return env, out, nil
+	return nil
 }
 
-func sample(s *scenarios.Scenario, env *scenarios.Env, out scenarios.Outcome) (*Sample, error) {
-	sm := &Sample{Iters: env.N, Values: make([]float64, len(s.Metrics))}
+// summarize turns the timed runs into the process's sample: each
+// metric's median over them (median), and each run's values.
+func summarize(s *scenarios.Scenario, runs []*run) (*Sample, error) {
+	sm := &Sample{Iters: runs[0].env.N, Values: make([]float64, len(s.Metrics))}
+	for _, r := range runs {
+		v, err := values(s, r.env, r.out)
+		if err != nil {
+			return nil, err
+		}
+		sm.Runs = append(sm.Runs, v)
+	}
+	col := make([]float64, len(runs))
+	for i := range s.Metrics {
+		for j, v := range sm.Runs {
+			col[j] = v[i]
+		}
+		sm.Values[i] = median(col)
+	}
+	return sm, nil
+}
+
+// median is the middle of xs (the mean of the two middle values when
+// their count is even); it leaves xs as it was. NaN for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// values is one run's figures, in the order of s.Metrics.
+func values(s *scenarios.Scenario, env *scenarios.Env, out scenarios.Outcome) ([]float64, error) {
+	vs := make([]float64, len(s.Metrics))
 	for i, m := range s.Metrics {
 		switch m.Kind {
 		case scenarios.TimePerOp:
-			sm.Values[i] = float64(env.Elapsed().Nanoseconds()) / float64(out.Ops)
+			vs[i] = float64(env.Elapsed().Nanoseconds()) / float64(out.Ops)
 		case scenarios.AllocsPerOp:
-			sm.Values[i] = float64(env.Allocs()) / float64(out.Ops)
+			vs[i] = float64(env.Allocs()) / float64(out.Ops)
 		case scenarios.FaultsPerOp:
-			sm.Values[i] = float64(env.Faults()) / float64(out.Ops)
+			vs[i] = float64(env.Faults()) / float64(out.Ops)
 		case scenarios.BodyMeasured:
 			v, ok := out.Values[m.Unit]
 			if !ok {
 				return nil, fmt.Errorf("scenario %s did not report its metric %s", s.Name, m.Unit)
 			}
-			sm.Values[i] = v
+			vs[i] = v
 		}
 	}
-	return sm, nil
+	return vs, nil
 }

@@ -1,9 +1,13 @@
 package driver
 
 import (
+	"math"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -184,5 +188,331 @@ func TestFreshRuntimeCallsTheBodyPerIteration(t *testing.T) {
 	}
 	if sm.Values[0] >= float64(time.Millisecond) {
 		t.Errorf("%v ns/op: the untimed sleep was timed", sm.Values[0])
+	}
+}
+
+func TestMedian(t *testing.T) {
+	cases := []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{5, 1, 100, 3, 2}, 3}, // odd: the middle one, whatever the order
+		{[]float64{4, 1, 3, 2}, 2.5},    // even: the mean of the two middle ones
+		{[]float64{7}, 7},
+		{[]float64{2, 2, 9}, 2},
+	}
+	for _, c := range cases {
+		in := slices.Clone(c.in)
+		if got := median(in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+		if !slices.Equal(in, c.in) {
+			t.Errorf("median reordered its input: %v", in)
+		}
+	}
+	if got := median(nil); !math.IsNaN(got) {
+		t.Errorf("median(nil) = %v, want NaN", got)
+	}
+}
+
+// scriptedScenario's body sleeps its timed region (so one iteration fills
+// any run's share of a small bench time: the warm-up is one run) and
+// reports, as its one body-measured metric, script[call] for the call-th
+// call of the body (call 0 is the warm-up).
+func scriptedScenario(script []float64, calls *[]int) *scenarios.Scenario {
+	return &scenarios.Scenario{
+		Name: "scripted", Bench: "Scripted",
+		Metrics: []scenarios.Metric{{Unit: "v", Kind: scenarios.BodyMeasured}, {Unit: "ns/op", Kind: scenarios.TimePerOp}},
+		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			i := len(*calls)
+			*calls = append(*calls, env.N)
+			env.ResetTimer()
+			time.Sleep(time.Duration(env.N) * time.Millisecond)
+			env.StopTimer()
+			return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N), Values: map[string]float64{"v": script[i]}}, nil
+		},
+		Want: func(env *scenarios.Env) uint64 { return uint64(env.N) },
+	}
+}
+
+// TestTimedRunsReportTheirMedian: after the warm-up the driver makes Runs
+// timed runs with the warm-up's iteration count, and each metric is the
+// median over them (the warm-up's figure, an outlier here, is not one of
+// them).
+func TestTimedRunsReportTheirMedian(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	for _, c := range []struct {
+		runs int
+		want float64
+	}{{5, 5}, {3, 5}, {1, 1000}} {
+		var calls []int
+		script := []float64{-1e9, 1000, 5, 1, 100, 3, 2}
+		s := scriptedScenario(script, &calls)
+		sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, Options{Benchtime: time.Millisecond, Runs: c.runs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := orDefault(c.runs, DefaultRuns)
+		if len(calls) != 1+runs || len(sm.Runs) != runs {
+			t.Fatalf("Runs=%d: body called with N %v, %d runs reported: want one warm-up and %d timed runs", c.runs, calls, len(sm.Runs), runs)
+		}
+		for i, n := range calls {
+			if n != calls[0] || n != sm.Iters {
+				t.Errorf("Runs=%d: call %d has N=%d, warm-up N=%d, reported Iters=%d: want one count", c.runs, i, n, calls[0], sm.Iters)
+			}
+		}
+		for i, v := range sm.Runs {
+			if v[0] != script[1+i] {
+				t.Errorf("Runs=%d: run %d reported %v, want %v", c.runs, i, v[0], script[1+i])
+			}
+		}
+		if sm.Values[0] != c.want {
+			t.Errorf("Runs=%d: value %v, want the median of %v = %v", c.runs, sm.Values[0], script[1:1+runs], c.want)
+		}
+		if sm.Values[1] < float64(time.Millisecond) {
+			t.Errorf("Runs=%d: %v ns/op for a 1 ms sleep", c.runs, sm.Values[1])
+		}
+	}
+	// Runs=0: DefaultRuns for a cell whose runs are cheap (each run here
+	// is about 12 ms of a 50 ms bench time's 100 ms budget: 8 would fit).
+	var calls []int
+	sm, err := Measure(scriptedScenario(make([]float64, 100), &calls), scenarios.GoroutineSingle, nil, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sm.Runs) != DefaultRuns {
+		t.Errorf("default: %d timed runs (calls with N %v), want %d", len(sm.Runs), calls, DefaultRuns)
+	}
+	calls = nil
+	if _, err := MeasureWith(scriptedScenario(nil, &calls), scenarios.GoroutineSingle, nil, Options{Benchtime: time.Millisecond, Runs: -1}); err == nil || !strings.Contains(err.Error(), "Runs") {
+		t.Errorf("Runs=-1: err %v, want one naming Options.Runs", err)
+	}
+}
+
+// allocScenario's body allocates and writes pages fresh blocks of one page
+// each per operation and keeps them (a body whose figure, on fresh heap
+// pages, is first-touch faults).
+func allocScenario(pages int) *scenarios.Scenario {
+	return &scenarios.Scenario{
+		Name: "alloc", Bench: "Alloc",
+		Metrics: []scenarios.Metric{{Unit: "ns/op", Kind: scenarios.TimePerOp}, scenarios.FaultsMetric},
+		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			page := os.Getpagesize()
+			keep := make([][]byte, 0, pages*env.N)
+			env.ResetTimer()
+			for range pages * env.N {
+				b := make([]byte, page)
+				b[0] = 1
+				keep = append(keep, b)
+			}
+			env.StopTimer()
+			allocSink = keep
+			return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N)}, nil
+		},
+		Want: func(env *scenarios.Env) uint64 { return uint64(env.N) },
+	}
+}
+
+var allocSink [][]byte
+
+// TestWarmHeapSparesFirstTouchFaults: a run that allocates 16 pages per
+// operation faults about 16 times per operation on a heap just returned to
+// the OS, and under an eighth of that when the policy has pre-grown the
+// heap to what the same run took before. Fault counts, not times: the
+// test does not depend on the machine's load.
+func TestWarmHeapSparesFirstTouchFaults(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	const pages, n = 16, 500
+	s := allocScenario(pages)
+	gc := newGCPolicy(false)
+	defer gc.end()
+	debug.FreeOSMemory()
+	cold, err := runOnce(s, scenarios.GoroutineSingle, nil, n, Options{}, gc, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cold.heap < pages*n*uint64(os.Getpagesize()) {
+		t.Errorf("the run took %d bytes of heap, want at least the %d pages it kept", cold.heap, pages*n)
+	}
+	allocSink = nil
+	debug.FreeOSMemory()
+	warm, err := runOnce(s, scenarios.GoroutineSingle, nil, n, Options{}, gc, cold.heapFor(n), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocSink = nil
+	coldF, warmF := float64(cold.env.Faults())/n, float64(warm.env.Faults())/n
+	if coldF < pages/2 {
+		t.Fatalf("on a released heap: %.2f faults/op for %d fresh pages/op: the premise of the test (fresh pages fault) does not hold", coldF, pages)
+	}
+	if warmF > coldF/8 {
+		t.Errorf("pre-grown heap (%d bytes free and touched): %.2f faults/op, against %.2f on a released heap: want under an eighth", gc.warm, warmF, coldF)
+	}
+	// Through Measure: every timed run is warm, the first one too.
+	sm, err := Measure(s, scenarios.GoroutineSingle, nil, 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range sm.Runs {
+		if v[1] > pages/8 {
+			t.Errorf("Measure: timed run %d read %.2f faults/op for %d pages/op", i, v[1], pages)
+		}
+	}
+}
+
+// TestPolicyHoldsTheCollectorOffWithAWarmHeap: before leaves the collector
+// off and at least the asked-for heap free and touched; end restores the
+// collector's percent.
+func TestPolicyHoldsTheCollectorOffWithAWarmHeap(t *testing.T) {
+	old := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(old)
+	gc := newGCPolicy(false)
+	const want = 48 << 20
+	debug.FreeOSMemory()
+	gc.before(want)
+	free := residentFree()
+	pct := debug.SetGCPercent(-1)
+	gc.after()
+	gc.end()
+	if pct != -1 {
+		t.Errorf("collector percent %d during the run, want -1 (off)", pct)
+	}
+	if free < want || gc.warm < want {
+		t.Errorf("free touched heap %d (policy saw %d), want at least %d", free, gc.warm, want)
+	}
+	if p := debug.SetGCPercent(77); p != 77 {
+		t.Errorf("after end the collector's percent is %d, want the 77 it had", p)
+	}
+}
+
+// TestGoroutinesStartAtTheDefaultStack: whatever the depth of the
+// driver's caller, goroutines started in a run get Go's default 2 KiB
+// stack; without the ballast a deep caller makes them start bigger (which
+// is what the ballast is for).
+func TestGoroutinesStartAtTheDefaultStack(t *testing.T) {
+	if strings.Contains(os.Getenv("GODEBUG"), "adaptivestackstart=0") {
+		t.Skip("GODEBUG turns adaptive starting stacks off")
+	}
+	perG := func(ballast int) float64 {
+		gc := newGCPolicy(false)
+		gc.ballast = ballast
+		defer gc.end()
+		deep(256, func() { gc.before(0) }) // a caller ~64 KiB deep
+		defer gc.after()
+		const n = 2000
+		gate := make(chan struct{})
+		var ms0, ms1 runtime.MemStats
+		runtime.ReadMemStats(&ms0)
+		var started sync.WaitGroup
+		started.Add(n)
+		for range n {
+			go func() { started.Done(); <-gate }()
+		}
+		started.Wait()
+		runtime.ReadMemStats(&ms1)
+		close(gate)
+		return float64(ms1.StackInuse-ms0.StackInuse) / n
+	}
+	// The premise: without the ballast, this Go starts goroutines bigger
+	// after a collection that scanned a deep caller.
+	without := perG(0)
+	if without <= 2048*1.25 {
+		t.Fatalf("without the ballast: %.0f B of stack per goroutine: this Go did not grow the starting stack for a deep caller, so the test shows nothing", without)
+	}
+	with := perG(stackBallast)
+	switch {
+	case raceOn && with >= without:
+		// The race detector's bigger frames make even a parked
+		// goroutine's stack deep: the ballast lowers the average, not
+		// to 2 KiB.
+		t.Errorf("race build: %.0f B of stack per goroutine with the ballast, %.0f B without: want less", with, without)
+	case !raceOn && with > 2048*1.25:
+		t.Errorf("with the ballast: %.0f B of stack per goroutine (%.0f B without), want Go's default 2048", with, without)
+	}
+}
+
+// deep calls f from depth frames of 256 bytes each.
+func deep(depth int, f func()) {
+	var pad [256]byte
+	if depth == 0 {
+		f()
+		return
+	}
+	deep(depth-1, f)
+	deepSink = pad[depth%256]
+}
+
+var deepSink byte
+
+// TestResidentMemoryScenariosRunCold: the scenarios that measure the
+// growth of the resident set (memory, burst) get no warm heap, the others
+// do.
+func TestResidentMemoryScenariosRunCold(t *testing.T) {
+	for _, s := range scenarios.All {
+		want := s.Name == "memory" || s.Name == "burst"
+		if got := measuresResidentMemory(s); got != want {
+			t.Errorf("%s: measuresResidentMemory = %v, want %v", s.Name, got, want)
+		}
+	}
+	gc := newGCPolicy(false)
+	gc.cold = true
+	defer gc.end()
+	debug.FreeOSMemory()
+	gc.before(64 << 20)
+	gc.after()
+	if gc.warm >= 64<<20 {
+		t.Errorf("a cold policy left %d bytes of warm heap, want none grown", gc.warm)
+	}
+}
+
+func TestRunsForHoldsTheBudget(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		wall, benchtime time.Duration
+		want            int
+	}{
+		{25 * ms, 100 * ms, DefaultRuns}, // 8 would fit: the default
+		{40 * ms, 100 * ms, 5},           // exactly 200 ms
+		{80 * ms, 100 * ms, 2},           // 2.5 fit
+		{150 * ms, 100 * ms, 1},
+		{3 * time.Second, 100 * ms, 1}, // never none
+		{0, 100 * ms, DefaultRuns},     // nothing measured
+	}
+	for _, c := range cases {
+		if got := runsFor(c.wall, c.benchtime); got != c.want {
+			t.Errorf("runsFor(%v, %v) = %d, want %d", c.wall, c.benchtime, got, c.want)
+		}
+	}
+}
+
+// TestSlowSetUpMakesFewerLongerRuns: a cell whose every run has an
+// untimed set-up longer than the bench time makes one timed run, grown to
+// the whole bench time.
+func TestSlowSetUpMakesFewerLongerRuns(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	var calls []int
+	s := &scenarios.Scenario{
+		Name: "slow", Bench: "Slow",
+		Metrics: []scenarios.Metric{{Unit: "ns/op", Kind: scenarios.TimePerOp}},
+		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			calls = append(calls, env.N)
+			time.Sleep(100 * time.Millisecond) // untimed set-up
+			env.ResetTimer()
+			time.Sleep(time.Duration(env.N) * time.Millisecond)
+			env.StopTimer()
+			return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N)}, nil
+		},
+		Want: func(env *scenarios.Env) uint64 { return uint64(env.N) },
+	}
+	// Bench time 40 ms: the warm-up stops once a run's timed region
+	// lasts 8 ms (N of 8 or so); a run takes over 100 ms, more than the
+	// 80 ms budget, so one timed run, grown toward 40 ms.
+	sm, err := Measure(s, scenarios.GoroutineSingle, nil, 40*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm := calls[len(calls)-2]
+	if len(sm.Runs) != 1 || calls[len(calls)-1] != sm.Iters || sm.Iters <= warm {
+		t.Errorf("calls with N %v, %d timed runs of N=%d: want one timed run, with more iterations than the warm-up's %d", calls, len(sm.Runs), sm.Iters, warm)
 	}
 }

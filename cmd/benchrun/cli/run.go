@@ -16,6 +16,7 @@ import (
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/harness"
 	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // runMain is `benchrun [flags]`: a benchmark run, or --list.
@@ -95,11 +96,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(params, "param", "override a sweep: key=v1,v2 (repeatable; applies to every selected scenario with that parameter)")
 	count := fs.Int("count", 10, "repetitions of every cell (>= 6 gives benchstat a confidence interval); --quick defaults to 6")
 	timeout := fs.Duration("timeout", 2*time.Minute, "wall-clock limit per cell; a cell past it is killed and marked failed")
-	benchtime := fs.Duration("benchtime", 100*time.Millisecond, "minimum duration of one timed run inside a cell; --quick defaults to 10ms")
+	benchtime := fs.Duration("benchtime", 100*time.Millisecond, fmt.Sprintf("minimum total duration of a cell's timed runs in one process (it makes %d, each at least 1/%d of it, and reports their median); --quick defaults to 10ms", driver.DefaultRuns, driver.DefaultRuns))
 	quick := fs.Bool("quick", false, "small sweeps, short bench time and 6 repetitions: a smoke run of every cell")
 	out := fs.String("out", harness.DefaultDir("results"), "directory for the results file and run log; the default is results/ at the root of the corobench checkout the working directory is in")
 	noReport := fs.Bool("no-report", false, "do not write a report at the end of the run")
-	gcOn := fs.Bool("gc-on", false, "leave the garbage collector on during timed runs, to show what it costs the GC-safe rows (stackful-asm reports not supported); default: forced GC, then off, for every row")
+	gcOn := fs.Bool("gc-on", false, "leave the garbage collector on during timed runs, to show what it costs the GC-safe rows (stackful-asm reports not supported); default: forced GC, a warm heap, then the collector off, for every row")
 	reports := fs.String("reports", harness.DefaultDir("reports"), "directory under which the run's report goes, as <runstamp>/index.html")
 	list := fs.Bool("list", false, "list the scenarios, their parameters and units, and the rows, then exit")
 	noise := addNoiseFlags(fs)

@@ -34,13 +34,16 @@
 //  5. In the child, cli.Main dispatches to ChildMain, which looks the
 //     scenario and the row up in the registry and calls
 //     driver.MeasureWith.
-//  6. MeasureWith grows the iteration count until a timed run lasts the
-//     bench time; each try is runOnce: a forced GC, the collector held off,
-//     then the body — the state machine for the stackless row, else the
-//     blocking body inside the row's runtime (Row.RunBlocking, the row's
-//     RowDef.RunBlocking) — and the checksum checked against Scenario.Want.
-//  7. sample turns the last run into the scenario's metrics; ChildMain
-//     writes them (or "not supported: reason") to stdout as one JSON line.
+//  6. MeasureWith grows the iteration count until a run lasts its share of
+//     the bench time (the warm-up), then makes DefaultRuns timed runs with
+//     that count; each is runOnce: the GC policy (gcPolicy.before: a
+//     forced GC, a warm heap, the collector held off), then the body — the
+//     state machine for the stackless row, else the blocking body inside
+//     the row's runtime (Row.RunBlocking, the row's RowDef.RunBlocking) —
+//     and the checksum checked against Scenario.Want.
+//  7. summarize turns the timed runs into the scenario's metrics, each the
+//     median over the runs; ChildMain writes them (or "not supported:
+//     reason") to stdout as one JSON line.
 //  8. Back in the parent, runCell decodes that line; Run appends the
 //     figure to the results file (resultFor, with the machine's config) or
 //     a failed/unsupported note, syncs the file, and logs the cell.
