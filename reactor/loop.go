@@ -131,14 +131,14 @@ type readyEvent interface{ fireQueued() }
 // the events it creates, must be called from the goroutine that owns the
 // loop; the only exception is Trigger.Signal.
 type Loop struct {
-	epfd   int
-	clock  func() int64
-	now    int64 // cached clock, refreshed at tick start, after the wait, and by UpdateTime
+	epfd  int
+	clock func() int64
+	now   int64 // cached clock, refreshed at tick start, after the wait, and by UpdateTime
 	// coalesce is Options.Coalesce resolved: the batching window of a
 	// blocking wait in ns, 0 when off.
 	coalesce int64
-	active int   // started events that can still fire
-	closed bool
+	active   int // started events that can still fire
+	closed   bool
 
 	timers timerHeap
 	seq    uint64 // insertion counter: orders timers with equal deadlines
