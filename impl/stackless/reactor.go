@@ -23,7 +23,7 @@ type reactorState struct {
 	// fresh says addTimer read the clock during the resume that just
 	// ended, so the loop's cached time is as good as a new reading for
 	// tickThrottled (see there).
-	fresh bool
+	fresh    bool
 	interval int64 // throttle of non-blocking ticks, ns
 
 	// The 1 ns timer slack of Run's blocking waits (see lowerSlack).
