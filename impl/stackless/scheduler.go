@@ -187,10 +187,10 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 // enqueue puts a Queued task into the run queue by its priority.
 //
 // The priority rule (docs/design.md §1: High at the head, Normal at the tail; Yield
-// always at the tail; dequeue from the head) is these few lines here and in
-// impl/stackful on purpose: a shared wrapper around internal/ring cannot be
-// inlined (two ring calls exceed the inliner's budget), so it would add a
-// call to every wake-up, the hot path of every handoff.
+// always at the tail; dequeue from the head) is these few lines here, their
+// normal-priority half again in Event.fire, and in impl/stackful, on
+// purpose: enqueue itself is over the inliner's budget, so a shared wrapper
+// would add a call to every wake-up, the hot path of every handoff.
 func (s *Scheduler) enqueue(co *Coro) {
 	if co.prio == High {
 		if !s.queue.tryPushFront(co) {
