@@ -233,3 +233,91 @@ func BenchmarkGoSleepLateness(b *testing.B) {
 		})
 	}
 }
+
+// coalesceWaiter is one sleeper of BenchmarkTimerCoalesce: on firing it
+// records its lateness and sleeps again for its next random duration.
+type coalesceWaiter struct {
+	node  TimerNode
+	rng   *rand.Rand
+	left  *int
+	lates *[]int64
+}
+
+func (w *coalesceWaiter) OnTimer() {
+	now := nanotime()
+	*w.lates = append(*w.lates, now-w.node.Deadline())
+	if *w.left > 0 {
+		*w.left--
+		w.sleep()
+	}
+}
+
+// sleep arms the node for a duration uniform in 50 µs–5 ms (the Timer
+// scenario's) from a fresh clock reading.
+func (w *coalesceWaiter) sleep() {
+	w.node.StartAt(nanotime() + int64(50*time.Microsecond) + w.rng.Int64N(int64(4950*time.Microsecond)))
+}
+
+// BenchmarkTimerCoalesce measures the coalescing window's trade-off
+// (Options.Coalesce, docs/design.md §4): timers=n waiters sleep random
+// 50 µs–5 ms durations over and over, as the Timer scenario's coroutines do,
+// on a loop whose thread has 1 ns slack (Options.OwnThread), with the window
+// off or at 10, 20 or 50 µs. One op is one firing. It reports the process
+// CPU per firing (getrusage: every thread, user and system, as benchrun's
+// cpu-ns/wake), the blocking waits per firing, and the lateness p50/p99.
+func BenchmarkTimerCoalesce(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		for _, w := range []time.Duration{-1, 10 * time.Microsecond, 20 * time.Microsecond, 50 * time.Microsecond} {
+			name := "off"
+			if w > 0 {
+				name = w.String()
+			}
+			b.Run(fmt.Sprintf("timers=%d/coalesce=%s", n, name), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				l, err := NewWithOptions(Options{OwnThread: true, Coalesce: w})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close() // before UnlockOSThread: restores the slack
+				left := b.N
+				lates := make([]int64, 0, b.N+n)
+				ws := make([]coalesceWaiter, n)
+				for i := range ws {
+					ws[i] = coalesceWaiter{rng: rand.New(rand.NewPCG(uint64(i), 7)), left: &left, lates: &lates}
+					ws[i].node.Init(l, &ws[i])
+				}
+				for i := range ws {
+					left--
+					ws[i].sleep()
+				}
+				b.ResetTimer()
+				cpu0 := processCPU()
+				blocks := 0
+				for len(lates) < b.N {
+					if _, err := l.Tick(false); err != nil {
+						b.Fatal(err)
+					}
+					blocks++
+				}
+				cpu := processCPU() - cpu0
+				b.StopTimer()
+				for i := range ws {
+					ws[i].node.Stop()
+				}
+				b.ReportMetric(float64(cpu)/float64(len(lates)), "cpu-ns/fire")
+				b.ReportMetric(float64(blocks)/float64(len(lates)), "ticks/fire")
+				reportLateness(b, lates)
+			})
+		}
+	}
+}
+
+// processCPU is the process's user and system CPU time in ns.
+func processCPU() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
