@@ -321,3 +321,70 @@ func processCPU() int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkTimerFloor compares, on one locked thread with 1 ns slack, the
+// lateness of the loop's blocking wait (a lone TimerNode, Tick(false);
+// wait=loop) with that of the OS's own sleep (clock_nanosleep, the call
+// benchrun's timer-floor-os line measures; wait=nanosleep), for a fixed
+// 50 µs sleep (the floor line's) and for sleeps uniform in 50 µs–5 ms (the
+// Timer scenario's). Longer sleeps let the CPU idle deeper, so the floor
+// depends on the distribution: compare a row's Timer n=1 lateness with the
+// floor of the same distribution. The gap between wait=loop and
+// wait=nanosleep is what the loop adds (the Go syscall wrapper, the clock
+// reads, the timer phase).
+func BenchmarkTimerFloor(b *testing.B) {
+	for _, dist := range []string{"50µs", "50µs-5ms"} {
+		for _, wait := range []string{"nanosleep", "loop"} {
+			b.Run("sleep="+dist+"/wait="+wait, func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				prev, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+				if err != nil {
+					b.Skip("PR_GET_TIMERSLACK: ", err)
+				}
+				if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
+					b.Skip("PR_SET_TIMERSLACK: ", err)
+				}
+				defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(prev), 0, 0, 0)
+				l, err := NewWithOptions(Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close()
+				if wait == "loop" && l.WaitInfo().Wait != "epoll_pwait2" {
+					b.Skip(l.WaitMethod())
+				}
+				rng := rand.New(rand.NewPCG(1, 2))
+				next := func() int64 {
+					if dist == "50µs" {
+						return int64(50 * time.Microsecond)
+					}
+					return int64(50*time.Microsecond) + rng.Int64N(int64(4950*time.Microsecond))
+				}
+				var w latenessWaiter
+				w.node.Init(l, &w)
+				lates := make([]int64, 0, 1<<12)
+				for b.Loop() {
+					d := next()
+					if wait == "nanosleep" {
+						deadline := nanotime() + d
+						ts := unix.NsecToTimespec(d)
+						for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, 0, &ts, &ts) == unix.EINTR {
+						}
+						lates = append(lates, nanotime()-deadline)
+						continue
+					}
+					l.UpdateTime()
+					w.node.Start(time.Duration(d))
+					for w.firedAt = 0; w.firedAt == 0; {
+						if _, err := l.Tick(false); err != nil {
+							b.Fatal(err)
+						}
+					}
+					lates = append(lates, w.firedAt-w.node.Deadline())
+				}
+				reportLateness(b, lates)
+			})
+		}
+	}
+}
