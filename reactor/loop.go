@@ -40,6 +40,16 @@ var pwait2Probe struct {
 // noDeadline marks "no timer pending" in deadline computations.
 const noDeadline = int64(-1)
 
+// DefaultCoalesce is the default Options.Coalesce: the kernel's default
+// timer slack, so a batched timer is never later than a default-slack wait
+// may make any timer.
+const DefaultCoalesce = 50 * time.Microsecond
+
+// coalesceScanMax bounds the heap entries wakeDeadline looks at: with more
+// deadlines than this inside the window, the wait simply sleeps to the
+// window's end, which the last of them is close to anyway.
+const coalesceScanMax = 64
+
 // Options configure a Loop. The zero value is the production configuration.
 type Options struct {
 	// Clock replaces CLOCK_MONOTONIC as the source of Now(). It exists for
@@ -64,6 +74,18 @@ type Options struct {
 	// whichever thread ran New and the waits keep the default slack.
 	// Loop.WaitInfo says what is in effect.
 	OwnThread bool
+	// Coalesce is the window within which a blocking wait gathers timer
+	// deadlines into one wake-up. When the nearest deadline d has others
+	// due by d+Coalesce, the wait sleeps until the last of them, and one
+	// timer phase fires the lot; an isolated deadline (nothing else due
+	// within the window) gets its own exact wake-up. So a timer fires at
+	// most Coalesce late on account of batching (the kernel's default
+	// timer slack, 50 µs, allows as much on every wait, isolated or not),
+	// and a loop with many timers pays one wake-up per window instead of
+	// one per deadline. 0 means DefaultCoalesce; a negative value turns
+	// coalescing off (every deadline its own wake-up). See
+	// docs/design.md §4 (the reactor) for the trade-off.
+	Coalesce time.Duration
 	// MaxEvents is the initial size of the epoll_wait result buffer (default
 	// 128). The buffer doubles, up to 4096, whenever a wait fills it.
 	MaxEvents int
@@ -109,11 +131,14 @@ type readyEvent interface{ fireQueued() }
 // the events it creates, must be called from the goroutine that owns the
 // loop; the only exception is Trigger.Signal.
 type Loop struct {
-	epfd   int
-	clock  func() int64
-	now    int64 // cached clock, refreshed at tick start, after the wait, and by UpdateTime
-	active int   // started events that can still fire
-	closed bool
+	epfd  int
+	clock func() int64
+	now   int64 // cached clock, refreshed at tick start, after the wait, and by UpdateTime
+	// coalesce is Options.Coalesce resolved: the batching window of a
+	// blocking wait in ns, 0 when off.
+	coalesce int64
+	active   int // started events that can still fire
+	closed   bool
 
 	timers timerHeap
 	seq    uint64 // insertion counter: orders timers with equal deadlines
@@ -162,6 +187,9 @@ func NewWithOptions(o Options) (*Loop, error) {
 	if o.MaxEvents == 0 {
 		o.MaxEvents = 128
 	}
+	if o.Coalesce == 0 {
+		o.Coalesce = DefaultCoalesce
+	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
@@ -172,6 +200,8 @@ func NewWithOptions(o Options) (*Loop, error) {
 		l.clock, clockName = o.Clock, "injected"
 	}
 	l.now = l.clock()
+	l.coalesce = max(0, int64(o.Coalesce))
+	l.waitInfo.Coalesce = time.Duration(l.coalesce)
 
 	// Probe epoll_pwait2 once per process with a zero timeout. ENOSYS (old
 	// kernel) or EPERM (a seccomp filter that predates it) selects the
@@ -228,6 +258,12 @@ func NewWithOptions(o Options) (*Loop, error) {
 		l.waitInfo.Wait, l.waitInfo.Reason = "epoll_wait+timerfd", reason
 	}
 
+	if l.coalesce > 0 {
+		l.waitMethod += fmt.Sprintf(" coalesce=%dns", l.coalesce)
+	} else {
+		l.waitMethod += " coalesce=off"
+	}
+
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		l.Close()
@@ -257,9 +293,10 @@ func (l *Loop) UpdateTime() { l.now = l.clock() }
 func (l *Loop) Active() int { return l.active }
 
 // WaitMethod says how blocking waits honour nanosecond deadlines, e.g.
-// "clock=CLOCK_MONOTONIC wait=epoll_pwait2 timerslack=50000ns" or
-// "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd (epoll_pwait2: function not
-// implemented)". timerslack is the creating thread's PR_GET_TIMERSLACK: the
+// "clock=CLOCK_MONOTONIC wait=epoll_pwait2 timerslack=50000ns
+// coalesce=50000ns" or "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd
+// (epoll_pwait2: function not implemented) coalesce=50000ns" (coalesce is
+// Options.Coalesce, "off" when disabled). timerslack is the creating thread's PR_GET_TIMERSLACK: the
 // kernel may let an epoll_pwait2 sleep overrun by that much (a timerfd is
 // not subject to it).
 func (l *Loop) WaitMethod() string { return l.waitMethod }
@@ -280,6 +317,11 @@ type WaitInfo struct {
 	// SlackSet reports that the loop lowered the thread's slack to 1 ns
 	// itself (Options.OwnThread under epoll_pwait2).
 	SlackSet bool
+	// Coalesce is the batching window of blocking waits (Options.Coalesce):
+	// deadlines within it of the nearest one share its wake-up, which is
+	// then up to Coalesce late; an isolated deadline wakes exactly. 0:
+	// coalescing is off.
+	Coalesce time.Duration
 }
 
 // WaitInfo returns how the loop's blocking waits honour deadlines.
@@ -317,7 +359,7 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	block := !noWait && l.active > 0 && len(l.ready) == 0 && !l.timerDue()
 	deadline := noDeadline
 	if block && l.timers.len() > 0 {
-		deadline = l.timers.min().deadline
+		deadline = l.wakeDeadline()
 	}
 	// 4. Poll: one epoll wait; readiness is queued, not run, so no callback
 	//    can invalidate an event later in the same batch.
@@ -329,6 +371,46 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	l.runReady()
 
 	return int(l.stats.Fired - before), err
+}
+
+// wakeDeadline is when a blocking wait should end for the timers: the
+// nearest deadline d if no other falls in (d, d+coalesce], else the last
+// deadline in that window (the window's end if more than coalesceScanMax
+// fall in it), so that one wake-up fires them all (Options.Coalesce). The
+// heap has at least one entry.
+//
+// The entries due by the window's end form a subtree at the root of the
+// 4-ary heap (a child is never earlier than its parent), so a depth-first
+// walk that stops at the first later entry of each branch visits those
+// entries and at most four times as many others.
+func (l *Loop) wakeDeadline() int64 {
+	a := l.timers.a
+	wake := a[0].deadline
+	if l.coalesce <= 0 {
+		return wake
+	}
+	limit := wake + l.coalesce
+	var stack [coalesceScanMax]int32
+	sp, found, n := 0, 0, len(a)
+	for i := 0; ; {
+		for c, end := 4*i+1, min(4*i+5, n); c < end; c++ {
+			d := a[c].deadline
+			if d > limit {
+				continue
+			}
+			if found++; found > coalesceScanMax {
+				return limit // dense: many deadlines in the window
+			}
+			wake = max(wake, d)
+			stack[sp] = int32(c)
+			sp++
+		}
+		if sp == 0 {
+			return wake
+		}
+		sp--
+		i = int(stack[sp])
+	}
 }
 
 // timerDue reports whether the earliest timer has expired at the cached time.

@@ -1007,7 +1007,7 @@ func TestFallbacksWhenSyscallsAreMissing(t *testing.T) {
 	pwait2Probe.err = unix.ENOSYS
 	defer func() { pwait2Probe.err = saved }()
 	l := newLoop(t, Options{})
-	if got, want := l.WaitMethod(), "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd (epoll_pwait2: function not implemented)"; got != want {
+	if got, want := l.WaitMethod(), "clock=CLOCK_MONOTONIC wait=epoll_wait+timerfd (epoll_pwait2: function not implemented) coalesce=50000ns"; got != want {
 		t.Fatalf("WaitMethod() = %q, want %q", got, want)
 	}
 	fired := false

@@ -233,3 +233,158 @@ func BenchmarkGoSleepLateness(b *testing.B) {
 		})
 	}
 }
+
+// coalesceWaiter is one sleeper of BenchmarkTimerCoalesce: on firing it
+// records its lateness and sleeps again for its next random duration.
+type coalesceWaiter struct {
+	node  TimerNode
+	rng   *rand.Rand
+	left  *int
+	lates *[]int64
+}
+
+func (w *coalesceWaiter) OnTimer() {
+	now := nanotime()
+	*w.lates = append(*w.lates, now-w.node.Deadline())
+	if *w.left > 0 {
+		*w.left--
+		w.sleep()
+	}
+}
+
+// sleep arms the node for a duration uniform in 50 µs–5 ms (the Timer
+// scenario's) from a fresh clock reading.
+func (w *coalesceWaiter) sleep() {
+	w.node.StartAt(nanotime() + int64(50*time.Microsecond) + w.rng.Int64N(int64(4950*time.Microsecond)))
+}
+
+// BenchmarkTimerCoalesce measures the coalescing window's trade-off
+// (Options.Coalesce, docs/design.md §4): timers=n waiters sleep random
+// 50 µs–5 ms durations over and over, as the Timer scenario's coroutines do,
+// on a loop whose thread has 1 ns slack (Options.OwnThread), with the window
+// off or at 10, 20 or 50 µs. One op is one firing. It reports the process
+// CPU per firing (getrusage: every thread, user and system, as benchrun's
+// cpu-ns/wake), the blocking waits per firing, and the lateness p50/p99.
+func BenchmarkTimerCoalesce(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		for _, w := range []time.Duration{-1, 10 * time.Microsecond, 20 * time.Microsecond, 50 * time.Microsecond} {
+			name := "off"
+			if w > 0 {
+				name = w.String()
+			}
+			b.Run(fmt.Sprintf("timers=%d/coalesce=%s", n, name), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				l, err := NewWithOptions(Options{OwnThread: true, Coalesce: w})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close() // before UnlockOSThread: restores the slack
+				left := b.N
+				lates := make([]int64, 0, b.N+n)
+				ws := make([]coalesceWaiter, n)
+				for i := range ws {
+					ws[i] = coalesceWaiter{rng: rand.New(rand.NewPCG(uint64(i), 7)), left: &left, lates: &lates}
+					ws[i].node.Init(l, &ws[i])
+				}
+				for i := range ws {
+					left--
+					ws[i].sleep()
+				}
+				b.ResetTimer()
+				cpu0 := processCPU()
+				blocks := 0
+				for len(lates) < b.N {
+					if _, err := l.Tick(false); err != nil {
+						b.Fatal(err)
+					}
+					blocks++
+				}
+				cpu := processCPU() - cpu0
+				b.StopTimer()
+				for i := range ws {
+					ws[i].node.Stop()
+				}
+				b.ReportMetric(float64(cpu)/float64(len(lates)), "cpu-ns/fire")
+				b.ReportMetric(float64(blocks)/float64(len(lates)), "ticks/fire")
+				reportLateness(b, lates)
+			})
+		}
+	}
+}
+
+// processCPU is the process's user and system CPU time in ns.
+func processCPU() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkTimerFloor compares, on one locked thread with 1 ns slack, the
+// lateness of the loop's blocking wait (a lone TimerNode, Tick(false);
+// wait=loop) with that of the OS's own sleep (clock_nanosleep, the call
+// benchrun's timer-floor-os line measures; wait=nanosleep), for a fixed
+// 50 µs sleep (the floor line's) and for sleeps uniform in 50 µs–5 ms (the
+// Timer scenario's). Longer sleeps let the CPU idle deeper, so the floor
+// depends on the distribution: compare a row's Timer n=1 lateness with the
+// floor of the same distribution. The gap between wait=loop and
+// wait=nanosleep is what the loop adds (the Go syscall wrapper, the clock
+// reads, the timer phase).
+func BenchmarkTimerFloor(b *testing.B) {
+	for _, dist := range []string{"50µs", "50µs-5ms"} {
+		for _, wait := range []string{"nanosleep", "loop"} {
+			b.Run("sleep="+dist+"/wait="+wait, func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				prev, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+				if err != nil {
+					b.Skip("PR_GET_TIMERSLACK: ", err)
+				}
+				if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
+					b.Skip("PR_SET_TIMERSLACK: ", err)
+				}
+				defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(prev), 0, 0, 0)
+				l, err := NewWithOptions(Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer l.Close()
+				if wait == "loop" && l.WaitInfo().Wait != "epoll_pwait2" {
+					b.Skip(l.WaitMethod())
+				}
+				rng := rand.New(rand.NewPCG(1, 2))
+				next := func() int64 {
+					if dist == "50µs" {
+						return int64(50 * time.Microsecond)
+					}
+					return int64(50*time.Microsecond) + rng.Int64N(int64(4950*time.Microsecond))
+				}
+				var w latenessWaiter
+				w.node.Init(l, &w)
+				lates := make([]int64, 0, 1<<12)
+				for b.Loop() {
+					d := next()
+					if wait == "nanosleep" {
+						deadline := nanotime() + d
+						ts := unix.NsecToTimespec(d)
+						for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, 0, &ts, &ts) == unix.EINTR {
+						}
+						lates = append(lates, nanotime()-deadline)
+						continue
+					}
+					l.UpdateTime()
+					w.node.Start(time.Duration(d))
+					for w.firedAt = 0; w.firedAt == 0; {
+						if _, err := l.Tick(false); err != nil {
+							b.Fatal(err)
+						}
+					}
+					lates = append(lates, w.firedAt-w.node.Deadline())
+				}
+				reportLateness(b, lates)
+			})
+		}
+	}
+}

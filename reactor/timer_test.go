@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -256,6 +257,33 @@ func (m *timerModel) next(limit uint64) (int, bool) {
 	return best, ok
 }
 
+// wake is what a blocking wait's timer deadline should be under coalescing
+// window w (Loop.wakeDeadline): the nearest deadline d, or the last one in
+// [d, d+w], or d+w when more than coalesceScanMax others fall in it.
+func (m *timerModel) wake(w int64) (int64, bool) {
+	if len(m.active) == 0 {
+		return 0, false
+	}
+	d := int64(math.MaxInt64)
+	for _, t := range m.active {
+		d = min(d, t.deadline)
+	}
+	if w <= 0 {
+		return d, true
+	}
+	last, in := d, 0
+	for _, t := range m.active {
+		if t.deadline <= d+w {
+			last = max(last, t.deadline)
+			in++
+		}
+	}
+	if in-1 > coalesceScanMax {
+		return d + w, true
+	}
+	return last, true
+}
+
 // fuzzTimer is what Timer and TimerNode have in common.
 type fuzzTimer interface {
 	Start(time.Duration)
@@ -306,7 +334,10 @@ func FuzzTimers(f *testing.F) {
 		// tick: the refresh after the wait (phase 5), as if the wait took time.
 		var midTick int64
 		reads := 0
-		l, err := NewWithOptions(Options{Clock: func() int64 {
+		// A coalescing window of 6 ns against deadlines up to 23 ns out, so
+		// that the wait deadline's isolated and batched cases both occur.
+		const window = 6
+		l, err := NewWithOptions(Options{Coalesce: window, Clock: func() int64 {
 			reads++
 			if reads == 2 {
 				clock.t += midTick
@@ -403,6 +434,13 @@ func FuzzTimers(f *testing.F) {
 				m.active[a] = modelTimer{deadline: max(dl, clock.t), seq: m.seq}
 			}
 			checkHeap(t, &l.timers)
+			if mw, ok := m.wake(window); ok != (l.timers.len() > 0) || (ok && l.wakeDeadline() != mw) {
+				lw := int64(-1)
+				if l.timers.len() > 0 {
+					lw = l.wakeDeadline()
+				}
+				t.Fatalf("after op %d: wait deadline %d, model %d (armed %v)", i/3, lw, mw, ok)
+			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("after op %d: fired %v, model fired %v", i/3, got, want)
 			}
@@ -418,6 +456,67 @@ func FuzzTimers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCoalesceWakeDeadline checks the blocking wait's timer deadline
+// (Options.Coalesce): exact for an isolated deadline, the last deadline of
+// the window when others share it, the window's end when too many do, and
+// always the nearest one with coalescing off.
+func TestCoalesceWakeDeadline(t *testing.T) {
+	c := &fakeClock{t: 0}
+	l := newLoop(t, Options{Clock: c.now, Coalesce: 50})
+	off := newLoop(t, Options{Clock: c.now, Coalesce: -1})
+	if l.WaitInfo().Coalesce != 50 || off.WaitInfo().Coalesce != 0 {
+		t.Fatalf("WaitInfo().Coalesce = %v and %v, want 50ns and 0 (off)", l.WaitInfo().Coalesce, off.WaitInfo().Coalesce)
+	}
+	if !strings.Contains(l.WaitMethod(), "coalesce=50ns") || !strings.Contains(off.WaitMethod(), "coalesce=off") {
+		t.Fatalf("WaitMethod() = %q and %q, want coalesce=50ns and coalesce=off", l.WaitMethod(), off.WaitMethod())
+	}
+	if def := newLoop(t, Options{}); def.WaitInfo().Coalesce != DefaultCoalesce {
+		t.Fatalf("default Coalesce %v, want DefaultCoalesce %v", def.WaitInfo().Coalesce, DefaultCoalesce)
+	}
+	var nodes []*nodeWaiter
+	at := func(dl int64) {
+		for _, lp := range []*Loop{l, off} {
+			w := &nodeWaiter{}
+			w.node.Init(lp, w)
+			w.node.StartAt(dl)
+			nodes = append(nodes, w)
+		}
+	}
+	check := func(what string, want, wantOff int64) {
+		t.Helper()
+		if got, gotOff := l.wakeDeadline(), off.wakeDeadline(); got != want || gotOff != wantOff {
+			t.Fatalf("%s: wait deadline %d (coalescing off: %d), want %d (%d)", what, got, gotOff, want, wantOff)
+		}
+	}
+	at(100)
+	at(200)
+	check("isolated", 100, 100)
+	at(130)
+	check("one more in the window", 130, 100)
+	at(150)
+	check("at the window's edge", 150, 100)
+	at(151)
+	check("just outside", 150, 100)
+	// Fire everything due by 150 and check the next window starts at 151.
+	c.t = 150
+	if n := tick(t, l, true); n != 3 {
+		t.Fatalf("tick at 150 fired %d timers, want 3 (100, 130, 150)", n)
+	}
+	check("after the batch", 200, 100)
+	// More deadlines in one window than the walk looks at: the window's end.
+	// The nearest and coalesceScanMax others are still walked.
+	for i := range int64(coalesceScanMax + 1) {
+		at(1000 + i%40)
+	}
+	tick(t, l, true) // fire 151
+	c.t = 300
+	tick(t, l, true) // fire 200
+	check("full window", 1039, 100)
+	at(1010)
+	check("dense window", 1050, 100)
+	_ = nodes
 }
 
 func TestTimerNodeLifecycle(t *testing.T) {
@@ -559,5 +658,24 @@ func TestTimerNodeDoesNotAllocate(t *testing.T) {
 	}
 	if w.fired < 1000 {
 		t.Fatalf("handler ran %d times, want >= 1000", w.fired)
+	}
+}
+
+// TestCoalescedTimersShareOneWait checks on the real clock that deadlines
+// within the coalescing window are fired by one blocking tick: the wait
+// sleeps until the later one.
+func TestCoalescedTimersShareOneWait(t *testing.T) {
+	l := newLoop(t, Options{Coalesce: 50 * time.Microsecond})
+	var a, b nodeWaiter
+	a.node.Init(l, &a)
+	b.node.Init(l, &b)
+	l.UpdateTime()
+	a.node.Start(time.Millisecond)
+	b.node.Start(time.Millisecond + 20*time.Microsecond)
+	if n := tick(t, l, false); n != 2 || a.fired != 1 || b.fired != 1 {
+		t.Fatalf("one blocking tick fired %d (a %d, b %d), want both timers of the window", n, a.fired, b.fired)
+	}
+	if now := l.Now(); now < b.node.Deadline() {
+		t.Fatalf("woke at %d, before the later deadline %d", now, b.node.Deadline())
 	}
 }

@@ -75,8 +75,12 @@
 //
 // Run's first blocking reactor wait locks the goroutine to its thread for the
 // rest of Run and lowers the thread's timer slack to 1 ns (restored when Run
-// returns), so an epoll_pwait2 deadline is not pushed up to 50 µs late;
-// [Scheduler.WaitInfo] reports the wait and the slack in effect.
+// returns), so an epoll_pwait2 deadline is not pushed up to 50 µs late. The
+// reactor still gathers deadlines that fall within its coalescing window
+// (reactor.Options.Coalesce, default 50 µs) into one wake-up, so many
+// sleeping tasks do not each cost a wake-up, while an isolated deadline
+// wakes exactly; [Scheduler.WaitInfo] reports the wait, the slack and the
+// window in effect (see docs/design.md §4).
 //
 // A task switch is a return from one Resume and the call of the next; the
 // reference design's direct switch and scheduler coroutine collapse into

@@ -57,7 +57,13 @@ func (e *Event) fire(v any, err error) bool {
 			w.triggered, w.result, w.err = e, v, err
 			s := co.sched
 			s.waiting--
-			s.enqueue(co)
+			// enqueue's normal-priority case spelled out, so that it
+			// inlines here (enqueue itself does not): the push of every
+			// hand-off costs no call. High priority and a full queue
+			// take enqueue.
+			if co.prio == High || !s.queue.tryPushBack(co) {
+				s.enqueue(co)
+			}
 			continue
 		}
 		co.sched.onEventFired(n)

@@ -20,6 +20,10 @@ type reactorState struct {
 	loop     *reactor.Loop
 	owned    bool  // created by the scheduler: Close closes it
 	lastTick int64 // loop time of the last tick
+	// fresh says addTimer read the clock during the resume that just
+	// ended, so the loop's cached time is as good as a new reading for
+	// tickThrottled (see there).
+	fresh    bool
 	interval int64 // throttle of non-blocking ticks, ns
 
 	// The 1 ns timer slack of Run's blocking waits (see lowerSlack).
@@ -82,9 +86,21 @@ func (r *reactorState) open(s *Scheduler) error {
 // tickThrottled ticks the reactor without blocking if at least the tick
 // interval has passed since its last tick. The caller has checked that the
 // reactor has active events, so an idle reactor costs no clock reading.
+//
+// A task that ended its resume with a relative sleep or timeout had the
+// clock read by addTimer a few instructions ago; that reading (the loop's
+// cached time) serves here instead of a second one: one clock read (about
+// 20 ns) less per sleep. The throttle's view of time is then older by
+// what ran since that addTimer (the end of the resume, or the microtasks
+// of this iteration), so a due tick can come at most one iteration late;
+// an iteration with no addTimer reads the clock.
 func (s *Scheduler) tickThrottled() {
 	l := s.r.loop
-	l.UpdateTime()
+	if s.r.fresh {
+		s.r.fresh = false
+	} else {
+		l.UpdateTime()
+	}
 	if l.Now()-s.r.lastTick >= s.r.interval {
 		s.tick(true)
 	}
@@ -188,6 +204,7 @@ func (s *Scheduler) addTimer(co *Coro, t int64, absolute bool) {
 		return
 	}
 	l.UpdateTime()
+	s.r.fresh = true
 	n.Start(time.Duration(t))
 }
 

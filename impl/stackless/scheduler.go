@@ -7,7 +7,6 @@ import (
 
 	"github.com/corobench/corobench/internal/deadlock"
 	"github.com/corobench/corobench/internal/microtask"
-	"github.com/corobench/corobench/internal/ring"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -26,8 +25,8 @@ import (
 // its tasks await, belongs to the goroutine that calls Run.
 type Scheduler struct {
 	ctx   Context
-	queue ring.Queue[*Coro] // runnable tasks; high priority at the head
-	micro microtask.Queue   // FIFO, run at each suspend point
+	queue taskQueue       // runnable tasks; high priority at the head (queue.go)
+	micro microtask.Queue // FIFO, run at each suspend point
 
 	liveHead, liveTail *Coro // unfinished tasks in spawn order
 	live               int   // len(live list)
@@ -188,15 +187,17 @@ func (s *Scheduler) SpawnPriority(t Task, p Priority) error {
 // enqueue puts a Queued task into the run queue by its priority.
 //
 // The priority rule (docs/design.md §1: High at the head, Normal at the tail; Yield
-// always at the tail; dequeue from the head) is these few lines here and in
-// impl/stackful on purpose: a shared wrapper around internal/ring cannot be
-// inlined (two ring calls exceed the inliner's budget), so it would add a
-// call to every wake-up, the hot path of every handoff.
+// always at the tail; dequeue from the head) is these few lines here, their
+// normal-priority half again in Event.fire, and in impl/stackful, on
+// purpose: enqueue itself is over the inliner's budget, so a shared wrapper
+// would add a call to every wake-up, the hot path of every handoff.
 func (s *Scheduler) enqueue(co *Coro) {
 	if co.prio == High {
-		s.queue.PushFront(co)
-	} else {
-		s.queue.PushBack(co)
+		if !s.queue.tryPushFront(co) {
+			s.queue.pushFrontGrow(co)
+		}
+	} else if !s.queue.tryPushBack(co) {
+		s.queue.pushBackGrow(co)
 	}
 }
 
@@ -312,8 +313,8 @@ func (s *Scheduler) leave() {
 // (dropping one is not a suspend point: no microtasks run in between).
 func (s *Scheduler) next() *Coro {
 	for {
-		co, ok := s.queue.PopFront()
-		if !ok {
+		co := s.queue.PopFront()
+		if co == nil {
 			return nil
 		}
 		if co.waker.status != Ignored || co.life == lifeRunning {
@@ -394,7 +395,9 @@ func (s *Scheduler) resume(co *Coro) {
 				continue
 			}
 			w.status = Queued
-			s.queue.PushBack(co) // a yield always goes to the tail
+			if !s.queue.tryPushBack(co) { // a yield always goes to the tail
+				s.queue.pushBackGrow(co)
+			}
 			if co.handlers != nil {
 				s.yieldLeave(co)
 			} else {

@@ -42,6 +42,18 @@
 // none of whose stacks is in use or recently returned. Trimming happens inside
 // Get, Put, Tick or Trim; there is no background goroutine.
 //
+// A burst of releases is not trimmed. An operation-counted window in which
+// use only fell (it never rose above its level at the window's start, and
+// ended below it) is a drain: a mass shutdown, the end of a fan-out. Such a
+// window releases nothing and simply starts the next one, so the drain pays
+// no madvise or munmap per 65536 releases; Close, or the first window in
+// which use stops falling, gives the memory back. The cost is that a pool
+// whose use keeps falling, window after window, holds its free stacks until
+// the fall stops (at most its earlier peak, which it held anyway); a
+// time-based window (Tick) and Trim release regardless, so a scheduler that
+// calls Tick when idle still returns the memory of a drain that ends in
+// idleness. Stats.Drains counts the windows that were skipped this way.
+//
 // A Pool is not safe for concurrent use: it belongs to one scheduler.
 package stackpool
 
@@ -191,6 +203,7 @@ type Pool struct {
 	slabs []*slab
 
 	inUse, peak  int
+	startInUse   int // inUse when the current window began
 	ops          int
 	windowStart  time.Time
 	totalSlots   int
@@ -208,6 +221,7 @@ type Stats struct {
 	Misses uint64 // Gets served by a stack whose memory was not resident: a fresh slot or a trimmed one
 
 	Trims          uint64 // windows that released memory
+	Drains         uint64 // operation-counted windows in which use only fell: nothing released (see the package doc)
 	StacksReleased uint64 // free stacks whose memory trimming gave back (madvise(MADV_DONTNEED), or munmap of their slab)
 	BytesReleased  uint64 // their stack bytes (an upper bound on the resident memory given back)
 	SlabsMapped    uint64 // slabs mapped (mmap calls)
@@ -273,7 +287,6 @@ func (p *Pool) Usable() int { return int(p.stackSize - p.trim) }
 // Get hands out a stack: the most recently returned one if any, else one
 // whose memory is not resident, else a slot of a new slab.
 func (p *Pool) Get() (Stack, error) {
-	p.countOp()
 	var s Stack
 	if n := len(p.warm); n > 0 {
 		s = p.warm[n-1]
@@ -297,6 +310,10 @@ func (p *Pool) Get() (Stack, error) {
 	if p.inUse > p.peak {
 		p.peak = p.inUse
 	}
+	// Counted after the take, as Put counts after the return, so that a
+	// window closing here sees this stack in use (and cannot release the
+	// warm stack this Get would have reused).
+	p.countOp()
 	return s, nil
 }
 
@@ -319,6 +336,15 @@ func (p *Pool) Put(s Stack) {
 func (p *Pool) countOp() {
 	p.ops++
 	if p.cfg.DecayOps > 0 && p.ops >= p.cfg.DecayOps {
+		if p.peak == p.startInUse && p.inUse < p.startInUse {
+			// A drain: every stack freed in this window was in use when
+			// it began, and none was needed since. Releasing them now
+			// would put syscalls in the middle of the burst (and, before
+			// a Close, for nothing); see the package doc.
+			p.stats.Drains++
+			p.newWindow()
+			return
+		}
 		p.closeWindow()
 	}
 }
@@ -373,9 +399,15 @@ func (p *Pool) closeWindow() int {
 		p.stats.StacksReleased += uint64(excess)
 		p.stats.BytesReleased += uint64(excess) * uint64(p.stackSize)
 	}
-	p.peak = p.inUse
-	p.ops = 0
+	p.newWindow()
 	return released
+}
+
+// newWindow starts a window whose peak is the current use.
+func (p *Pool) newWindow() {
+	p.peak = p.inUse
+	p.startInUse = p.inUse
+	p.ops = 0
 }
 
 // madvise returns the pages of the given released stacks that still belong

@@ -219,6 +219,80 @@ func TestTrimByOps(t *testing.T) {
 	}
 }
 
+// TestDrainIsNotTrimmed checks the burst rule: operation-counted windows in
+// which use only falls (a mass shutdown) release nothing, even the stacks
+// freed in an earlier window that the ordinary rule would release; the first
+// window in which use stops falling gives the memory back.
+func TestDrainIsNotTrimmed(t *testing.T) {
+	p := newPool(t, Config{StackSize: 8 << 10, SlabStacks: 512, DecayOps: 100, Guard: GuardOff})
+	var stacks []Stack
+	for i := 0; i < 250; i++ { // windows 1 and 2: use rises to 200, window 3 starts
+		stacks = append(stacks, mustGet(t, p))
+	}
+	for i := 0; i < 50; i++ { // window 3 ends: peak 250, 50 freed and kept
+		p.Put(stacks[len(stacks)-1])
+		stacks = stacks[:len(stacks)-1]
+	}
+	if st := p.Stats(); st.Trims != 0 || st.Drains != 0 || st.Warm != 50 {
+		t.Fatalf("after the spawns: %+v; want no trim, no drain, 50 warm", st)
+	}
+	// Windows 4 and 5 free 200 more, use falling all the way. The ordinary
+	// rule would keep only window 5's peak (100) at its end, releasing the
+	// 100 stacks freed in window 4 and the 50 before.
+	for len(stacks) > 0 {
+		p.Put(stacks[len(stacks)-1])
+		stacks = stacks[:len(stacks)-1]
+	}
+	st := p.Stats()
+	if st.Trims != 0 || st.StacksReleased != 0 || st.Drains != 2 || st.Warm != 250 || st.InUse != 0 {
+		t.Fatalf("after the drain: %+v; want 2 drain windows, nothing released, all 250 warm", st)
+	}
+	// A window in which use rises again (one stack at a time) is not a
+	// drain: it releases what it did not need.
+	for i := 0; i < 50; i++ {
+		p.Put(mustGet(t, p))
+	}
+	st = p.Stats()
+	if st.Trims != 1 || st.StacksReleased != 249 || st.Drains != 2 || st.Warm != 1 {
+		t.Fatalf("after a quiet window: %+v; want 249 of 250 released (its peak was 1), still 2 drains", st)
+	}
+}
+
+// TestRiseInWindowIsNotADrain checks the drain test's other half: a window
+// that ends below its start but rose above it on the way is ordinary and
+// trims to its peak.
+func TestRiseInWindowIsNotADrain(t *testing.T) {
+	p := newPool(t, Config{StackSize: 8 << 10, SlabStacks: 512, DecayOps: 100, Guard: GuardOff})
+	var stacks []Stack
+	get := func(k int) {
+		for range k {
+			stacks = append(stacks, mustGet(t, p))
+		}
+	}
+	put := func(k int) {
+		for range k {
+			p.Put(stacks[len(stacks)-1])
+			stacks = stacks[:len(stacks)-1]
+		}
+	}
+	get(60) // window 1: peak 60, ends at 20 in use with 40 warm (kept: peak 60)
+	put(40)
+	if st := p.Stats(); st.Trims != 0 || st.Drains != 0 || st.Warm != 40 || st.InUse != 20 {
+		t.Fatalf("window 1: %+v; want 20 in use, 40 warm, nothing released", st)
+	}
+	put(10) // window 2 starts at 20: down to 10, up to 40 (above the start), down to 0
+	get(30)
+	put(40)
+	for range 10 {
+		get(1)
+		put(1)
+	}
+	st := p.Stats()
+	if st.Drains != 0 || st.Trims != 1 || st.StacksReleased != 20 || st.Warm != 40 {
+		t.Fatalf("window 2: %+v; want an ordinary window: peak 40 kept, 20 of 60 free released", st)
+	}
+}
+
 func TestTrimByTime(t *testing.T) {
 	p := newPool(t, Config{StackSize: 8 << 10, DecayOps: -1, DecayTime: time.Second, Guard: GuardOff})
 	t0 := time.Unix(1000, 0)
