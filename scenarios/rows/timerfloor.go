@@ -97,5 +97,8 @@ func waitInfoText(wi reactor.WaitInfo) string {
 			s += " (lowered by Run)"
 		}
 	}
+	if wi.Coalesce > 0 {
+		s += fmt.Sprintf(" coalesce=%dns", wi.Coalesce.Nanoseconds())
+	}
 	return s
 }

@@ -1,10 +1,12 @@
 package rows
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/corobench/corobench/impl/stackful"
+	"github.com/corobench/corobench/reactor"
 )
 
 // TestTimerFloorIsTheRunsWait: the timer-floor facts of our rows name the
@@ -18,6 +20,11 @@ func TestTimerFloorIsTheRunsWait(t *testing.T) {
 	for name, line := range map[string]string{"stackful-asm": asm, "stackless": sl} {
 		if !strings.Contains(line, "timerslack=1ns (lowered by Run)") {
 			t.Errorf("%s: %q, want the 1 ns slack its Run sets", name, line)
+		}
+	}
+	for name, line := range map[string]string{"stackful-asm": asm, "stackful-coro": coro, "stackless": sl} {
+		if want := fmt.Sprintf("coalesce=%dns", reactor.DefaultCoalesce.Nanoseconds()); !strings.Contains(line, want) {
+			t.Errorf("%s: %q, want the reactor's coalescing window (%s)", name, line, want)
 		}
 	}
 	if strings.Contains(coro, "lowered by Run") {

@@ -217,7 +217,7 @@ func (sw *sweep) overloaded(row string, col int) bool {
 
 // overloadFlag is the label of a latency figure taken above its row's
 // knee, wherever one is shown.
-const overloadFlag = "above saturation: a queue that grows with the run, not service time"
+const overloadFlag = "above saturation: a queue of work, not service time"
 
 // kneeView is the knee table under a load-sweep scenario's heading, its
 // rows ranked by knee, highest first.
