@@ -15,6 +15,7 @@ type noiseFlags struct {
 	targetCV *float64
 	maxCount *int
 	budget   *time.Duration
+	run      *time.Duration
 }
 
 type noiseOptions struct {
@@ -22,7 +23,15 @@ type noiseOptions struct {
 	targetCV float64 // a fraction
 	maxCount int
 	budget   time.Duration
+	run      time.Duration // the whole run's wall time, 0: none
 }
+
+// Default run budgets: the full run's and --quick's time targets, which the
+// extra repetitions must not push the run past.
+const (
+	defaultRunBudget      = 15 * time.Minute
+	defaultQuickRunBudget = 90 * time.Second
+)
 
 func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
 	return noiseFlags{
@@ -30,11 +39,12 @@ func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
 		targetCV: fs.Float64("target-cv", 100*harness.DefaultTargetCV, "coefficient of variation, in percent, a cell's headline figure should reach; a cell above it after --count repetitions gets more"),
 		maxCount: fs.Int("max-count", 0, "most repetitions a cell gets when its CV stays above --target-cv (default 3 × --count; at or below --count: no extra repetitions)"),
 		budget:   fs.Duration("adapt-budget", 5*time.Minute, "wall time the extra repetitions of a run may take in all (0: none); --quick defaults to 15s"),
+		run:      fs.Duration("run-budget", defaultRunBudget, "wall time the whole run should take: extra repetitions get at most what the planned ones leave of it (0: no limit but --adapt-budget); --quick defaults to 90s"),
 	}
 }
 
 func (n noiseFlags) resolve(count int, quick bool, set map[string]bool) (noiseOptions, error) {
-	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget}
+	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget, run: *n.run}
 	switch {
 	case !(*n.targetCV > 0):
 		return o, fmt.Errorf("--target-cv %v: want a positive percentage, e.g. 5", *n.targetCV)
@@ -42,12 +52,17 @@ func (n noiseFlags) resolve(count int, quick bool, set map[string]bool) (noiseOp
 		return o, fmt.Errorf("--max-count %d: want 0 or more repetitions", o.maxCount)
 	case o.budget < 0:
 		return o, fmt.Errorf("--adapt-budget %v: want 0 (no extra repetitions) or a positive duration", o.budget)
+	case o.run < 0:
+		return o, fmt.Errorf("--run-budget %v: want 0 (no run budget) or a positive duration", o.run)
 	}
 	if !set["max-count"] {
 		o.maxCount = 3 * count
 	}
 	if quick && !set["adapt-budget"] {
 		o.budget = 15 * time.Second
+	}
+	if quick && !set["run-budget"] {
+		o.run = defaultQuickRunBudget
 	}
 	return o, nil
 }

@@ -293,6 +293,7 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 		TargetCV:    cfg.noise.targetCV,
 		MaxCount:    cfg.noise.maxCount,
 		AdaptBudget: cfg.noise.budget,
+		RunBudget:   cfg.noise.run,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)

@@ -61,6 +61,25 @@ func (r adaptRule) decide(values []float64, reps int, failed bool) (adaptVerdict
 	return verdictMore, c
 }
 
+// runAdaptBudget is the wall time the extra repetitions may take: adapt
+// (--adapt-budget), cut to what is left of run (--run-budget, 0: no run
+// budget) after the planned repetitions took planned, and never below 0.
+func runAdaptBudget(adapt, run, planned time.Duration) time.Duration {
+	if run <= 0 {
+		return adapt
+	}
+	return max(0, min(adapt, run-planned))
+}
+
+// roundBudget is a budget as the reps note prints it: whole seconds once
+// it is a second or more (a budget the run budget cut is an odd length).
+func roundBudget(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d
+}
+
 // fits reports whether a repetition expected to take next still fits in
 // the budget after spent.
 func (r adaptRule) fits(spent, next time.Duration) bool {
@@ -101,7 +120,9 @@ func repsText(reps int, v adaptVerdict, c float64, r adaptRule, budgetSpent bool
 	case v == verdictCap:
 		why = fmt.Sprintf("cv %s > target %s; cap of %d repetitions reached", pct(c), pct(r.targetCV), r.maxReps)
 	case budgetSpent:
-		why = fmt.Sprintf("cv %s > target %s; time budget of %v for extra repetitions spent", pct(c), pct(r.targetCV), r.budget)
+		why = fmt.Sprintf("cv %s > target %s; time budget of %v for extra repetitions spent", pct(c), pct(r.targetCV), roundBudget(r.budget))
+	case r.budget <= 0 && r.maxReps > 0:
+		why = fmt.Sprintf("cv %s > target %s; no time left for extra repetitions (--run-budget spent by the planned ones)", pct(c), pct(r.targetCV))
 	default:
 		why = fmt.Sprintf("cv %s > target %s; extra repetitions off (--max-count or --adapt-budget)", pct(c), pct(r.targetCV))
 	}

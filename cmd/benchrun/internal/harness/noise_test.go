@@ -209,6 +209,29 @@ func TestAdaptBudget(t *testing.T) {
 	}
 }
 
+// TestRunAdaptBudget: the extra repetitions get what the run budget leaves
+// after the planned ones, at most the adapt budget, never less than zero.
+func TestRunAdaptBudget(t *testing.T) {
+	const m = time.Minute
+	for _, c := range []struct{ adapt, run, planned, want time.Duration }{
+		{5 * m, 0, 20 * m, 5 * m},      // no run budget: the adapt budget
+		{5 * m, 15 * m, 8 * m, 5 * m},  // room to spare: the adapt budget
+		{5 * m, 15 * m, 12 * m, 3 * m}, // what the planned ones left
+		{5 * m, 15 * m, 15 * m, 0},     // nothing left
+		{5 * m, 15 * m, 17 * m, 0},     // over already: none, not negative
+		{0, 15 * m, 1 * m, 0},          // extra repetitions off stay off
+		{15 * time.Second, 90 * time.Second, 80 * time.Second, 10 * time.Second}, // --quick
+	} {
+		if got := runAdaptBudget(c.adapt, c.run, c.planned); got != c.want {
+			t.Errorf("runAdaptBudget(adapt %v, run %v, planned %v) = %v, want %v", c.adapt, c.run, c.planned, got, c.want)
+		}
+	}
+	r := adaptRule{targetCV: 0.05, maxReps: 9}
+	if got := repsText(3, verdictMore, 0.2, r, false); !strings.Contains(got, "--run-budget") {
+		t.Errorf("a cell left noisy because the run budget was spent reads %q, want it to name --run-budget", got)
+	}
+}
+
 // A noisy cell gets extra repetitions up to the cap, interleaved with the
 // other noisy row; a steady one gets none; the file says how many each got.
 func TestExtraRepetitions(t *testing.T) {

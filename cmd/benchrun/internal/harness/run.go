@@ -79,6 +79,11 @@ type Options struct {
 	TargetCV    float64
 	MaxCount    int
 	AdaptBudget time.Duration
+	// RunBudget, when positive, is the wall time the whole run should
+	// take: the extra repetitions get what the planned ones left of it,
+	// at most AdaptBudget (runAdaptBudget). The planned repetitions are
+	// never cut short by it: they are what --count asked for.
+	RunBudget time.Duration
 }
 
 // Progress receives the run's progress. Implementations draw a bar on a
@@ -121,6 +126,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("harness: Options.MaxCount %d: want 0 or more repetitions (--max-count)", opts.MaxCount)
 	case opts.AdaptBudget < 0:
 		return nil, fmt.Errorf("harness: Options.AdaptBudget %v: want 0 or a positive duration (--adapt-budget)", opts.AdaptBudget)
+	case opts.RunBudget < 0:
+		return nil, fmt.Errorf("harness: Options.RunBudget %v: want 0 (none) or a positive duration (--run-budget)", opts.RunBudget)
 	}
 	stderr := opts.Stderr
 	if stderr == nil {
@@ -277,6 +284,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	interrupted := func() {
 		sum.Interrupted = true
 	}
+	plannedStart := time.Now()
 	for _, c := range opts.Cells {
 		if ctx.Err() != nil {
 			interrupted()
@@ -295,7 +303,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 
 	// Extra rounds (adapt.go): only the cells whose CV is still above the
 	// target, one repetition each per round, in plan order.
-	rule := adaptRule{targetCV: opts.TargetCV, maxReps: opts.MaxCount, budget: opts.AdaptBudget}
+	rule := adaptRule{targetCV: opts.TargetCV, maxReps: opts.MaxCount,
+		budget: runAdaptBudget(opts.AdaptBudget, opts.RunBudget, time.Since(plannedStart))}
 	if rule.targetCV <= 0 {
 		rule.targetCV = DefaultTargetCV
 	}
