@@ -29,7 +29,7 @@ type backend interface {
 // execContext is an execution context: a stack plus saved registers (asm),
 // or a Go runtime coroutine (coro). Between coroutines it is reused.
 type execContext struct {
-	co *Coroutine // the coroutine running on it; nil when parked or dead
+	co *coroutine // the coroutine running on it; nil when parked or dead
 
 	// The stack the context runs on, [lo, lo+span), for the cheap
 	// foreign-goroutine check in self (asm); span is 0 for coro, whose

@@ -35,7 +35,7 @@ const (
 // its subscriptions, so awaiting never allocates.
 type subscription struct {
 	ev         *Event
-	co         *Coroutine       // cbResolve, cbCancel
+	co         *coroutine       // cbResolve, cbCancel
 	fn         func(any, error) // cbFunc
 	prev, next *subscription
 	// gen and kind share the last word (48 bytes, not 56: two are
