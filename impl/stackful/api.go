@@ -102,7 +102,7 @@ func Yield() error {
 		s.queue.pushBackGrow(co)
 	}
 	// s.suspend(co), inline (see Scheduler.suspend).
-	if len(co.handlers) != 0 {
+	if co.handlers != nil {
 		s.suspendHandlers(co, true)
 	} else if next := s.pickNext(); next != co {
 		switch {
@@ -173,7 +173,7 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	w.timeout = timeout
 	w.start(s)
 	// s.suspend(co), inline (see Scheduler.suspend).
-	if len(co.handlers) != 0 {
+	if co.handlers != nil {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {
 		switch {
@@ -263,7 +263,7 @@ func AddSwitchHandler(h SwitchHandler) {
 	if !co.onOwnStack() {
 		s.checkGoroutine("AddSwitchHandler", co)
 	}
-	co.handlers = append(co.handlers, h)
+	co.addHandlers(h)
 }
 
 // Shutdown starts a graceful shutdown of the running scheduler: every live

@@ -7,12 +7,10 @@ import (
 	"github.com/corobench/corobench/impl/stackful/stackpool"
 )
 
-// asmContext is a fiber: its saved context, the stack it runs on, and its
-// entry function (made once per context and reused with every stack).
+// asmContext is a fiber: its saved context and the stack it runs on.
 type asmContext struct {
 	fc    fiber.Context
 	stack stackpool.Stack
-	entry func() *fiber.Context
 }
 
 // asmBackend switches with package fiber between pooled stacks. Switches are
@@ -27,6 +25,11 @@ type asmBackend struct {
 	sched  *execContext
 	free   []*execContext
 	gc     *fiber.GCHold
+	// entry is every fiber's entry function, made once: a fresh fiber
+	// starts only when switched to, and every switch to a context sets
+	// s.current to the coroutine bound to it first (enter, switchFrom,
+	// exitTo), so the context is s.current.ctx (no closure per context).
+	entry func() *fiber.Context
 }
 
 func newAsmBackend(s *Scheduler) (backend, error) {
@@ -37,7 +40,9 @@ func newAsmBackend(s *Scheduler) (backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stackful-asm: %w", err)
 	}
-	return &asmBackend{s: s, stacks: stacks}, nil
+	b := &asmBackend{s: s, stacks: stacks}
+	b.entry = func() *fiber.Context { return &s.contextMain(s.current.ctx).fiber.fc }
+	return b, nil
 }
 
 func (b *asmBackend) symmetric() bool { return true }
@@ -46,7 +51,7 @@ func (b *asmBackend) symmetric() bool { return true }
 // fiber exists) and makes a fresh root context for the scheduler.
 func (b *asmBackend) begin() (*execContext, error) {
 	b.gc = fiber.HoldGC()
-	b.sched = &execContext{fiber: &asmContext{}}
+	b.sched = &execContext{}
 	return b.sched, nil
 }
 
@@ -73,12 +78,11 @@ func (b *asmBackend) newContext() (*execContext, error) {
 		b.free[n-1] = nil
 		b.free = b.free[:n-1]
 	} else {
-		ctx = &execContext{fiber: &asmContext{}}
-		ctx.fiber.entry = func() *fiber.Context { return &b.s.contextMain(ctx).fiber.fc }
+		ctx = &execContext{}
 	}
 	ctx.fiber.stack = st
 	ctx.lo, ctx.span = st.Lo(), st.Hi()-st.Lo()
-	if err := ctx.fiber.fc.Init(st.Lo(), st.Hi(), ctx.fiber.entry); err != nil {
+	if err := ctx.fiber.fc.Init(st.Lo(), st.Hi(), b.entry); err != nil {
 		b.stacks.Put(st)
 		ctx.fiber.stack = stackpool.Stack{}
 		b.free = append(b.free, ctx)

@@ -69,7 +69,7 @@ type coroutine struct {
 	priority Priority
 	state    coState
 	// The flags sit beside priority and state, in what would be padding:
-	// that keeps the record at 352 bytes (a Go size class) with the timer
+	// that keeps the record at 320 bytes (a Go size class) with the timer
 	// node inline (and the waker's status beside its mode, and done made
 	// on demand).
 	cancelPending bool // deliver cancelErr at the next blocking call
@@ -78,8 +78,11 @@ type coroutine struct {
 	timerBound    bool // timer.Init done (at the first timed wait, not at spawn; kept when the record is reused: same loop)
 	waker         waker
 	ctx           *execContext // the execution context it runs on; nil until started
-	handlers      []SwitchHandler
-	timer         reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at the first timed wait
+	// handlers is nil or a non-empty list (fire sets it back to nil when
+	// the last one is dropped): a pointer, not a slice, is 16 of the bytes
+	// every record carries for what few coroutines use.
+	handlers *[]SwitchHandler
+	timer    reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at the first timed wait
 	// done fires when the coroutine finishes. Made by the first Done call,
 	// not at spawn: most coroutines are never awaited, and an inline Event
 	// is 64 of the bytes every spawn allocates and clears (with the GC
@@ -99,7 +102,7 @@ type coroutine struct {
 func (co *coroutine) bind(ctx *execContext) {
 	co.ctx = ctx
 	co.stackLo, co.stackSpan = ctx.lo, ctx.span
-	if ctx.fiber != nil {
+	if ctx.span != 0 { // asm (a coro context has no fixed stack)
 		co.fc = &ctx.fiber.fc
 	}
 }
@@ -258,7 +261,7 @@ func (c Coroutine) AddSwitchHandler(h SwitchHandler) {
 		panic("stackful: AddSwitchHandler(nil)")
 	}
 	if co := c.live("AddSwitchHandler"); co != nil && co.state != coFinished {
-		co.handlers = append(co.handlers, h)
+		co.addHandlers(h)
 	}
 }
 
@@ -324,10 +327,24 @@ func (co *coroutine) kill() {
 
 // fire calls the switch handlers for kind, dropping those that return false.
 func (co *coroutine) fire(kind SwitchKind) {
-	if len(co.handlers) == 0 {
+	if co.handlers == nil {
 		return
 	}
-	switchhook.Fire(&co.handlers, co.handle(), kind)
+	switchhook.Fire(co.handlers, co.handle(), kind)
+	if len(*co.handlers) == 0 {
+		co.handlers = nil
+	}
+}
+
+// addHandlers appends hs to the coroutine's switch handlers.
+func (co *coroutine) addHandlers(hs ...SwitchHandler) {
+	if len(hs) == 0 {
+		return
+	}
+	if co.handlers == nil {
+		co.handlers = new([]SwitchHandler)
+	}
+	*co.handlers = append(*co.handlers, hs...)
 }
 
 // coTimer is the coroutine's reactor.TimerHandler. A separate named type

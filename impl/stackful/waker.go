@@ -47,8 +47,8 @@ type waker struct {
 	subs    [maxWakerEvents]subscription // the awaited events
 	timeout time.Duration                // < 0: no timeout
 	// status and nsubs sit beside the one-byte fields below, sharing one
-	// word: 16 bytes less per Coroutine, which keeps the record in the
-	// 352-byte size class (TestCoroutineRecordSize).
+	// word: 16 bytes less per record, which keeps it in the 320-byte size
+	// class (TestCoroutineRecordSize).
 	status    WakerStatus
 	nsubs     uint8    // used entries of subs (at most maxWakerEvents)
 	mode      waitMode // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
