@@ -44,3 +44,11 @@ func BenchmarkSpawnCPU(b *testing.B) {
 	}
 	b.ReportMetric(float64(t1.Nano()-t0.Nano())/float64(b.N), "cpu-ns/spawn")
 }
+
+// threadCPU returns the calling thread's CPU time in ns (user and system);
+// the caller locks its goroutine to the thread.
+func threadCPU() int64 {
+	var t unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t)
+	return t.Nano()
+}

@@ -59,7 +59,7 @@ func BenchmarkTimerWake(b *testing.B) {
 // at n = 4096 and more each switch touches a record and a stack top that
 // are no longer in cache (the memory-latency figure of the Yield scenario).
 func BenchmarkYieldN(b *testing.B) {
-	for _, n := range []int{2, 256, 1024, 4096, 65536} {
+	for _, n := range []int{2, 256, 1024, 4096, 65536, 262144} {
 		for _, pf := range []string{"on", "off"} {
 			b.Run("n="+strconv.Itoa(n)+"/prefetch="+pf, func(b *testing.B) {
 				if pf == "off" {
