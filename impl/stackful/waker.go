@@ -243,8 +243,22 @@ func (w *waker) cancelWith(err error) {
 }
 
 // wake ends the wait: stop the events and enqueue the coroutine.
+//
+// The common wake, a plain wait on one event whose firing (Event.fire)
+// has just unlinked the only subscription, has nothing to stop, and a
+// Normal coroutine goes to the tail of a queue with room: both are done
+// here without a call (stop and enqueue do not inline), the rest goes
+// through them. The same steps as stop and enqueue, in the same order.
 func (w *waker) wake() {
-	w.stop()
+	if w.nsubs == 1 && w.subs[0].ev == nil && w.mode == modePlain && w.timeout < 0 {
+		w.nsubs = 0 // stop: the one subscription is unlinked, no timer
+	} else {
+		w.stop()
+	}
 	w.status = WakerQueued
-	w.co.s.enqueue(w.co)
+	co := w.co
+	if co.priority != High && co.s.queue.tryPushBack(co) {
+		return // enqueue's Normal case, inline
+	}
+	co.s.enqueue(co)
 }
