@@ -112,7 +112,20 @@ func (e *Event) fire(value any, err error) bool {
 		case cbFunc: // made by Subscribe as a funcSub, whose first field sub is
 			(*funcSub)(unsafe.Pointer(sub)).fn(value, err)
 		case cbResolve:
-			sub.co.waker.onResolve(value, err, e)
+			// waker.onResolve with waker.wake's common case spelled out
+			// (twin of wake's first branch): fire does not inline, so
+			// this costs no call where onResolve would call wake. The
+			// fired subscription is the wait's only one and is unlinked.
+			co := sub.co
+			w := &co.waker
+			if w.status == WakerWaiting && w.nsubs == 1 && sub == &w.subs[0] && w.mode == modePlain &&
+				w.timeout < 0 && co.priority != High && co.s.queue.tryPushBack(co) {
+				w.result, w.err, w.triggered = value, err, e
+				w.nsubs = 0
+				w.status = WakerQueued
+			} else {
+				w.onResolve(value, err, e)
+			}
 		case cbCancel:
 			sub.co.waker.onCancel(err, e)
 		default:
