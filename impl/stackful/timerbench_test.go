@@ -96,17 +96,22 @@ func benchYieldN(b *testing.B, n int) {
 			}); err != nil {
 				b.Fatal(err)
 			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			b.ResetTimer()
+			cpu0 := threadCPU()
 			err = s.Run(func() {
 				for i := 0; i < n; i++ {
 					Go(body)
 				}
 			})
+			cpu1 := threadCPU()
 			b.StopTimer()
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*per), "ns/yield")
+			b.ReportMetric(float64(cpu1-cpu0)/float64(n*per), "cpu-ns/yield") // see BenchmarkSpawnCPU
 		}
 	}
 }
