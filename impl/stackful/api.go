@@ -165,10 +165,18 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		w.status, w.err, w.triggered = WakerResult, errCancelEvent, cancel
 		return nil, errCancelEvent
 	}
-	w.reset()
-	w.resumeWhen(ev, cbResolve)
+	// w.reset, w.resumeWhen(ev, cbResolve) and w.resumeWhen(cancel,
+	// cbCancel) spelled out: the waker is between waits, so the first
+	// subscriptions are free and the nsubs checks and increments go.
+	w.status, w.mode = WakerNoStatus, modePlain
+	w.triggered, w.result, w.err = nil, nil, nil
+	w.subs[0].kind, w.subs[0].co = cbResolve, co
+	ev.link(&w.subs[0])
+	w.nsubs = 1
 	if cancel != nil {
-		w.resumeWhen(cancel, cbCancel)
+		w.subs[1].kind, w.subs[1].co = cbCancel, co
+		cancel.link(&w.subs[1])
+		w.nsubs = 2
 	}
 	w.timeout = timeout
 	w.start(s)
