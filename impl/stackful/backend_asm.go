@@ -25,6 +25,12 @@ type asmBackend struct {
 	stacks *stackpool.Pool
 	sched  *execContext
 	gc     *fiber.GCHold
+	// spare is the last released context, its stack kept: the next
+	// newContext takes it instead of a pool Get (and release skips the
+	// Put), so a coroutine lifecycle (spawn, run, finish, one at a time)
+	// makes no pool operation. One, not a cache: the pool keeps the rest.
+	// end gives it back, so between Runs the pool holds every stack.
+	spare *execContext
 	// entry is every fiber's entry function, made once: a fresh fiber
 	// starts only when switched to, and every switch to a context sets
 	// s.current to the coroutine bound to it first (enter, switchFrom,
@@ -59,6 +65,10 @@ func (b *asmBackend) begin() (*execContext, error) {
 // run is invalid then (objects held only by a suspended fiber may have been
 // freed).
 func (b *asmBackend) end() error {
+	if c := b.spare; c != nil {
+		b.spare = nil
+		b.stacks.Put(c.fiber.stack)
+	}
 	err := b.gc.Release()
 	b.gc = nil
 	if err != nil {
@@ -88,9 +98,15 @@ var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
 // collector, which does not scan stack-pool memory, never needs to find
 // them through a context; between Runs no context exists.
 func (b *asmBackend) newContext() (*execContext, error) {
-	st, err := b.stacks.Get()
-	if err != nil {
-		return nil, err
+	var st stackpool.Stack
+	if c := b.spare; c != nil {
+		b.spare = nil
+		st = c.fiber.stack
+	} else {
+		var err error
+		if st, err = b.stacks.Get(); err != nil {
+			return nil, err
+		}
 	}
 	top := st.Hi() - ctxReserve
 	// The uintptr top as a pointer, through memory: the address is not a
@@ -116,10 +132,15 @@ func (b *asmBackend) switchTo(from, to *execContext) {
 func (b *asmBackend) park(*execContext) bool { return false }
 
 // release returns a finished fiber's stack to the pool, its context (in
-// the stack's top, see newContext) cleared first.
+// the stack's top, see newContext) cleared first, or keeps it as the spare.
 func (b *asmBackend) release(ctx *execContext) {
 	st := ctx.fiber.stack
 	*ctx = execContext{}
+	if b.spare == nil {
+		ctx.fiber.stack = st
+		b.spare = ctx
+		return
+	}
 	b.stacks.Put(st)
 }
 

@@ -161,3 +161,33 @@ func TestStackExhaustionFailsRun(t *testing.T) {
 	}
 	t.Logf("%d of 200 coroutines started before the pool ran out; Run: %v", started, err)
 }
+
+// TestLifecycleSkipsThePool: coroutines spawned and finished one at a time
+// reuse the last finished one's stack without a pool operation, and Run
+// gives that stack back when it returns.
+func TestLifecycleSkipsThePool(t *testing.T) {
+	needAsm(t)
+	s := newSched(t, Asm)
+	const n = 1000
+	var mid stackpool.Stats
+	err := s.Run(func() {
+		done := NewEvent()
+		body := func() { done.Resolve(nil) }
+		for i := 0; i < n; i++ {
+			Go(body)
+			Await(done)
+			done.Reset()
+		}
+		mid = s.PoolStats()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// main's stack and the first coroutine's: two Gets for the whole run.
+	if gets := mid.Hits + mid.Misses; gets != 2 || mid.InUse != 2 {
+		t.Errorf("%d lifecycles made %d pool Gets with %d stacks in use, want 2 and 2 (main's, and one kept for the next start)", n, gets, mid.InUse)
+	}
+	if st := s.PoolStats(); st.InUse != 0 {
+		t.Errorf("after Run: %d stacks in use, want 0 (the kept one given back)", st.InUse)
+	}
+}

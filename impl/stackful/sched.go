@@ -216,7 +216,10 @@ func (s *Scheduler) Backend() Backend { return s.opts.Backend }
 // Stats returns the scheduler's counters.
 func (s *Scheduler) Stats() Stats { return s.stats }
 
-// PoolStats returns the fiber stack pool's counters (zero for Coro).
+// PoolStats returns the fiber stack pool's counters (zero for Coro). During
+// a Run, the stack of the last finished coroutine is kept for the next one
+// to start (no pool operation per coroutine lifecycle) and counts as in
+// use; Run gives it back when it returns.
 func (s *Scheduler) PoolStats() stackpool.Stats {
 	if s.asm == nil {
 		return stackpool.Stats{}

@@ -52,3 +52,40 @@ func threadCPU() int64 {
 	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t)
 	return t.Nano()
 }
+
+// BenchmarkSpawnLifecycle: the spawn scenario's alive=1 pool=warm loop on
+// asm: main spawns one coroutine, which fires an event main awaits; one op
+// is one create + run + destroy (its stack back for the next one). cpu-ns
+// as in BenchmarkSpawnCPU.
+func BenchmarkSpawnLifecycle(b *testing.B) {
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer s.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cpu0, cpu1 int64
+	b.ReportAllocs()
+	err = s.Run(func() {
+		done := NewEvent()
+		body := func() { done.Resolve(nil) }
+		lifecycle := func() {
+			Go(body)
+			Await(done)
+			done.Reset()
+		}
+		lifecycle() // warm: a record on the free list, a stack kept
+		b.ResetTimer()
+		cpu0 = threadCPU()
+		for i := 0; i < b.N; i++ {
+			lifecycle()
+		}
+		cpu1 = threadCPU()
+		b.StopTimer()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/spawn")
+}
