@@ -165,9 +165,10 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		w.status, w.err, w.triggered = WakerResult, errCancelEvent, cancel
 		return nil, errCancelEvent
 	}
-	// w.reset, w.resumeWhen(ev, cbResolve) and w.resumeWhen(cancel,
-	// cbCancel) spelled out: the waker is between waits, so the first
-	// subscriptions are free and the nsubs checks and increments go.
+	// w.reset and the subscriptions (zend_async_resume_when with the
+	// resolve and cancel callbacks) spelled out: the waker is between
+	// waits, so its first subscriptions are free, and a general wait
+	// (ResumeWhen) keeps its own in Scheduler.general.
 	w.status, w.mode = WakerNoStatus, modePlain
 	w.triggered, w.result, w.err = nil, nil, nil
 	w.subs[0].kind, w.subs[0].co = cbResolve, co

@@ -409,10 +409,11 @@ var prefetchMin = 1024
 // prefetchAhead starts the loads the next switches will wait on, as a
 // three-stage pipeline over the run queue: the record of the coroutine
 // three picks ahead, the fiber context (saved SP) of the one two ahead,
-// whose record the previous pick fetched, and the stack top (its Switch
-// frame and return address) of the next one, whose context was fetched a
-// pick ago. Each is a hint (fiber.Prefetch); the queue holds at least
-// prefetchMin >= 3 coroutines.
+// whose record the previous pick fetched, and the stack top of the next
+// one, whose context was fetched a pick ago: its Switch frame and return
+// address and the frames above them up to the user's code
+// (fiber.PrefetchStack, several lines in one call). Each is a hint; the
+// queue holds at least prefetchMin >= 3 coroutines.
 func (s *Scheduler) prefetchAhead() {
 	q := &s.queue
 	m := len(q.buf) - 1
@@ -421,7 +422,7 @@ func (s *Scheduler) prefetchAhead() {
 		fiber.Prefetch(uintptr(unsafe.Pointer(c.fc)))
 	}
 	if c := q.buf[q.head&m]; c.fc != nil {
-		fiber.Prefetch(c.fc.StackTop())
+		fiber.PrefetchStack(c.fc.StackTop())
 	}
 }
 

@@ -137,18 +137,6 @@ func (w *waker) reset() {
 	w.triggered, w.result, w.err = nil, nil, nil
 }
 
-// resumeWhen subscribes the coroutine to ev with a standard callback
-// (zend_async_resume_when).
-func (w *waker) resumeWhen(ev *Event, kind callbackKind) {
-	if w.nsubs == maxWakerEvents {
-		panic("stackful: waker: too many events for one wait")
-	}
-	sub := &w.subs[w.nsubs]
-	w.nsubs++
-	sub.kind, sub.co = kind, w.co
-	ev.link(sub)
-}
-
 // start starts the waker's events when the coroutine suspends
 // (start_waker_events): subscriptions are already live, the timer starts now.
 func (w *waker) start(s *Scheduler) {
