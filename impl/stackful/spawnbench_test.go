@@ -89,3 +89,41 @@ func BenchmarkSpawnLifecycle(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/spawn")
 }
+
+// BenchmarkSpawnAlive: the spawn scenario's alive=10000 pool=warm round on
+// asm: main spawns 10000 coroutines, each yields once (so all are alive
+// together, each on its own stack) and then finishes; one op is one spawn,
+// its yield and its finish. A first untimed round warms the pool, the free
+// records and the run queue. cpu-ns as in BenchmarkSpawnCPU.
+func BenchmarkSpawnAlive(b *testing.B) {
+	const alive = 10000
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer s.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	round := func() error {
+		return s.Run(func() {
+			body := func() { _ = Yield() }
+			for i := 0; i < alive; i++ {
+				Go(body)
+			}
+		})
+	}
+	if err := round(); err != nil {
+		b.Fatal(err)
+	}
+	rounds := (b.N + alive - 1) / alive
+	b.ResetTimer()
+	cpu0 := threadCPU()
+	for r := 0; r < rounds; r++ {
+		if err := round(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu1 := threadCPU()
+	b.StopTimer()
+	b.ReportMetric(float64(cpu1-cpu0)/float64(rounds*alive), "cpu-ns/spawn")
+}
