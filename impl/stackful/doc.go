@@ -47,7 +47,10 @@
 // Options.ShutdownOnSignal (SIGINT/SIGTERM start it), switch handlers
 // (AddSwitchHandler, Scheduler.AddMainStartHandler), ExplainCrashes, and the
 // counters (Scheduler.Stats, Scheduler.PoolStats). Yield, Await, Resolve and
-// the switch itself do not allocate.
+// the switch itself do not allocate, and once a coroutine has finished, a
+// spawn reuses its record and (asm) its stack: Go and GoWith return a
+// Coroutine handle, a small value that stays valid after the coroutine
+// finishes and never reaches the record's next coroutine.
 //
 // The semantics (queue order, suspend points, fast path, waker states, races,
 // cancellation, shutdown, deadlock, switch handlers) are the ones documented
