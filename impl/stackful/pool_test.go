@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/corobench/corobench/impl/stackful/stackpool"
@@ -190,4 +191,42 @@ func TestLifecycleSkipsThePool(t *testing.T) {
 	if st := s.PoolStats(); st.InUse != 0 {
 		t.Errorf("after Run: %d stacks in use, want 0 (the kept one given back)", st.InUse)
 	}
+}
+
+// TestColdStartFaultsOnce: a coroutine started on a never-touched stack
+// faults its stack's top page in once (its context, which lives there, is
+// first written, not read: a read would map the zero page and the first
+// write fault again). 1000 coroutines of a fresh scheduler, each on its own
+// fresh stack, with a small allowance for the records' heap pages.
+func TestColdStartFaultsOnce(t *testing.T) {
+	needAsm(t)
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory of the stack tops faults too (about one page more per start)")
+	}
+	const n = 1000
+	s := newSched(t, Asm)
+	var f0, f1 int64
+	err := s.Run(func() {
+		Yield()
+		f0 = minorFaults()
+		for i := 0; i < n; i++ {
+			Go(func() { Yield() })
+		}
+		Yield() // all n start (n fresh stacks) and yield
+		f1 = minorFaults()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const allowed = 1.5
+	if per := float64(f1-f0) / n; per > allowed {
+		t.Errorf("%.2f minor faults per cold coroutine start, want at most %.1f (one stack page each)", per, allowed)
+	}
+}
+
+// minorFaults returns the process's minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Minflt
 }
