@@ -154,8 +154,9 @@ func (co *coroutine) recyclable() bool {
 // the coroutine's id, which the record no longer carries; it then answers
 // from what the reuse rule guarantees (unnamed, Normal, no error) instead
 // of reading the record's new occupant. One difference remains: Done
-// called for the first time after the coroutine finished may return a
-// different fired event at each call.
+// asked for the first time after the coroutine finished returns the same
+// event only until the record is reused, then a new fired event at each
+// call.
 type Coroutine struct {
 	r  *coroutine
 	id uint64
@@ -228,8 +229,9 @@ func (c Coroutine) Finished() bool {
 // finishes, so another coroutine can Await it. Every call returns the same
 // event; the first one makes it (already fired if the coroutine has
 // finished: the state an inline event would have, fired with no
-// subscribers). A first call made after the coroutine finished may find
-// its record reused (see Coroutine); it then returns a new fired event.
+// subscribers). Asked for the first time after the coroutine finished,
+// the event lives in the record only until a spawn reuses it (see
+// Coroutine); later calls then return a new fired event each.
 func (c Coroutine) Done() *Event {
 	co := c.live("Done")
 	if co == nil {

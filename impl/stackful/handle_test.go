@@ -223,3 +223,32 @@ func TestMicrotaskSpawnAtFinish(t *testing.T) {
 		}
 	})
 }
+
+// TestDoneAfterFinishNotCarried: Done asked for after the coroutine
+// finished, while its record waits on the free list, does not leave a fired
+// event in the record for its next coroutine.
+func TestDoneAfterFinishNotCarried(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		err := s.Run(func() {
+			old := Go(func() {})
+			Yield() // old finishes; its record goes to the free list
+			if !old.Done().Fired() {
+				t.Errorf("Done of a finished coroutine is not fired")
+			}
+			next := Go(func() { Yield() })
+			if next.r != old.r {
+				t.Fatalf("the record was not reused")
+			}
+			if next.Done().Fired() {
+				t.Errorf("a new coroutine's Done is fired before it ran (the old coroutine's event was carried over)")
+			}
+			if _, err := Await(next.Done()); err != nil || !next.Finished() {
+				t.Errorf("Await(next.Done()) = %v, finished %v", err, next.Finished())
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -787,6 +787,10 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		co.liveNext = nil
 		co.id, co.fn, co.priority, co.state = s.nextID, fn, p, coNew
 		co.killed, co.unwinding = false, false
+		// done may have been made by a Done call after the finish (the
+		// record was on the free list by then); err and name are nil
+		// (recyclable).
+		co.done, co.err, co.name = nil, nil, nil
 		co.stackLo, co.stackSpan = 0, 0 // kept by unbind; unbound until started
 		co.waker.building = false
 	} else {
