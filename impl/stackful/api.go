@@ -165,8 +165,8 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		w.status, w.err, w.triggered = WakerResult, errCancelEvent, cancel
 		return nil, errCancelEvent
 	}
-	// w.reset and the subscriptions (zend_async_resume_when with the
-	// resolve and cancel callbacks) spelled out: the waker is between
+	// w.reset (its twin) and the subscriptions (zend_async_resume_when
+	// with the resolve and cancel callbacks) spelled out: the waker is between
 	// waits, so its first subscriptions are free, and a general wait
 	// (ResumeWhen) keeps its own in Scheduler.general.
 	w.status, w.mode = WakerNoStatus, modePlain

@@ -129,6 +129,8 @@ func (h Waker) Events() int {
 }
 
 // reset prepares the waker for a new wait (zend_async_waker_new).
+// AwaitWith spells out the same stores with its subscriptions (its twin:
+// change both).
 func (w *waker) reset() {
 	w.status = WakerNoStatus
 	w.nsubs = 0
