@@ -17,7 +17,7 @@ import (
 // blocking calls follow it with the foreign-goroutine check (onOwnStack,
 // then checkGoroutine), spelled at each call site rather than in here: self
 // must stay within the inliner's budget.
-func self(op string) (*Scheduler, *Coroutine) {
+func self(op string) (*Scheduler, *coroutine) {
 	s := running
 	if s == nil || s.current == nil {
 		panic("stackful: " + op + " called outside a coroutine: call it from code run by Scheduler.Run")
@@ -32,7 +32,7 @@ func self(op string) (*Scheduler, *Coroutine) {
 // caller's frame must lie in co's fiber stack [stackLo, stackLo+stackSpan)
 // (copied into the record by bind). A coro context has span 0, so it always
 // fails and checkGoroutine decides.
-func (co *Coroutine) onOwnStack() bool {
+func (co *coroutine) onOwnStack() bool {
 	var probe byte
 	return uintptr(unsafe.Pointer(&probe))-co.stackLo < co.stackSpan
 }
@@ -60,7 +60,7 @@ func scheduler(op string) *Scheduler {
 // foreign; on coro the caller's goroutine must be co's Pull coroutine
 // (fiber.Goroutine, one TLS load; where the fiber package has no switch it
 // returns 0 for every goroutine and the check passes).
-func (s *Scheduler) checkGoroutine(op string, co *Coroutine) {
+func (s *Scheduler) checkGoroutine(op string, co *coroutine) {
 	if s.asm != nil || fiber.Goroutine() != co.ctx.g {
 		panic("stackful: " + op + " called from a goroutine that is not running the Scheduler: " +
 			"a Scheduler and its coroutines belong to the goroutine that called Run; " +
@@ -70,20 +70,20 @@ func (s *Scheduler) checkGoroutine(op string, co *Coroutine) {
 
 // Go spawns fn as a new coroutine with Normal priority. It does not switch:
 // the coroutine starts when the scheduler reaches it.
-func Go(fn func()) *Coroutine { return scheduler("Go").spawn(fn, "", Normal) }
+func Go(fn func()) Coroutine { return scheduler("Go").spawn(fn, "", Normal).handle() }
 
 // GoWith spawns fn as a coroutine with a name (used in deadlock reports) and
 // a priority.
-func GoWith(name string, p Priority, fn func()) *Coroutine {
-	return scheduler("GoWith").spawn(fn, name, p)
+func GoWith(name string, p Priority, fn func()) Coroutine {
+	return scheduler("GoWith").spawn(fn, name, p).handle()
 }
 
-// Current returns the running coroutine (nil outside one).
-func Current() *Coroutine {
-	if running == nil {
-		return nil
+// Current returns the running coroutine (the zero Coroutine outside one).
+func Current() Coroutine {
+	if running == nil || running.current == nil {
+		return Coroutine{}
 	}
-	return running.current
+	return running.current.handle()
 }
 
 // Yield lets every coroutine already queued run, then continues. It returns
@@ -102,7 +102,7 @@ func Yield() error {
 		s.queue.pushBackGrow(co)
 	}
 	// s.suspend(co), inline (see Scheduler.suspend).
-	if len(co.handlers) != 0 {
+	if co.handlers != nil {
 		s.suspendHandlers(co, true)
 	} else if next := s.pickNext(); next != co {
 		switch {
@@ -165,15 +165,24 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		w.status, w.err, w.triggered = WakerResult, errCancelEvent, cancel
 		return nil, errCancelEvent
 	}
-	w.reset()
-	w.resumeWhen(ev, cbResolve)
+	// w.reset (its twin) and the subscriptions (zend_async_resume_when
+	// with the resolve and cancel callbacks) spelled out: the waker is between
+	// waits, so its first subscriptions are free, and a general wait
+	// (ResumeWhen) keeps its own in Scheduler.general.
+	w.status, w.mode = WakerNoStatus, modePlain
+	w.triggered, w.result, w.err = nil, nil, nil
+	w.subs[0].kind, w.subs[0].co = cbResolve, co
+	ev.link(&w.subs[0])
+	w.nsubs = 1
 	if cancel != nil {
-		w.resumeWhen(cancel, cbCancel)
+		w.subs[1].kind, w.subs[1].co = cbCancel, co
+		cancel.link(&w.subs[1])
+		w.nsubs = 2
 	}
 	w.timeout = timeout
 	w.start(s)
 	// s.suspend(co), inline (see Scheduler.suspend).
-	if len(co.handlers) != 0 {
+	if co.handlers != nil {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {
 		switch {
@@ -263,7 +272,7 @@ func AddSwitchHandler(h SwitchHandler) {
 	if !co.onOwnStack() {
 		s.checkGoroutine("AddSwitchHandler", co)
 	}
-	co.AddSwitchHandler(h)
+	co.addHandlers(h)
 }
 
 // Shutdown starts a graceful shutdown of the running scheduler: every live
@@ -277,7 +286,7 @@ func Shutdown() { scheduler("Shutdown").shutdown(errShutdownCancel) }
 // checkBlocking is the entry check of every blocking call: an unwinding
 // coroutine's calls fail at once, a killed one starts unwinding, a pending
 // cancellation is delivered (once).
-func (s *Scheduler) checkBlocking(co *Coroutine) error {
+func (s *Scheduler) checkBlocking(co *coroutine) error {
 	switch {
 	case co.unwinding:
 		return errFinalCleanup
@@ -293,7 +302,7 @@ func (s *Scheduler) checkBlocking(co *Coroutine) error {
 }
 
 // afterResume unwinds a coroutine that final cleanup resumed.
-func (s *Scheduler) afterResume(co *Coroutine) {
+func (s *Scheduler) afterResume(co *coroutine) {
 	if co.killed && !co.unwinding {
 		co.unwinding = true
 		panic(killSignal{})

@@ -28,20 +28,27 @@ type backend interface {
 
 // execContext is an execution context: a stack plus saved registers (asm),
 // or a Go runtime coroutine (coro). Between coroutines it is reused.
+//
+// On asm it is one object per context, the fiber state inline and no
+// closure (the entry function is the backend's, asmBackend.entry): one
+// heap object per suspended coroutine besides its record, not three.
 type execContext struct {
-	co *Coroutine // the coroutine running on it; nil when parked or dead
+	co *coroutine // the coroutine running on it; nil when parked or dead
 
 	// The stack the context runs on, [lo, lo+span), for the cheap
 	// foreign-goroutine check in self (asm); span is 0 for coro, whose
 	// stacks move, so the check goes to Scheduler.checkGoroutine.
 	lo, span uintptr
 
-	// coro backend
+	*coroContext // coro backend; nil on asm
+
+	fiber asmContext // asm backend; zero (unused) on coro
+}
+
+// coroContext is the coro backend's part of an execution context.
+type coroContext struct {
 	resume func() (struct{}, bool) // iter.Pull next: run it until it yields
 	stop   func()                  // iter.Pull stop
 	yield  func(struct{}) bool     // the seq's yield: back to the scheduler
 	g      uintptr                 // fiber.Goroutine of the Pull coroutine's goroutine (0 where unknown)
-
-	// asm backend
-	fiber *asmContext
 }

@@ -2,31 +2,40 @@ package stackful
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/impl/stackful/stackpool"
 )
 
-// asmContext is a fiber: its saved context, the stack it runs on, and its
-// entry function (made once per context and reused with every stack).
+// asmContext is a fiber: its saved context and the stack it runs on.
 type asmContext struct {
 	fc    fiber.Context
 	stack stackpool.Stack
-	entry func() *fiber.Context
 }
 
 // asmBackend switches with package fiber between pooled stacks. Switches are
 // symmetric. Finished contexts are not parked: a fiber whose coroutine
 // finished returns from its entry function, naming the context to continue
 // with, and the next context to run gives its stack back to the pool (the
-// dying fiber cannot free the stack it is running on). The execContext
-// records themselves are kept on a free list for reuse.
+// dying fiber cannot free the stack it is running on). Each execContext
+// lives in its stack's top (newContext), so it is pooled with the stack.
 type asmBackend struct {
 	s      *Scheduler
 	stacks *stackpool.Pool
 	sched  *execContext
-	free   []*execContext
 	gc     *fiber.GCHold
+	// spare is the last released context, its stack kept: the next
+	// newContext takes it instead of a pool Get (and release skips the
+	// Put), so a coroutine lifecycle (spawn, run, finish, one at a time)
+	// makes no pool operation. One, not a cache: the pool keeps the rest.
+	// end gives it back, so between Runs the pool holds every stack.
+	spare *execContext
+	// entry is every fiber's entry function, made once: a fresh fiber
+	// starts only when switched to, and every switch to a context sets
+	// s.current to the coroutine bound to it first (enter, switchFrom,
+	// exitTo), so the context is s.current.ctx (no closure per context).
+	entry func() *fiber.Context
 }
 
 func newAsmBackend(s *Scheduler) (backend, error) {
@@ -37,7 +46,9 @@ func newAsmBackend(s *Scheduler) (backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stackful-asm: %w", err)
 	}
-	return &asmBackend{s: s, stacks: stacks}, nil
+	b := &asmBackend{s: s, stacks: stacks}
+	b.entry = func() *fiber.Context { return &s.contextMain(s.current.ctx).fiber.fc }
+	return b, nil
 }
 
 func (b *asmBackend) symmetric() bool { return true }
@@ -46,7 +57,7 @@ func (b *asmBackend) symmetric() bool { return true }
 // fiber exists) and makes a fresh root context for the scheduler.
 func (b *asmBackend) begin() (*execContext, error) {
 	b.gc = fiber.HoldGC()
-	b.sched = &execContext{fiber: &asmContext{}}
+	b.sched = &execContext{}
 	return b.sched, nil
 }
 
@@ -54,6 +65,10 @@ func (b *asmBackend) begin() (*execContext, error) {
 // run is invalid then (objects held only by a suspended fiber may have been
 // freed).
 func (b *asmBackend) end() error {
+	if c := b.spare; c != nil {
+		b.spare = nil
+		b.stacks.Put(c.fiber.stack)
+	}
 	err := b.gc.Release()
 	b.gc = nil
 	if err != nil {
@@ -62,26 +77,57 @@ func (b *asmBackend) end() error {
 	return nil
 }
 
+// ctxReserve is the top of every fiber stack, where the fiber's execContext
+// lives (newContext): a whole number of cache lines above the fiber's own
+// stack, which ends below it.
+var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
+
+// newContext takes a pooled stack and makes its execution context in the
+// stack's top ctxReserve bytes, not on the heap: a suspended coroutine then
+// keeps no heap object besides its record (the context's bytes lie in the
+// stack page its frames touch anyway), and the saved SP, the context and
+// the frames a resume returns into are neighbours (fewer distinct lines to
+// miss once thousands are alive). The context lives exactly as long as the
+// stack is taken: release clears it and gives the stack back (a pooled
+// stack may be trimmed, which zeroes its memory).
+//
+// Safe with the collector: the context's pointers (its coroutine, the
+// pool's slab, the backend's entry function) are written while a Run holds
+// the collector off, and each of those objects is also reachable from the
+// heap (the live list or run queue, the pool, the backend), so the
+// collector, which does not scan stack-pool memory, never needs to find
+// them through a context; between Runs no context exists.
 func (b *asmBackend) newContext() (*execContext, error) {
-	st, err := b.stacks.Get()
-	if err != nil {
-		return nil, err
-	}
-	var ctx *execContext
-	if n := len(b.free); n > 0 {
-		ctx = b.free[n-1]
-		b.free[n-1] = nil
-		b.free = b.free[:n-1]
+	var st stackpool.Stack
+	if c := b.spare; c != nil {
+		b.spare = nil
+		st = c.fiber.stack
 	} else {
-		ctx = &execContext{fiber: &asmContext{}}
-		ctx.fiber.entry = func() *fiber.Context { return &b.s.contextMain(ctx).fiber.fc }
+		var err error
+		if st, err = b.stacks.Get(); err != nil {
+			return nil, err
+		}
 	}
+	top := st.Hi() - ctxReserve
+	// The uintptr top as a pointer, through memory: the address is not a
+	// Go heap object, so none of the unsafe.Pointer rules about deriving a
+	// pointer from one apply (go vet only sees a conversion it cannot
+	// check in the direct form).
+	// The first touch of the stack's top must be a store: the clear below
+	// starts with the compiler's nil-check probe (a load), and fc.Init
+	// reads the context's state first; a load of a never-touched page maps
+	// the shared zero page, and the first store then faults a second time
+	// to get a page of its own (2 minor faults per cold start instead of
+	// 1: TestColdStartFaultsOnce). The store goes through its own pointer,
+	// loaded like ctx's, so the compiler cannot drop it as overwritten.
+	*(*(**uintptr)(unsafe.Pointer(&top))) = 0
+	ctx := *(**execContext)(unsafe.Pointer(&top))
+	*ctx = execContext{}
 	ctx.fiber.stack = st
-	ctx.lo, ctx.span = st.Lo(), st.Hi()-st.Lo()
-	if err := ctx.fiber.fc.Init(st.Lo(), st.Hi(), ctx.fiber.entry); err != nil {
+	ctx.lo, ctx.span = st.Lo(), top-st.Lo()
+	if err := ctx.fiber.fc.Init(st.Lo(), top, b.entry); err != nil {
+		*ctx = execContext{}
 		b.stacks.Put(st)
-		ctx.fiber.stack = stackpool.Stack{}
-		b.free = append(b.free, ctx)
 		return nil, err
 	}
 	return ctx, nil
@@ -93,11 +139,17 @@ func (b *asmBackend) switchTo(from, to *execContext) {
 
 func (b *asmBackend) park(*execContext) bool { return false }
 
-// release returns a finished fiber's stack to the pool.
+// release returns a finished fiber's stack to the pool, its context (in
+// the stack's top, see newContext) cleared first, or keeps it as the spare.
 func (b *asmBackend) release(ctx *execContext) {
-	b.stacks.Put(ctx.fiber.stack)
-	ctx.fiber.stack = stackpool.Stack{}
-	b.free = append(b.free, ctx)
+	st := ctx.fiber.stack
+	*ctx = execContext{}
+	if b.spare == nil {
+		ctx.fiber.stack = st
+		b.spare = ctx
+		return
+	}
+	b.stacks.Put(st)
 }
 
 func (b *asmBackend) close() {

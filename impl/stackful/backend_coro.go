@@ -37,7 +37,7 @@ func (b *coroBackend) newContext() (*execContext, error) {
 		b.parked = b.parked[:n-1]
 		return ctx, nil
 	}
-	ctx := &execContext{}
+	ctx := &execContext{coroContext: &coroContext{}}
 	ctx.resume, ctx.stop = iter.Pull(func(yield func(struct{}) bool) {
 		ctx.yield = yield
 		ctx.g = fiber.Goroutine()

@@ -32,7 +32,7 @@ const (
 // coroutine's context on Enter, Leave and Finish, in installation order.
 // Returning false removes it. A handler installed by a handler is first
 // called at the next switch.
-type SwitchHandler func(co *Coroutine, kind SwitchKind) bool
+type SwitchHandler func(co Coroutine, kind SwitchKind) bool
 
 type coState uint8
 
@@ -42,8 +42,13 @@ const (
 	coFinished                // returned, unwound, or dropped before it started
 )
 
-// Coroutine is one coroutine of a Scheduler.
-type Coroutine struct {
+// coroutine is the record of one coroutine of a Scheduler: what a switch,
+// a wake and a spawn touch. Records are kept on the scheduler's free list
+// when their coroutine finishes (Scheduler.recycle) and reused by the next
+// spawn, so a warm spawn allocates nothing; users hold a Coroutine handle,
+// which carries the id its coroutine had and so detects a record that has
+// moved on to another coroutine.
+type coroutine struct {
 	// Hot fields first, in the record's first cache line: what a direct
 	// switch and the foreign-goroutine check read, copied from the
 	// execution context when it is bound (bind), so neither loads co.ctx
@@ -53,24 +58,31 @@ type Coroutine struct {
 	stackLo   uintptr        // ctx.lo: its stack is [stackLo, stackLo+stackSpan)
 	stackSpan uintptr        // ctx.span; 0 on coro and unbound (the check then goes out of line)
 
-	s        *Scheduler
+	s *Scheduler
+	// id is the coroutine's number, unique within its Scheduler's
+	// lifetime, and the record's generation: a reused record gets the new
+	// coroutine's id, so a handle whose id differs names a coroutine that
+	// has finished (Coroutine.live).
 	id       uint64
 	name     *string // nil if unnamed: most coroutines are, and a string is 16 of the bytes every spawn clears
 	fn       func()
 	priority Priority
 	state    coState
 	// The flags sit beside priority and state, in what would be padding:
-	// that keeps the record at 352 bytes (a Go size class) with the timer
-	// node inline (and the Waker's status beside its mode, and done made
+	// that keeps the record at 320 bytes (a Go size class) with the timer
+	// node inline (and the waker's status beside its mode, and done made
 	// on demand).
 	cancelPending bool // deliver cancelErr at the next blocking call
 	killed        bool // final cleanup: unwind at the next suspension point
 	unwinding     bool // the kill panic is unwinding it: blocking calls fail at once
-	timerBound    bool // timer.Init done (at the first timed wait, not at spawn)
-	waker         Waker
+	timerBound    bool // timer.Init done (at the first timed wait, not at spawn; kept when the record is reused: same loop)
+	waker         waker
 	ctx           *execContext // the execution context it runs on; nil until started
-	handlers      []SwitchHandler
-	timer         reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at spawn
+	// handlers is nil or a non-empty list (fire sets it back to nil when
+	// the last one is dropped): a pointer, not a slice, is 16 of the bytes
+	// every record carries for what few coroutines use.
+	handlers *[]SwitchHandler
+	timer    reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at the first timed wait
 	// done fires when the coroutine finishes. Made by the first Done call,
 	// not at spawn: most coroutines are never awaited, and an inline Event
 	// is 64 of the bytes every spawn allocates and clears (with the GC
@@ -80,29 +92,35 @@ type Coroutine struct {
 
 	cancelErr error // the pending cancellation (cancelPending)
 
-	livePrev, liveNext *Coroutine // the scheduler's list of live coroutines, in spawn order
+	// livePrev and liveNext link the scheduler's live coroutines, in spawn
+	// order; liveNext also links the free list of finished records.
+	livePrev, liveNext *coroutine
 }
 
 // bind makes ctx the coroutine's execution context and copies its hot
 // fields into the record (see fc).
-func (co *Coroutine) bind(ctx *execContext) {
+func (co *coroutine) bind(ctx *execContext) {
 	co.ctx = ctx
 	co.stackLo, co.stackSpan = ctx.lo, ctx.span
-	if ctx.fiber != nil {
+	if ctx.span != 0 { // asm (a coro context has no fixed stack)
 		co.fc = &ctx.fiber.fc
 	}
 }
 
-// unbind forgets the execution context (the coroutine finished).
-func (co *Coroutine) unbind() {
-	co.ctx, co.fc, co.stackLo, co.stackSpan = nil, nil, 0, 0
+// unbind forgets the execution context (the coroutine finished). The stack
+// bounds stay until the record is reused (spawn clears them): the finished
+// coroutine is still current, on that stack, while its last pickNext runs
+// microtasks and Finish handlers, and a spawn from one of those must pass
+// the foreign-goroutine check (TestMicrotaskSpawnAtFinish).
+func (co *coroutine) unbind() {
+	co.ctx, co.fc = nil, nil
 }
 
-// ID returns the coroutine's number, unique within its Scheduler's lifetime.
-func (co *Coroutine) ID() uint64 { return co.id }
+// handle returns a handle to the record's current coroutine.
+func (co *coroutine) handle() Coroutine { return Coroutine{r: co, id: co.id} }
 
 // Name returns the name given at spawn ("" if none).
-func (co *Coroutine) Name() string {
+func (co *coroutine) Name() string {
 	if co.name == nil {
 		return ""
 	}
@@ -110,28 +128,117 @@ func (co *Coroutine) Name() string {
 }
 
 // String returns "name#id", or "#id" for an unnamed coroutine.
-func (co *Coroutine) String() string {
+func (co *coroutine) String() string {
 	return co.Name() + "#" + strconv.FormatUint(co.id, 10)
 }
 
+// recyclable reports whether the finished coroutine's record may be reused:
+// only if a handle can answer every question about the finished coroutine
+// without it. A reused record's handles answer as an unnamed, Normal
+// coroutine that finished without a panic and whose Done was never asked
+// for (Coroutine.live); any other record is left to the collector.
+func (co *coroutine) recyclable() bool {
+	return co.name == nil && co.priority == Normal && co.err == nil && co.done == nil
+}
+
+// Coroutine is a handle to one coroutine of a Scheduler: a small value,
+// copied freely and comparable (two handles are equal when they name the
+// same coroutine). The zero Coroutine names no coroutine (Current returns
+// it outside a coroutine); any method but IsZero panics on it.
+//
+// A handle stays valid after its coroutine finishes: Finished reports
+// true, Done returns a fired event, Err the panic, Cancel and Destroy do
+// nothing, WakerStatus is NO_STATUS. The coroutine's record is reused by
+// a later spawn once it finished (unless it was named, High, panicked or
+// had its Done asked for: then it is kept), and the handle detects that by
+// the coroutine's id, which the record no longer carries; it then answers
+// from what the reuse rule guarantees (unnamed, Normal, no error) instead
+// of reading the record's new occupant. One difference remains: Done
+// asked for the first time after the coroutine finished returns the same
+// event only until the record is reused, then a new fired event at each
+// call.
+type Coroutine struct {
+	r  *coroutine
+	id uint64
+}
+
+// IsZero reports whether c is the zero handle (no coroutine).
+func (c Coroutine) IsZero() bool { return c.r == nil }
+
+// live returns c's record while it still belongs to c's coroutine, nil
+// once the coroutine finished and the record was reused. It panics on the
+// zero handle, naming op.
+func (c Coroutine) live(op string) *coroutine {
+	if c.r == nil {
+		panic("stackful: Coroutine." + op + " on the zero Coroutine: it names no coroutine (Current outside a coroutine returns it)")
+	}
+	if c.r.id != c.id {
+		return nil
+	}
+	return c.r
+}
+
+// ID returns the coroutine's number, unique within its Scheduler's lifetime.
+func (c Coroutine) ID() uint64 {
+	c.live("ID")
+	return c.id
+}
+
+// Name returns the name given at spawn ("" if none).
+func (c Coroutine) Name() string {
+	if co := c.live("Name"); co != nil {
+		return co.Name()
+	}
+	return "" // reused: only unnamed records are (coroutine.recyclable)
+}
+
+// String returns "name#id", or "#id" for an unnamed coroutine.
+func (c Coroutine) String() string {
+	return c.Name() + "#" + strconv.FormatUint(c.id, 10)
+}
+
 // Priority returns the spawn priority.
-func (co *Coroutine) Priority() Priority { return co.priority }
+func (c Coroutine) Priority() Priority {
+	if co := c.live("Priority"); co != nil {
+		return co.priority
+	}
+	return Normal // reused: only Normal records are
+}
 
 // WakerStatus returns the state of the coroutine's waker.
-func (co *Coroutine) WakerStatus() WakerStatus { return co.waker.status }
+func (c Coroutine) WakerStatus() WakerStatus {
+	if co := c.live("WakerStatus"); co != nil {
+		return co.waker.status
+	}
+	return WakerNoStatus // finished: retire reset the waker
+}
 
-// Waker returns the coroutine's embedded waker.
-func (co *Coroutine) Waker() *Waker { return &co.waker }
+// Waker returns a handle to the coroutine's waker (see Waker).
+func (c Coroutine) Waker() Waker {
+	c.live("Waker")
+	return Waker{c}
+}
 
 // Finished reports whether the coroutine has finished.
-func (co *Coroutine) Finished() bool { return co.state == coFinished }
+func (c Coroutine) Finished() bool {
+	co := c.live("Finished")
+	return co == nil || co.state == coFinished
+}
 
 // Done returns an event that fires (resolved with nil) when the coroutine
 // finishes, so another coroutine can Await it. Every call returns the same
 // event; the first one makes it (already fired if the coroutine has
 // finished: the state an inline event would have, fired with no
-// subscribers).
-func (co *Coroutine) Done() *Event {
+// subscribers). Asked for the first time after the coroutine finished,
+// the event lives in the record only until a spawn reuses it (see
+// Coroutine); later calls then return a new fired event each.
+func (c Coroutine) Done() *Event {
+	co := c.live("Done")
+	if co == nil {
+		ev := &Event{}
+		ev.Resolve(nil)
+		return ev
+	}
 	if co.done == nil {
 		co.done = &Event{}
 		if co.state == coFinished {
@@ -142,23 +249,35 @@ func (co *Coroutine) Done() *Event {
 }
 
 // Err returns the *PanicError if the coroutine panicked.
-func (co *Coroutine) Err() error { return co.err }
+func (c Coroutine) Err() error {
+	if co := c.live("Err"); co != nil {
+		return co.err
+	}
+	return nil // reused: a panicked coroutine's record is kept
+}
 
-// AddSwitchHandler binds h to the coroutine.
-func (co *Coroutine) AddSwitchHandler(h SwitchHandler) {
+// AddSwitchHandler binds h to the coroutine. A finished coroutine's
+// handlers are never called.
+func (c Coroutine) AddSwitchHandler(h SwitchHandler) {
 	if h == nil {
 		panic("stackful: AddSwitchHandler(nil)")
 	}
-	co.handlers = append(co.handlers, h)
+	if co := c.live("AddSwitchHandler"); co != nil && co.state != coFinished {
+		co.addHandlers(h)
+	}
 }
 
 // Cancel cancels the coroutine with ErrCancelled: a coroutine not yet started
 // is dropped without running (its waker becomes IGNORED); a waiting one wakes
 // with the error; a queued or running one gets it from its next blocking
 // call. Cancelling a finished coroutine does nothing.
-func (co *Coroutine) Cancel() { co.cancel(ErrCancelled) }
+func (c Coroutine) Cancel() {
+	if co := c.live("Cancel"); co != nil {
+		co.cancel(ErrCancelled)
+	}
+}
 
-func (co *Coroutine) cancel(err error) {
+func (co *coroutine) cancel(err error) {
 	switch {
 	case co.state == coFinished:
 	case co.state == coNew:
@@ -179,9 +298,10 @@ func (co *Coroutine) cancel(err error) {
 // run, and it finishes without an error. Destroying the running coroutine
 // itself makes its next blocking call unwind it. Destroying a finished
 // coroutine does nothing.
-func (co *Coroutine) Destroy() {
+func (c Coroutine) Destroy() {
+	co := c.live("Destroy")
 	switch {
-	case co.state == coFinished:
+	case co == nil, co.state == coFinished:
 	case co.state == coNew:
 		co.waker.status = WakerIgnored
 	default:
@@ -196,7 +316,7 @@ func (co *Coroutine) Destroy() {
 
 // kill marks the coroutine for final cleanup: it unwinds (running its
 // defers) at its next suspension point instead of continuing.
-func (co *Coroutine) kill() {
+func (co *coroutine) kill() {
 	switch {
 	case co.state == coFinished:
 	case co.state == coNew:
@@ -208,17 +328,31 @@ func (co *Coroutine) kill() {
 }
 
 // fire calls the switch handlers for kind, dropping those that return false.
-func (co *Coroutine) fire(kind SwitchKind) {
-	if len(co.handlers) == 0 {
+func (co *coroutine) fire(kind SwitchKind) {
+	if co.handlers == nil {
 		return
 	}
-	switchhook.Fire(&co.handlers, co, kind)
+	switchhook.Fire(co.handlers, co.handle(), kind)
+	if len(*co.handlers) == 0 {
+		co.handlers = nil
+	}
+}
+
+// addHandlers appends hs to the coroutine's switch handlers.
+func (co *coroutine) addHandlers(hs ...SwitchHandler) {
+	if len(hs) == 0 {
+		return
+	}
+	if co.handlers == nil {
+		co.handlers = new([]SwitchHandler)
+	}
+	*co.handlers = append(*co.handlers, hs...)
 }
 
 // coTimer is the coroutine's reactor.TimerHandler. A separate named type
 // keeps OnTimer out of Coroutine's exported method set; firing is one
 // interface call on the coroutine's own record (no closure, no allocation).
-type coTimer Coroutine
+type coTimer coroutine
 
 // OnTimer is the waker's timeout: the loop has already disarmed the node.
-func (c *coTimer) OnTimer() { (*Coroutine)(c).waker.onTimeout() }
+func (c *coTimer) OnTimer() { (*coroutine)(c).waker.onTimeout() }

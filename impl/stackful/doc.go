@@ -47,7 +47,10 @@
 // Options.ShutdownOnSignal (SIGINT/SIGTERM start it), switch handlers
 // (AddSwitchHandler, Scheduler.AddMainStartHandler), ExplainCrashes, and the
 // counters (Scheduler.Stats, Scheduler.PoolStats). Yield, Await, Resolve and
-// the switch itself do not allocate.
+// the switch itself do not allocate, and once a coroutine has finished, a
+// spawn reuses its record and (asm) its stack: Go and GoWith return a
+// Coroutine handle, a small value that stays valid after the coroutine
+// finishes and never reaches the record's next coroutine.
 //
 // The semantics (queue order, suspend points, fast path, waker states, races,
 // cancellation, shutdown, deadlock, switch handlers) are the ones documented
@@ -85,8 +88,9 @@
 //
 //  1. IO.Read: reactor FD.TryRead returns ErrWouldBlock, so IO.wait resets
 //     the direction's Event, starts its reactor Poll and calls AwaitWith.
-//  2. AwaitWith: Waker.reset, Waker.resumeWhen (Event.link subscribes the
-//     waker), Waker.start (WAITING; a timeout's timer would start here),
+//  2. AwaitWith: the waker's reset and subscription, spelled out
+//     (Event.link subscribes the waker), waker.start (WAITING; a
+//     timeout's timer would start here),
 //     then the inlined suspend: Scheduler.pickNext runs the microtasks and a
 //     throttled non-blocking Scheduler.tick and pops the next coroutine;
 //     fiber.Switch goes straight to it, or to the scheduler's own context
@@ -97,10 +101,11 @@
 //  4. Data arrives: Loop.dispatch hands the epoll event to FD.onEpoll, which
 //     queues the Poll; Loop.runReady calls Poll.fireQueued, which runs the
 //     callback wrapIO installed: Event.Resolve.
-//  5. Event.fire unlinks the subscription and calls Waker.onResolve, which
-//     stores the outcome and calls Waker.wake: Waker.stop (every other
+//  5. Event.fire unlinks the subscription and calls waker.onResolve, which
+//     stores the outcome and calls waker.wake: waker.stop (every other
 //     subscription and the timer), QUEUED, Scheduler.enqueue (head of the
-//     run queue if High, else tail). Nothing switches yet.
+//     run queue if High, else tail); for the common wait on one event,
+//     fire does these steps itself without a call. Nothing switches yet.
 //  6. Loop.Tick returns; Scheduler.schedule takes the coroutine
 //     (Scheduler.pickNext) and Scheduler.enter switches to its fiber
 //     (Scheduler.transfer, fiber.Switch). Had a running coroutine ticked

@@ -1,5 +1,7 @@
 package stackful
 
+import "unsafe"
+
 // Event is a one-shot future: it is pending until Resolve or Reject fires it
 // once; later calls are ignored. Reset makes a fired event pending again so
 // that it can be reused without allocation (a reusable signal).
@@ -35,13 +37,21 @@ const (
 // its subscriptions, so awaiting never allocates.
 type subscription struct {
 	ev         *Event
-	co         *Coroutine       // cbResolve, cbCancel
-	fn         func(any, error) // cbFunc
+	co         *coroutine // the waiting coroutine (every kind but cbFunc)
 	prev, next *subscription
-	// gen and kind share the last word (48 bytes, not 56: two are
-	// embedded in every Coroutine's Waker).
+	// gen and kind share the last word (40 bytes, not 48: two are
+	// embedded in every coroutine record's waker).
 	gen  uint32 // ev.gen when linked
 	kind callbackKind
+}
+
+// funcSub is a cbFunc subscription (Event.Subscribe): the function lives
+// beside the links, not in every subscription, so the two a waker embeds
+// are 8 bytes smaller each. subscription is its first field, so a
+// *subscription of kind cbFunc is a *funcSub (Event.fire converts back).
+type funcSub struct {
+	subscription
+	fn func(any, error)
 }
 
 // NewEvent returns a pending event.
@@ -82,7 +92,8 @@ func (e *Event) Subscribe(fn func(value any, err error)) {
 		fn(e.value, e.err)
 		return
 	}
-	e.link(&subscription{kind: cbFunc, fn: fn})
+	fs := &funcSub{subscription: subscription{kind: cbFunc}, fn: fn}
+	e.link(&fs.subscription)
 }
 
 func (e *Event) fire(value any, err error) bool {
@@ -98,10 +109,23 @@ func (e *Event) fire(value any, err error) bool {
 	for sub := e.head; sub != nil && sub.gen == gen; sub = e.head {
 		e.unlink(sub)
 		switch sub.kind {
-		case cbFunc:
-			sub.fn(value, err)
+		case cbFunc: // made by Subscribe as a funcSub, whose first field sub is
+			(*funcSub)(unsafe.Pointer(sub)).fn(value, err)
 		case cbResolve:
-			sub.co.waker.onResolve(value, err, e)
+			// waker.onResolve with waker.wake's common case spelled out
+			// (twin of wake's first branch): fire does not inline, so
+			// this costs no call where onResolve would call wake. The
+			// fired subscription is the wait's only one and is unlinked.
+			co := sub.co
+			w := &co.waker
+			if w.status == WakerWaiting && w.nsubs == 1 && sub == &w.subs[0] && w.mode == modePlain &&
+				w.timeout < 0 && co.priority != High && co.s.queue.tryPushBack(co) {
+				w.result, w.err, w.triggered = value, err, e
+				w.nsubs = 0
+				w.status = WakerQueued
+			} else {
+				w.onResolve(value, err, e)
+			}
 		case cbCancel:
 			sub.co.waker.onCancel(err, e)
 		default:

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/corobench/corobench/impl/stackful/stackpool"
@@ -160,4 +161,72 @@ func TestStackExhaustionFailsRun(t *testing.T) {
 		t.Errorf("%d stacks still in use after Run", st.InUse)
 	}
 	t.Logf("%d of 200 coroutines started before the pool ran out; Run: %v", started, err)
+}
+
+// TestLifecycleSkipsThePool: coroutines spawned and finished one at a time
+// reuse the last finished one's stack without a pool operation, and Run
+// gives that stack back when it returns.
+func TestLifecycleSkipsThePool(t *testing.T) {
+	needAsm(t)
+	s := newSched(t, Asm)
+	const n = 1000
+	var mid stackpool.Stats
+	err := s.Run(func() {
+		done := NewEvent()
+		body := func() { done.Resolve(nil) }
+		for i := 0; i < n; i++ {
+			Go(body)
+			Await(done)
+			done.Reset()
+		}
+		mid = s.PoolStats()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// main's stack and the first coroutine's: two Gets for the whole run.
+	if gets := mid.Hits + mid.Misses; gets != 2 || mid.InUse != 2 {
+		t.Errorf("%d lifecycles made %d pool Gets with %d stacks in use, want 2 and 2 (main's, and one kept for the next start)", n, gets, mid.InUse)
+	}
+	if st := s.PoolStats(); st.InUse != 0 {
+		t.Errorf("after Run: %d stacks in use, want 0 (the kept one given back)", st.InUse)
+	}
+}
+
+// TestColdStartFaultsOnce: a coroutine started on a never-touched stack
+// faults its stack's top page in once (its context, which lives there, is
+// first written, not read: a read would map the zero page and the first
+// write fault again). 1000 coroutines of a fresh scheduler, each on its own
+// fresh stack, with a small allowance for the records' heap pages.
+func TestColdStartFaultsOnce(t *testing.T) {
+	needAsm(t)
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory of the stack tops faults too (about one page more per start)")
+	}
+	const n = 1000
+	s := newSched(t, Asm)
+	var f0, f1 int64
+	err := s.Run(func() {
+		Yield()
+		f0 = minorFaults()
+		for i := 0; i < n; i++ {
+			Go(func() { Yield() })
+		}
+		Yield() // all n start (n fresh stacks) and yield
+		f1 = minorFaults()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const allowed = 1.5
+	if per := float64(f1-f0) / n; per > allowed {
+		t.Errorf("%.2f minor faults per cold coroutine start, want at most %.1f (one stack page each)", per, allowed)
+	}
+}
+
+// minorFaults returns the process's minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Minflt
 }

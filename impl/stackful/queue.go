@@ -2,14 +2,14 @@ package stackful
 
 // coQueue is the run queue: a ring buffer of coroutines, FIFO with insertion
 // at the head for High priority. It is internal/ring's Queue specialised to
-// *Coroutine on purpose: the generic Queue's methods compile to a GC-shape
+// *coroutine on purpose: the generic Queue's methods compile to a GC-shape
 // body with a dictionary argument that exceeds the inliner's budget, so
 // every wake-up paid a call for its push (pprof of BenchmarkPingPong: the
 // shape PushBack 8% flat). tryPushBack/tryPushFront and PopFront inline;
 // growth is out of line.
 // Twin of internal/ring.Queue (same algorithm, same invariants).
 type coQueue struct {
-	buf  []*Coroutine // len(buf) is zero or a power of two
+	buf  []*coroutine // len(buf) is zero or a power of two
 	head int          // index of the first element
 	n    int          // number of elements
 }
@@ -18,14 +18,14 @@ type coQueue struct {
 func (q *coQueue) Len() int { return q.n }
 
 // PushBack appends co at the tail.
-func (q *coQueue) PushBack(co *Coroutine) {
+func (q *coQueue) PushBack(co *coroutine) {
 	if !q.tryPushBack(co) {
 		q.pushBackGrow(co)
 	}
 }
 
 // PushFront inserts co at the head, so the next PopFront returns it.
-func (q *coQueue) PushFront(co *Coroutine) {
+func (q *coQueue) PushFront(co *coroutine) {
 	if !q.tryPushFront(co) {
 		q.pushFrontGrow(co)
 	}
@@ -36,7 +36,7 @@ func (q *coQueue) PushFront(co *Coroutine) {
 // (enqueue, Yield) write `if !q.tryPushBack(co) { q.pushBackGrow(co) }`,
 // which is PushBack without the call (PushBack itself, with its call, is
 // over the inliner's budget).
-func (q *coQueue) tryPushBack(co *Coroutine) bool {
+func (q *coQueue) tryPushBack(co *coroutine) bool {
 	b := q.buf
 	if q.n == len(b) {
 		return false
@@ -47,7 +47,7 @@ func (q *coQueue) tryPushBack(co *Coroutine) bool {
 }
 
 // tryPushFront is PushFront unless the buffer is full (see tryPushBack).
-func (q *coQueue) tryPushFront(co *Coroutine) bool {
+func (q *coQueue) tryPushFront(co *coroutine) bool {
 	b := q.buf
 	if q.n == len(b) {
 		return false
@@ -59,7 +59,7 @@ func (q *coQueue) tryPushFront(co *Coroutine) bool {
 }
 
 // PopFront removes and returns the head, or nil if the queue is empty.
-func (q *coQueue) PopFront() *Coroutine {
+func (q *coQueue) PopFront() *coroutine {
 	if q.n == 0 {
 		return nil
 	}
@@ -76,7 +76,7 @@ func (q *coQueue) PopFront() *Coroutine {
 // PushBack over the inliner's budget).
 //
 //go:noinline
-func (q *coQueue) pushBackGrow(co *Coroutine) {
+func (q *coQueue) pushBackGrow(co *coroutine) {
 	q.grow()
 	q.buf[(q.head+q.n)&(len(q.buf)-1)] = co
 	q.n++
@@ -85,7 +85,7 @@ func (q *coQueue) pushBackGrow(co *Coroutine) {
 // pushFrontGrow is PushFront on a full queue (noinline, as pushBackGrow).
 //
 //go:noinline
-func (q *coQueue) pushFrontGrow(co *Coroutine) {
+func (q *coQueue) pushFrontGrow(co *coroutine) {
 	q.grow()
 	q.head = (q.head - 1) & (len(q.buf) - 1)
 	q.buf[q.head] = co
@@ -94,7 +94,7 @@ func (q *coQueue) pushFrontGrow(co *Coroutine) {
 
 // grow doubles the buffer (at least 16 slots), unrolling the ring to index 0.
 func (q *coQueue) grow() {
-	nb := make([]*Coroutine, max(16, 2*len(q.buf)))
+	nb := make([]*coroutine, max(16, 2*len(q.buf)))
 	if q.n > 0 {
 		k := copy(nb, q.buf[q.head:])
 		copy(nb[k:], q.buf[:q.head])

@@ -9,8 +9,8 @@ import (
 // insertion and wrap-around (the twin of internal/ring's test).
 func TestCoQueue(t *testing.T) {
 	var q coQueue
-	var model []*Coroutine
-	cos := make([]Coroutine, 2000)
+	var model []*coroutine
+	cos := make([]coroutine, 2000)
 	next := 0
 	for round := 0; round < 200; round++ {
 		for i := 0; i < round%7+1; i++ {
@@ -19,12 +19,12 @@ func TestCoQueue(t *testing.T) {
 			switch (round + i) % 4 {
 			case 0:
 				q.PushFront(co)
-				model = append([]*Coroutine{co}, model...)
+				model = append([]*coroutine{co}, model...)
 			case 1:
 				if !q.tryPushFront(co) {
 					q.pushFrontGrow(co)
 				}
-				model = append([]*Coroutine{co}, model...)
+				model = append([]*coroutine{co}, model...)
 			case 2:
 				q.PushBack(co)
 				model = append(model, co)
@@ -96,10 +96,12 @@ func TestLongQueueRoundRobin(t *testing.T) {
 }
 
 // TestCoroutineRecordSize: the record, timer node included, stays within the
-// 352-byte size class (one spawn's allocation; the flags fill padding, the
-// done event is made on demand, the name is a pointer).
+// 320-byte size class (what a suspended coroutine keeps on the heap beside
+// its context; the flags fill padding, the done event is made on demand,
+// the name and the handler list are pointers, a waker's subscriptions carry
+// no callback function).
 func TestCoroutineRecordSize(t *testing.T) {
-	if got := unsafe.Sizeof(Coroutine{}); got > 352 {
-		t.Fatalf("Coroutine is %d bytes, want at most 352 (the Go size class it fits today)", got)
+	if got := unsafe.Sizeof(coroutine{}); got > 320 {
+		t.Fatalf("the coroutine record is %d bytes, want at most 320 (the Go size class it fits today)", got)
 	}
 }

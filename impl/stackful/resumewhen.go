@@ -77,12 +77,12 @@ func ResumeWhen(ev *Event, cb Callback) {
 // beginGeneral returns co's waker and general-wait state, starting a new
 // general wait unless ResumeWhen is collecting one; building says whether
 // more subscriptions follow (ResumeWhen) or the wait starts now (Suspend).
-func (s *Scheduler) beginGeneral(co *Coroutine, building bool) (*Waker, *genWait) {
+func (s *Scheduler) beginGeneral(co *coroutine, building bool) (*waker, *genWait) {
 	w := &co.waker
 	g := s.general[co]
 	if g == nil {
 		if s.general == nil {
-			s.general = make(map[*Coroutine]*genWait)
+			s.general = make(map[*coroutine]*genWait)
 		}
 		g = &genWait{}
 		s.general[co] = g
@@ -161,7 +161,7 @@ func (g *genWait) decide(i int, ev *Event, value any, err error) (bool, any, err
 
 // onGeneral is the firing of a general wait's subscription (Event.fire has
 // unlinked it): record the event, let the callback decide.
-func (w *Waker) onGeneral(sub *subscription, ev *Event, value any, err error) {
+func (w *waker) onGeneral(sub *subscription, ev *Event, value any, err error) {
 	if w.status != WakerWaiting {
 		return
 	}
@@ -184,7 +184,11 @@ func (w *Waker) onGeneral(sub *subscription, ev *Event, value any, err error) {
 // it was active, in firing order, including those whose callbacks let the
 // wait go on; for Await and its variants the one event that ended the wait
 // (none after a timeout or a direct cancellation).
-func (w *Waker) TriggeredEvents(dst []*Event) []*Event {
+func (h Waker) TriggeredEvents(dst []*Event) []*Event {
+	w := h.w("Waker.TriggeredEvents")
+	if w == nil {
+		return dst // finished: retire reset the waker
+	}
 	if w.mode == modeGeneral {
 		return append(dst, w.co.s.general[w.co].fired...)
 	}

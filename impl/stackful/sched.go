@@ -118,13 +118,15 @@ type Scheduler struct {
 	queue coQueue         // the run queue (queue.go)
 	micro microtask.Queue // the microtask queue
 
-	current  *Coroutine   // the running coroutine; nil in the scheduler context
+	current  *coroutine   // the running coroutine; nil in the scheduler context
 	schedCtx *execContext // the scheduler's own context (the goroutine that called Run)
-	handoff  *Coroutine   // the coroutine a context switching to the scheduler asked it to run
+	handoff  *coroutine   // the coroutine a context switching to the scheduler asked it to run
 	dead     *execContext // a finished context to release once off its stack
 
-	liveHead, liveTail *Coroutine // live (spawned, unfinished) coroutines in spawn order
+	liveHead, liveTail *coroutine // live (spawned, unfinished) coroutines in spawn order
 	live               int
+	free               *coroutine // finished records to reuse, linked by liveNext (retire, spawn)
+	nfree              int
 
 	nextID       uint64
 	lastTick     int64
@@ -136,7 +138,7 @@ type Scheduler struct {
 
 	mainStart []SwitchHandler
 	sigWatch  []*reactor.Signal       // Options.ShutdownOnSignal's events during Run
-	general   map[*Coroutine]*genWait // general waits' state (resumewhen.go), per coroutine that made one
+	general   map[*coroutine]*genWait // general waits' state (resumewhen.go), per coroutine that made one
 	stats     Stats
 
 	slack slackState // the 1 ns timer slack of Run's blocking waits (asm only; see lowerSlack)
@@ -214,7 +216,10 @@ func (s *Scheduler) Backend() Backend { return s.opts.Backend }
 // Stats returns the scheduler's counters.
 func (s *Scheduler) Stats() Stats { return s.stats }
 
-// PoolStats returns the fiber stack pool's counters (zero for Coro).
+// PoolStats returns the fiber stack pool's counters (zero for Coro). During
+// a Run, the stack of the last finished coroutine is kept for the next one
+// to start (no pool operation per coroutine lifecycle) and counts as in
+// use; Run gives it back when it returns.
 func (s *Scheduler) PoolStats() stackpool.Stats {
 	if s.asm == nil {
 		return stackpool.Stats{}
@@ -289,8 +294,8 @@ func (s *Scheduler) Run(main func()) (err error) {
 		defer s.stopShutdownSignals()
 	}
 	co := s.spawn(main, s.opts.MainName, Normal)
-	co.handlers = append(co.handlers, s.mainStart...)
-	co.handlers = append(co.handlers, preRunHandlers...)
+	co.addHandlers(s.mainStart...)
+	co.addHandlers(preRunHandlers...)
 	preRunHandlers = nil
 
 	s.loop.UpdateTime()
@@ -345,7 +350,7 @@ func (s *Scheduler) schedule() {
 }
 
 // enter switches from the scheduler context to next.
-func (s *Scheduler) enter(next *Coroutine) {
+func (s *Scheduler) enter(next *coroutine) {
 	ctx, err := s.contextFor(next)
 	if err != nil {
 		s.dropUnstarted(next, err)
@@ -366,7 +371,7 @@ func (s *Scheduler) enter(next *Coroutine) {
 // pickNext is the scheduler tick run at a suspend point, in the suspending
 // context (docs/design.md §1: scheduler_next_tick): the microtask batch, a throttled
 // non-blocking reactor tick, then the head of the run queue (nil if empty).
-func (s *Scheduler) pickNext() *Coroutine {
+func (s *Scheduler) pickNext() *coroutine {
 	if s.micro.Len() > 0 {
 		s.runMicrotasks()
 	}
@@ -398,16 +403,19 @@ func (s *Scheduler) pickNext() *Coroutine {
 // prefetch=on/off, best of 6 on a 2-core EPYC VM, measured +2 to +4 ns per
 // yield with prefetching at n = 16, 64 and 256, and -7 % at n = 4096,
 // -18 % at n = 65536; 1024 lies between the last loss and the first gain.
+// Measured again with the six-line stack prefetch (fiber.PrefetchStack,
+// cpu-ns/yield, 6 rounds): +8 % at n = 64, a wash at 256, -8 % at 1024.
 // A variable so that the benchmark can turn it off.
 var prefetchMin = 1024
 
 // prefetchAhead starts the loads the next switches will wait on, as a
 // three-stage pipeline over the run queue: the record of the coroutine
 // three picks ahead, the fiber context (saved SP) of the one two ahead,
-// whose record the previous pick fetched, and the stack top (its Switch
-// frame and return address) of the next one, whose context was fetched a
-// pick ago. Each is a hint (fiber.Prefetch); the queue holds at least
-// prefetchMin >= 3 coroutines.
+// whose record the previous pick fetched, and the stack top of the next
+// one, whose context was fetched a pick ago: its Switch frame and return
+// address and the frames above them up to the user's code
+// (fiber.PrefetchStack, several lines in one call). Each is a hint; the
+// queue holds at least prefetchMin >= 3 coroutines.
 func (s *Scheduler) prefetchAhead() {
 	q := &s.queue
 	m := len(q.buf) - 1
@@ -416,7 +424,7 @@ func (s *Scheduler) prefetchAhead() {
 		fiber.Prefetch(uintptr(unsafe.Pointer(c.fc)))
 	}
 	if c := q.buf[q.head&m]; c.fc != nil {
-		fiber.Prefetch(c.fc.StackTop())
+		fiber.PrefetchStack(c.fc.StackTop())
 	}
 }
 
@@ -495,8 +503,8 @@ func (s *Scheduler) WaitInfo() reactor.WaitInfo {
 // switch every return up the call chain misses the CPU's return-address
 // predictor, so each frame between the switch and the user's code costs
 // several nanoseconds per switch.
-func (s *Scheduler) suspend(co *Coroutine) {
-	if len(co.handlers) != 0 {
+func (s *Scheduler) suspend(co *coroutine) {
+	if co.handlers != nil {
 		s.suspendHandlers(co, false)
 		return
 	}
@@ -521,8 +529,8 @@ func (s *Scheduler) suspend(co *Coroutine) {
 // of the queue and the pick made again, so a High coroutine spawned by Leave
 // still runs first. A wait whose event fires during the tick (before any
 // switch) calls Leave then Enter: co gave control up and got it back.
-func (s *Scheduler) suspendHandlers(co *Coroutine, yield bool) {
-	var next *Coroutine
+func (s *Scheduler) suspendHandlers(co *coroutine, yield bool) {
+	var next *coroutine
 	if yield && s.queue.Len() == 1 { // only co itself is queued
 		if next = s.pickNext(); next == co {
 			return
@@ -547,7 +555,7 @@ func (s *Scheduler) suspendHandlers(co *Coroutine, yield bool) {
 // symmetric backend switches straight to next; an asymmetric one, or a
 // failure to get next a context, goes through the scheduler, which runs
 // next (s.handoff).
-func (s *Scheduler) switchFrom(from *execContext, next *Coroutine) {
+func (s *Scheduler) switchFrom(from *execContext, next *coroutine) {
 	if next != nil && s.direct {
 		if to, err := s.contextFor(next); err == nil {
 			s.current = next
@@ -590,7 +598,7 @@ func (s *Scheduler) reap() {
 
 // contextFor returns the context next runs on, creating one for a coroutine
 // that has not started.
-func (s *Scheduler) contextFor(co *Coroutine) (*execContext, error) {
+func (s *Scheduler) contextFor(co *coroutine) (*execContext, error) {
 	if co.ctx != nil {
 		return co.ctx, nil
 	}
@@ -642,7 +650,7 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 // scheduler's (with next handed off) if next is nil or has no context, or if
 // Options.ViaScheduler routes every hand-off through the scheduler. It
 // counts the switch the backend is about to make.
-func (s *Scheduler) exitTo(from *execContext, next *Coroutine) *execContext {
+func (s *Scheduler) exitTo(from *execContext, next *coroutine) *execContext {
 	to := s.schedCtx
 	s.current = nil
 	if next != nil && !s.direct {
@@ -660,7 +668,7 @@ func (s *Scheduler) exitTo(from *execContext, next *Coroutine) *execContext {
 
 // runBody runs co's function, turning a panic into Run's error. The kill
 // panic of final cleanup ends the coroutine quietly.
-func (s *Scheduler) runBody(co *Coroutine) {
+func (s *Scheduler) runBody(co *coroutine) {
 	returned := false
 	defer func() {
 		r := recover()
@@ -695,7 +703,7 @@ func (s *Scheduler) runBody(co *Coroutine) {
 // such misuse). The asm backend cannot do this (the fiber shares the
 // scheduler's goroutine); package fiber ends the process with a message
 // instead.
-func (s *Scheduler) goexited(co *Coroutine) {
+func (s *Scheduler) goexited(co *coroutine) {
 	ctx := co.ctx
 	co.err = &PanicError{Coroutine: co.String(), Value: ErrGoexit, Stack: string(debug.Stack())}
 	s.fail(co.err, errShutdownCancel)
@@ -709,14 +717,14 @@ func (s *Scheduler) goexited(co *Coroutine) {
 }
 
 // finish ends co after its body returned or unwound.
-func (s *Scheduler) finish(co *Coroutine) {
+func (s *Scheduler) finish(co *coroutine) {
 	co.fire(Finish)
 	s.retire(co)
 }
 
 // dropUnstarted finishes a coroutine that never ran: cancelled before it
 // started (err nil), or without a context (err).
-func (s *Scheduler) dropUnstarted(co *Coroutine, err error) {
+func (s *Scheduler) dropUnstarted(co *coroutine, err error) {
 	if err != nil {
 		co.err = err
 		s.fail(fmt.Errorf("stackful: starting coroutine %s: %w", co, err), errShutdownCancel)
@@ -726,7 +734,7 @@ func (s *Scheduler) dropUnstarted(co *Coroutine, err error) {
 }
 
 // retire marks co finished and forgets it.
-func (s *Scheduler) retire(co *Coroutine) {
+func (s *Scheduler) retire(co *coroutine) {
 	co.handlers = nil
 	co.state = coFinished
 	co.waker.stop()
@@ -740,19 +748,55 @@ func (s *Scheduler) retire(co *Coroutine) {
 	co.unbind()
 	co.cancelPending, co.cancelErr = false, nil
 	s.unlinkLive(co)
-	if co.done != nil { // nobody asked for Done: no event to fire (see Coroutine.done)
+	if co.done != nil { // nobody asked for Done: no event to fire (see coroutine.done)
 		co.done.Resolve(nil)
+	}
+	if co.recyclable() && s.nfree < maxFreeRecords {
+		co.liveNext = s.free
+		s.free = co
+		s.nfree++
 	}
 }
 
+// maxFreeRecords bounds the free list of finished coroutine records: enough
+// for every coroutine of a 10000-alive round to be reused, while a run that
+// once had a million coroutines alive does not keep a million records (320
+// MB) for the scheduler's life; the rest go to the collector.
+const maxFreeRecords = 1 << 16
+
 // spawn creates a coroutine and enqueues it.
-func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
+func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 	if fn == nil {
 		panic("stackful: Go(nil)")
 	}
 	s.nextID++
 	s.stats.Spawned++
-	co := &Coroutine{s: s, id: s.nextID, fn: fn, priority: p}
+	var co *coroutine
+	// Reuse a finished coroutine's record (retire): a warm spawn allocates
+	// nothing and touches memory that is likely in cache, where a new
+	// record is fresh memory to clear and fault in while the collector is
+	// held off. Not the record of s.current: a coroutine that just
+	// finished is still current until the next switch (its pickNext may
+	// run microtasks or Finish handlers that spawn).
+	if r := s.free; r != nil && r != s.current {
+		s.free, s.nfree = r.liveNext, s.nfree-1
+		co = r
+		// What retire left: unlinked, unbound, waker stopped and reset,
+		// timer stopped (its binding to s.loop kept), handlers, done, err,
+		// name and cancellation cleared, priority Normal (recyclable).
+		co.liveNext = nil
+		co.id, co.fn, co.priority, co.state = s.nextID, fn, p, coNew
+		co.killed, co.unwinding = false, false
+		// done may have been made by a Done call after the finish (the
+		// record was on the free list by then); err and name are nil
+		// (recyclable).
+		co.done, co.err, co.name = nil, nil, nil
+		co.stackLo, co.stackSpan = 0, 0 // kept by unbind; unbound until started
+		co.waker.building = false
+	} else {
+		co = &coroutine{s: s, id: s.nextID, fn: fn, priority: p}
+		co.waker.co = co
+	}
 	if name != "" {
 		// A copy made only here: taking &name would move the parameter to
 		// the heap on every spawn, named or not.
@@ -760,7 +804,6 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 		*n = name
 		co.name = n
 	}
-	co.waker.co = co
 	co.waker.reset()
 	co.waker.status = WakerQueued
 	if s.shuttingDown {
@@ -786,7 +829,7 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *Coroutine {
 // inlined (two push calls exceed the inliner's budget), so it would add a
 // call to every wake-up, the hot path of every handoff. The pushes
 // themselves inline (coQueue).
-func (s *Scheduler) enqueue(co *Coroutine) {
+func (s *Scheduler) enqueue(co *coroutine) {
 	if co.priority == High {
 		if !s.queue.tryPushFront(co) {
 			s.queue.pushFrontGrow(co)
@@ -861,7 +904,7 @@ func (s *Scheduler) killAll() {
 	}
 }
 
-func (s *Scheduler) linkLive(co *Coroutine) {
+func (s *Scheduler) linkLive(co *coroutine) {
 	co.livePrev = s.liveTail
 	if s.liveTail != nil {
 		s.liveTail.liveNext = co
@@ -872,7 +915,7 @@ func (s *Scheduler) linkLive(co *Coroutine) {
 	s.live++
 }
 
-func (s *Scheduler) unlinkLive(co *Coroutine) {
+func (s *Scheduler) unlinkLive(co *coroutine) {
 	if co.livePrev != nil {
 		co.livePrev.liveNext = co.liveNext
 	} else if s.liveHead == co {

@@ -171,7 +171,7 @@ func (driver) DeadlockNames(err error) []string {
 
 func countingHandler(rec *semtest.Recorder, task int, name string, keep int) SwitchHandler {
 	calls := 0
-	return func(_ *Coroutine, kind SwitchKind) bool {
+	return func(_ Coroutine, kind SwitchKind) bool {
 		rec.Switch(task, name, kind)
 		calls++
 		return calls <= keep
@@ -206,7 +206,7 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 	for i := range events {
 		events[i] = NewEvent()
 	}
-	cos := make([]*Coroutine, len(p.Tasks))
+	cos := make([]Coroutine, len(p.Tasks))
 	var runTask func(ti int)
 	runTask = func(ti int) {
 		exit := semtest.OK
@@ -270,7 +270,7 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 					return nil
 				})
 			case semtest.OpCancel:
-				if co := cos[op.Task]; co != nil {
+				if co := cos[op.Task]; !co.IsZero() {
 					co.Cancel()
 				}
 			case semtest.OpShutdown:
@@ -282,7 +282,7 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 				AddSwitchHandler(countingHandler(rec, ti, "handler", op.Keep))
 			case semtest.OpLeaveSpawn:
 				task, prio := op.Task, Priority(op.Priority)
-				AddSwitchHandler(func(_ *Coroutine, kind SwitchKind) bool {
+				AddSwitchHandler(func(_ Coroutine, kind SwitchKind) bool {
 					if kind != Leave {
 						return true
 					}
@@ -319,7 +319,7 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 				}
 				rec.General(ti, op, n, d.Kind(err), trig)
 			case semtest.OpDestroy:
-				if co := cos[op.Task]; co != nil {
+				if co := cos[op.Task]; !co.IsZero() {
 					co.Destroy()
 				}
 			case semtest.OpWork, semtest.OpOpenGate, semtest.OpWaitStarted, semtest.OpFileOpen, semtest.OpFileWrite,
@@ -328,7 +328,7 @@ func (d driver) Run(p *semtest.Program, rec *semtest.Recorder) (semtest.Stats, e
 				err = d.ioOp(rec, p.IO, ti, op, &io)
 			case semtest.OpWakerState:
 				st := WakerNoStatus // never spawned
-				if co := cos[op.Task]; co != nil {
+				if co := cos[op.Task]; !co.IsZero() {
 					st = co.WakerStatus()
 				}
 				rec.Waker(ti, op.Task, st)

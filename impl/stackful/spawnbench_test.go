@@ -44,3 +44,86 @@ func BenchmarkSpawnCPU(b *testing.B) {
 	}
 	b.ReportMetric(float64(t1.Nano()-t0.Nano())/float64(b.N), "cpu-ns/spawn")
 }
+
+// threadCPU returns the calling thread's CPU time in ns (user and system);
+// the caller locks its goroutine to the thread.
+func threadCPU() int64 {
+	var t unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &t)
+	return t.Nano()
+}
+
+// BenchmarkSpawnLifecycle: the spawn scenario's alive=1 pool=warm loop on
+// asm: main spawns one coroutine, which fires an event main awaits; one op
+// is one create + run + destroy (its stack back for the next one). cpu-ns
+// as in BenchmarkSpawnCPU.
+func BenchmarkSpawnLifecycle(b *testing.B) {
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer s.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cpu0, cpu1 int64
+	b.ReportAllocs()
+	err = s.Run(func() {
+		done := NewEvent()
+		body := func() { done.Resolve(nil) }
+		lifecycle := func() {
+			Go(body)
+			Await(done)
+			done.Reset()
+		}
+		lifecycle() // warm: a record on the free list, a stack kept
+		b.ResetTimer()
+		cpu0 = threadCPU()
+		for i := 0; i < b.N; i++ {
+			lifecycle()
+		}
+		cpu1 = threadCPU()
+		b.StopTimer()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/spawn")
+}
+
+// BenchmarkSpawnAlive: the spawn scenario's alive=10000 pool=warm round on
+// asm: main spawns 10000 coroutines, each yields once (so all are alive
+// together, each on its own stack) and then finishes; one op is one spawn,
+// its yield and its finish. A first untimed round warms the pool, the free
+// records and the run queue. cpu-ns as in BenchmarkSpawnCPU.
+func BenchmarkSpawnAlive(b *testing.B) {
+	const alive = 10000
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer s.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	round := func() error {
+		return s.Run(func() {
+			body := func() { _ = Yield() }
+			for i := 0; i < alive; i++ {
+				Go(body)
+			}
+		})
+	}
+	if err := round(); err != nil {
+		b.Fatal(err)
+	}
+	rounds := (b.N + alive - 1) / alive
+	b.ResetTimer()
+	cpu0 := threadCPU()
+	for r := 0; r < rounds; r++ {
+		if err := round(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu1 := threadCPU()
+	b.StopTimer()
+	b.ReportMetric(float64(cpu1-cpu0)/float64(rounds*alive), "cpu-ns/spawn")
+}

@@ -59,7 +59,7 @@ func BenchmarkTimerWake(b *testing.B) {
 // at n = 4096 and more each switch touches a record and a stack top that
 // are no longer in cache (the memory-latency figure of the Yield scenario).
 func BenchmarkYieldN(b *testing.B) {
-	for _, n := range []int{2, 256, 1024, 4096, 65536} {
+	for _, n := range []int{2, 256, 1024, 4096, 65536, 262144} {
 		for _, pf := range []string{"on", "off"} {
 			b.Run("n="+strconv.Itoa(n)+"/prefetch="+pf, func(b *testing.B) {
 				if pf == "off" {
@@ -75,38 +75,48 @@ func BenchmarkYieldN(b *testing.B) {
 }
 
 func benchYieldN(b *testing.B, n int) {
-	{
-		{
-			s, err := New(Options{Backend: Asm})
-			if err != nil {
-				b.Skip(err)
-			}
-			defer s.Close()
-			per := (b.N + n - 1) / n
-			body := func() {
-				for i := 0; i < per; i++ {
-					_ = Yield()
-				}
-			}
-			// Warm: every coroutine's stack is taken once before the timer.
-			if err := s.Run(func() {
-				for i := 0; i < n; i++ {
-					Go(func() { _ = Yield() })
-				}
-			}); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			err = s.Run(func() {
-				for i := 0; i < n; i++ {
-					Go(body)
-				}
-			})
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer s.Close()
+	per := (b.N + n - 1) / n
+	finished := 0
+	var cpu0, cpu1 int64
+	body := func() {
+		_ = Yield() // untimed: every coroutine starts and yields once first
+		for i := 0; i < per; i++ {
+			_ = Yield()
+		}
+		if finished++; finished == n {
+			cpu1 = threadCPU()
 			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*per), "ns/yield")
 		}
 	}
+	// Warm: every coroutine's stack is taken once before the timer.
+	if err := s.Run(func() {
+		for i := 0; i < n; i++ {
+			Go(func() { _ = Yield() })
+		}
+	}); err != nil {
+		b.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err = s.Run(func() {
+		for i := 0; i < n; i++ {
+			Go(body)
+		}
+		// Behind all n: they have started (contexts made, stacks
+		// touched) and yielded once when main runs again; the timed
+		// yields start here and end when the last coroutine finishes.
+		_ = Yield()
+		b.ResetTimer()
+		cpu0 = threadCPU()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*per), "ns/yield")
+	b.ReportMetric(float64(cpu1-cpu0)/float64(n*per), "cpu-ns/yield") // see BenchmarkSpawnCPU
 }

@@ -33,21 +33,22 @@ const (
 // never allocates.
 const maxWakerEvents = 2
 
-// Waker links a suspended coroutine to the events it waits for and collects
-// the outcome of the wait (docs/design.md §1, the waker). It is embedded in the Coroutine and
-// reset for every wait, so waiting never allocates.
+// waker links a suspended coroutine to the events it waits for and collects
+// the outcome of the wait (docs/design.md §1, the waker). It is embedded in
+// the coroutine's record and reset for every wait, so waiting never
+// allocates; users see it through the Waker handle.
 //
 // The first trigger wins: the standard callbacks (resolve, cancel, timeout)
 // act only while the waker is WAITING; the winner stores the outcome,
 // unsubscribes every event, stops the timer and enqueues the coroutine
 // (QUEUED). Later triggers find it QUEUED and are ignored.
-type Waker struct {
-	co      *Coroutine
+type waker struct {
+	co      *coroutine
 	subs    [maxWakerEvents]subscription // the awaited events
 	timeout time.Duration                // < 0: no timeout
 	// status and nsubs sit beside the one-byte fields below, sharing one
-	// word: 16 bytes less per Coroutine, which keeps the record in the
-	// 352-byte size class (TestCoroutineRecordSize).
+	// word: 16 bytes less per record, which keeps it in the 320-byte size
+	// class (TestCoroutineRecordSize).
 	status    WakerStatus
 	nsubs     uint8    // used entries of subs (at most maxWakerEvents)
 	mode      waitMode // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
@@ -79,21 +80,58 @@ const (
 	modeGeneral                 // ResumeWhen + Suspend: subscriptions in gen
 )
 
+// Waker is a handle to a coroutine's waker (Coroutine.Waker): what its last
+// or current wait subscribed to and how it ended. Like Coroutine, it is a
+// value that stays valid after the coroutine finishes, and then reads as a
+// finished coroutine's waker does (NO_STATUS, no events, no outcome), also
+// once the coroutine's record has been reused.
+type Waker struct{ c Coroutine }
+
+// w returns the waker while the record belongs to the handle's coroutine.
+func (h Waker) w(op string) *waker {
+	if co := h.c.live(op); co != nil {
+		return &co.waker
+	}
+	return nil
+}
+
 // Status returns the waker's state.
-func (w *Waker) Status() WakerStatus { return w.status }
+func (h Waker) Status() WakerStatus {
+	if w := h.w("Waker.Status"); w != nil {
+		return w.status
+	}
+	return WakerNoStatus
+}
 
 // Triggered returns the event that ended the last wait (nil if a timeout or a
 // direct cancellation ended it).
-func (w *Waker) Triggered() *Event { return w.triggered }
+func (h Waker) Triggered() *Event {
+	if w := h.w("Waker.Triggered"); w != nil {
+		return w.triggered
+	}
+	return nil
+}
 
 // Outcome returns the result and error of the last wait.
-func (w *Waker) Outcome() (any, error) { return w.result, w.err }
+func (h Waker) Outcome() (any, error) {
+	if w := h.w("Waker.Outcome"); w != nil {
+		return w.result, w.err
+	}
+	return nil, nil
+}
 
 // Events returns how many events the current wait subscribed to.
-func (w *Waker) Events() int { return int(w.nsubs) }
+func (h Waker) Events() int {
+	if w := h.w("Waker.Events"); w != nil {
+		return int(w.nsubs)
+	}
+	return 0
+}
 
 // reset prepares the waker for a new wait (zend_async_waker_new).
-func (w *Waker) reset() {
+// AwaitWith spells out the same stores with its subscriptions (its twin:
+// change both).
+func (w *waker) reset() {
 	w.status = WakerNoStatus
 	w.nsubs = 0
 	w.timeout = -1
@@ -101,21 +139,9 @@ func (w *Waker) reset() {
 	w.triggered, w.result, w.err = nil, nil, nil
 }
 
-// resumeWhen subscribes the coroutine to ev with a standard callback
-// (zend_async_resume_when).
-func (w *Waker) resumeWhen(ev *Event, kind callbackKind) {
-	if w.nsubs == maxWakerEvents {
-		panic("stackful: waker: too many events for one wait")
-	}
-	sub := &w.subs[w.nsubs]
-	w.nsubs++
-	sub.kind, sub.co = kind, w.co
-	ev.link(sub)
-}
-
 // start starts the waker's events when the coroutine suspends
 // (start_waker_events): subscriptions are already live, the timer starts now.
-func (w *Waker) start(s *Scheduler) {
+func (w *waker) start(s *Scheduler) {
 	w.status = WakerWaiting
 	if w.timeout >= 0 {
 		w.startTimer(s) // out of line: keeps start inlinable for a plain Await
@@ -123,7 +149,7 @@ func (w *Waker) start(s *Scheduler) {
 }
 
 // startTimer arms the waker's timeout.
-func (w *Waker) startTimer(s *Scheduler) {
+func (w *waker) startTimer(s *Scheduler) {
 	// A fresh base, not the last tick's cached time: a sleep never wakes
 	// early relative to the call (one clock read per timed wait).
 	co := w.co
@@ -138,7 +164,7 @@ func (w *Waker) startTimer(s *Scheduler) {
 }
 
 // stop unsubscribes every event and stops the timer.
-func (w *Waker) stop() {
+func (w *waker) stop() {
 	for i := 0; i < int(w.nsubs); i++ {
 		if sub := &w.subs[i]; sub.ev != nil {
 			sub.ev.unlink(sub)
@@ -151,7 +177,7 @@ func (w *Waker) stop() {
 }
 
 // stopRest is the part of stop for a general wait and a timeout.
-func (w *Waker) stopRest() {
+func (w *waker) stopRest() {
 	if w.mode == modeGeneral {
 		g := w.co.s.general[w.co]
 		for i := 0; i < g.ngen; i++ {
@@ -166,7 +192,7 @@ func (w *Waker) stopRest() {
 }
 
 // onResolve is the resolve callback (zend_async_waker_callback_resolve).
-func (w *Waker) onResolve(value any, err error, ev *Event) {
+func (w *waker) onResolve(value any, err error, ev *Event) {
 	if w.status != WakerWaiting {
 		return
 	}
@@ -175,7 +201,7 @@ func (w *Waker) onResolve(value any, err error, ev *Event) {
 }
 
 // onCancel is the cancel callback (zend_async_waker_callback_cancel).
-func (w *Waker) onCancel(_ error, ev *Event) {
+func (w *waker) onCancel(_ error, ev *Event) {
 	if w.status != WakerWaiting {
 		return
 	}
@@ -184,7 +210,7 @@ func (w *Waker) onCancel(_ error, ev *Event) {
 }
 
 // onTimeout is the timeout callback (zend_async_waker_callback_timeout).
-func (w *Waker) onTimeout() {
+func (w *waker) onTimeout() {
 	if w.status != WakerWaiting {
 		return
 	}
@@ -198,7 +224,7 @@ func (w *Waker) onTimeout() {
 }
 
 // cancelWith wakes a waiting coroutine with err (a direct cancellation).
-func (w *Waker) cancelWith(err error) {
+func (w *waker) cancelWith(err error) {
 	if w.status != WakerWaiting {
 		return
 	}
@@ -207,8 +233,23 @@ func (w *Waker) cancelWith(err error) {
 }
 
 // wake ends the wait: stop the events and enqueue the coroutine.
-func (w *Waker) wake() {
-	w.stop()
+//
+// The common wake, a plain wait on one event whose firing (Event.fire)
+// has just unlinked the only subscription, has nothing to stop, and a
+// Normal coroutine goes to the tail of a queue with room: both are done
+// here without a call (stop and enqueue do not inline), the rest goes
+// through them. The same steps as stop and enqueue, in the same order.
+// Event.fire's cbResolve case spells out the first branch again (its twin).
+func (w *waker) wake() {
+	if w.nsubs == 1 && w.subs[0].ev == nil && w.mode == modePlain && w.timeout < 0 {
+		w.nsubs = 0 // stop: the one subscription is unlinked, no timer
+	} else {
+		w.stop()
+	}
 	w.status = WakerQueued
-	w.co.s.enqueue(w.co)
+	co := w.co
+	if co.priority != High && co.s.queue.tryPushBack(co) {
+		return // enqueue's Normal case, inline
+	}
+	co.s.enqueue(co)
 }

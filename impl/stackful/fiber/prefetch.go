@@ -11,6 +11,21 @@ package fiber
 //go:noescape
 func Prefetch(addr uintptr)
 
+// PrefetchStack is Prefetch for the PrefetchStackLines cache lines from the
+// one holding sp upwards: what resuming a suspended fiber whose saved SP is
+// sp reads first (Switch's return address, then the frames of the calls
+// that suspended it, up to the user's code), in one call rather than one
+// per line.
+//
+//go:noescape
+func PrefetchStack(sp uintptr)
+
+// PrefetchStackLines is how many 64-byte lines PrefetchStack fetches: six
+// cover a suspend's frames up to the user's loop (Switch, Yield or
+// AwaitWith, an adapter, the body: about 300 bytes), starting anywhere in
+// the first line.
+const PrefetchStackLines = 6
+
 // StackTop returns the context's saved stack pointer (0 while it runs or
 // before Init): the line a switch to it reads first (its frame and the
 // return address of its Switch), for Prefetch.

@@ -31,5 +31,11 @@ func mapProbeStack(size int) (lo, hi uintptr, unmap func() error, err error) {
 // Prefetch does nothing where the fiber switch is not supported.
 func Prefetch(addr uintptr) {}
 
+// PrefetchStack does nothing where the fiber switch is not supported.
+func PrefetchStack(sp uintptr) {}
+
+// PrefetchStackLines is PrefetchStack's line count (see prefetch.go).
+const PrefetchStackLines = 6
+
 // StackTop returns 0 where the fiber switch is not supported.
 func (c *Context) StackTop() uintptr { return 0 }
