@@ -60,7 +60,18 @@ func TestWorkTimeoutAndBusy(t *testing.T) {
 		err := s.Run(func() {
 			wk := NewWork()
 			defer wk.Close()
-			first = wk.Run(reactor.JobFunc(func() { <-release }), 20*time.Millisecond)
+			var started atomic.Bool
+			block := reactor.JobFunc(func() { started.Store(true); <-release })
+			// A timeout that came before the pool thread took the job
+			// withdrew it unrun (a slow thread start on a loaded
+			// machine): try again, so that the timeout is one of a
+			// running job.
+			for {
+				first = wk.Run(block, 20*time.Millisecond)
+				if started.Load() || wk.Busy() {
+					break
+				}
+			}
 			second = wk.Run(reactor.JobFunc(func() {}), -1)
 			close(release)
 			for wk.Busy() {

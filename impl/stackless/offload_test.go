@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,17 +107,27 @@ func TestAwaitWorkTimeoutBusyQueueFull(t *testing.T) {
 	}
 	defer s.Close()
 	release := make(chan struct{})
-	block := reactor.JobFunc(func() { <-release })
+	var started atomic.Bool
+	block := reactor.JobFunc(func() { started.Store(true); <-release })
 	var first, second, full, third error
-	var wk, q1, q2 *Work
-	_ = s.Spawn(&script{steps: []func(*Context) Step{
+	wk, q1, q2 := mustWork(t, s), mustWork(t, s), mustWork(t, s)
+	sc := &script{}
+	sc.steps = []func(*Context) Step{
 		func(c *Context) Step {
-			wk, _ = s.NewWork()
-			q1, _ = s.NewWork()
-			q2, _ = s.NewWork()
 			return c.AwaitWork(wk, block, 20*time.Millisecond) // takes the one thread
 		},
-		func(c *Context) Step { first = c.Err(); return c.AwaitWork(wk, reactor.JobFunc(func() {}), 0) },
+		func(c *Context) Step {
+			if !started.Load() && !wk.Busy() {
+				// The pool thread had not taken the job when the
+				// timeout withdrew it (a slow thread start on a loaded
+				// machine): try again, so that the timeout below is
+				// one of a running job.
+				sc.i = -1
+				return c.Sleep(time.Millisecond)
+			}
+			first = c.Err()
+			return c.AwaitWork(wk, reactor.JobFunc(func() {}), 0)
+		},
 		func(c *Context) Step {
 			second = c.Err()
 			_ = q1.w.Start(reactor.JobFunc(func() {})) // fills the queue of 1
@@ -135,7 +146,8 @@ func TestAwaitWorkTimeoutBusyQueueFull(t *testing.T) {
 		},
 		func(c *Context) Step { return c.AwaitWork(wk, reactor.JobFunc(func() {}), 0) },
 		func(c *Context) Step { third = c.Err(); wk.Close(); q1.Close(); q2.Close(); return c.Done() },
-	}})
+	}
+	_ = s.Spawn(sc)
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +155,16 @@ func TestAwaitWorkTimeoutBusyQueueFull(t *testing.T) {
 		!errors.Is(full, reactor.ErrPoolQueueFull) || third != nil {
 		t.Fatalf("first %v (want ErrTimeout); second %v (want still running); full %v; third %v", first, second, full, third)
 	}
+}
+
+// mustWork is s.NewWork or the test's end.
+func mustWork(t *testing.T, s *Scheduler) *Work {
+	t.Helper()
+	w, err := s.NewWork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // TestAwaitWorkShutdownInFlight: a graceful shutdown cancels a task waiting
