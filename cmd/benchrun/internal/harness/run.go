@@ -80,7 +80,8 @@ type Options struct {
 	MaxCount    int
 	AdaptBudget time.Duration
 	// RunBudget, when positive, is the wall time the whole run should
-	// take: the extra repetitions get what the planned ones left of it,
+	// take once it holds the machine lock: the extra repetitions get what
+	// the start (timer floor, generator ceiling) and the planned ones left of it,
 	// at most AdaptBudget (runAdaptBudget). The planned repetitions are
 	// never cut short by it: they are what --count asked for.
 	RunBudget time.Duration
@@ -142,6 +143,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer lock.Close()
+	// The run budget counts from here: a wait for the machine lock is not
+	// the run's, but the timer floor and the generator's ceiling are.
+	runStart := time.Now()
 	// Placement and the timer floor, before any file is made: a machine
 	// that refuses them refuses the run.
 	pins, err := newPinPlan(opts.Pin)
@@ -284,7 +288,6 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	interrupted := func() {
 		sum.Interrupted = true
 	}
-	plannedStart := time.Now()
 	for _, c := range opts.Cells {
 		if ctx.Err() != nil {
 			interrupted()
@@ -304,7 +307,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// Extra rounds (adapt.go): only the cells whose CV is still above the
 	// target, one repetition each per round, in plan order.
 	rule := adaptRule{targetCV: opts.TargetCV, maxReps: opts.MaxCount,
-		budget: runAdaptBudget(opts.AdaptBudget, opts.RunBudget, time.Since(plannedStart))}
+		budget: runAdaptBudget(opts.AdaptBudget, opts.RunBudget, time.Since(runStart))}
 	if rule.targetCV <= 0 {
 		rule.targetCV = DefaultTargetCV
 	}
