@@ -160,6 +160,7 @@ func (w *waker) startTimer(s *Scheduler) {
 		co.timerBound = true
 	}
 	s.loop.UpdateTime()
+	s.clockFresh = true // pickNext reuses this reading
 	co.timer.Start(w.timeout)
 }
 
