@@ -7,7 +7,8 @@ package stackful
 // every wake-up paid a call for its push (pprof of BenchmarkPingPong: the
 // shape PushBack 8% flat). tryPushBack/tryPushFront and PopFront inline;
 // growth is out of line.
-// Twin of internal/ring.Queue (same algorithm, same invariants).
+// Twin of internal/ring.Queue and of impl/stackless's taskQueue (same
+// algorithm, same invariants).
 type coQueue struct {
 	buf  []*coroutine // len(buf) is zero or a power of two
 	head int          // index of the first element

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync"
 	"syscall"
 )
 
@@ -33,6 +34,40 @@ func CombinedOutput(args []string, env ...string) (string, error) {
 	}
 	return run(path, append([]string{os.Args[0]}, args...), env)
 }
+
+// Argv returns the path and argv that start the current binary (path is
+// os.Args[0] or os.Executable()) as a child with argv: itself, or, where it
+// cannot exec itself (ENOEXEC under qemu-user), the same emulator running
+// it. For callers that start the child through another API than os/exec
+// (a reactor's Spawn), so they cannot retry as CombinedOutput does.
+func Argv(path string, argv []string) (string, []string) {
+	emulator := needsEmulator()
+	if emulator == "" {
+		return path, argv
+	}
+	return emulator, append([]string{emulator, path}, argv[1:]...)
+}
+
+// needsEmulator is the emulator's path when the current binary cannot exec
+// itself, else "". It tries once: a child that starts is killed at once
+// (its arguments select no test, should it run).
+var needsEmulator = sync.OnceValue(func() string {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.count=1")
+	err := cmd.Start()
+	if err == nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return ""
+	}
+	if !errors.Is(err, syscall.ENOEXEC) {
+		return ""
+	}
+	path, lerr := exec.LookPath("qemu-" + map[string]string{"arm64": "aarch64", "amd64": "x86_64"}[runtime.GOARCH])
+	if lerr != nil {
+		return ""
+	}
+	return path
+})
 
 func run(name string, args, env []string) (string, error) {
 	cmd := exec.Command(name, args...)

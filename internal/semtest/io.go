@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corobench/corobench/internal/dnsserver"
+	"github.com/corobench/corobench/internal/selfexec"
 	"github.com/corobench/corobench/reactor"
 )
 
@@ -252,10 +253,16 @@ func ChildArgv(op Op, sleep bool) (string, []string) {
 	if op.Missing {
 		exe = "/nonexistent/semtest-child"
 	}
+	argv := []string{exe, childArg, "print", op.Tag, strconv.Itoa(op.Value)}
 	if sleep {
-		return exe, []string{exe, childArg, "sleep"}
+		argv = []string{exe, childArg, "sleep"}
 	}
-	return exe, []string{exe, childArg, "print", op.Tag, strconv.Itoa(op.Value)}
+	if op.Missing {
+		return exe, argv
+	}
+	// Under qemu-user without binfmt_misc (CI's arm64 tests) the binary
+	// cannot exec itself; it then runs under the same emulator.
+	return selfexec.Argv(exe, argv)
 }
 
 // IOKind classifies the reactor awaitables' own errors; ok is false for
@@ -397,6 +404,23 @@ func WatchClose() Op                         { return Op{Kind: OpWatchClose} }
 func Append(name string) Op                  { return Op{Kind: OpAppend, Tag: name} }
 func Lookup(name string, d time.Duration) Op { return Op{Kind: OpLookup, Tag: name, Dur: d} }
 
+// pidfdMissing reports why exec cannot run here when the kernel (or an
+// emulator such as qemu-user, which runs the arm64 tests) lacks
+// pidfd_open: a child's exit is a pidfd event (reactor.Process), and
+// reactor.Spawn then fails with reactor.ErrNotSupported on every runtime
+// alike, which the case's log would show as a difference rather than the
+// missing feature it is.
+func pidfdMissing() (why string, missing bool) {
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err == unix.ENOSYS {
+		return "pidfd_open is missing here (Linux before 5.3, or an emulator without it): exec's exit event needs it", true
+	}
+	if err == nil {
+		unix.Close(fd)
+	}
+	return "", false
+}
+
 // prepareIO fills in p.IO's run-time fields (dir: the case's directory),
 // or returns why the case cannot run on d (skip).
 func prepareIO(d Driver, p *Program, dir string) (cleanup func(), skip string, err error) {
@@ -414,6 +438,11 @@ func prepareIO(d Driver, p *Program, dir string) (cleanup func(), skip string, e
 		}
 		if f == FeatExec && !childServed.Load() {
 			return cleanup, "the test binary does not serve the exec child: call semtest.ServeChild from an init function of the driver's test package", nil
+		}
+		if f == FeatExec {
+			if why, missing := pidfdMissing(); missing {
+				return cleanup, why, nil
+			}
 		}
 	}
 	p.IO.Dir = dir
