@@ -68,19 +68,20 @@ var Timer = register(&scenarios.Scenario{
 	// timed run (396 wakes/s), so its percentiles are of a few samples;
 	// from n=3000 up most rows are past their knee, and a backlog's
 	// lateness is noisy by nature.
-	MaxCount:     map[string]int{"n=1": 10, "n=3000": 10, "n=10000": 10},
+	MaxCount:     map[string]int{"n=1": 10, "n=3000": 10, "n=5000": 10, "n=10000": 10},
 	Blocking:     timerBlocking,
 	StateMachine: timerStateMachine,
 	Want:         timerWant,
 })
 
 // timerSweep is the full run's n: offered rates from 396 to 3.96M wakes/s,
-// a factor of about 3 apart from 100 up, where the rows' knees are (the
-// CPU a wake costs every row, 0.35 µs or more, caps a P at under 3M
-// wakes/s; Go's 1 ms netpoller granularity costs the goroutine rows
-// lateness long before that), and a factor 10 below, where every row
-// sustains the rate.
-var timerSweep = []string{"1", "10", "100", "300", "1000", "3000", "10000"}
+// a factor of 10 apart below 100, where every row sustains the rate; about
+// 3 from 100 to 3000, where the rows' knees are (Go's 1 ms netpoller
+// granularity costs the goroutine rows lateness early); and 2 or less
+// above, where the CPU a wake costs (0.25 µs or more on every row) caps a
+// P under 4M wakes/s: a sweep with 3000 and 10000 only tied every row at
+// 3000.
+var timerSweep = []string{"1", "10", "100", "300", "1000", "3000", "5000", "10000"}
 
 // Sleep durations: uniform in [timerMin, timerMax].
 const (
