@@ -353,42 +353,40 @@ func TestTTY(t *testing.T) {
 	})
 }
 
-// TestReactorOptions: Options.Reactor reaches the scheduler's loop (a pool
-// of one thread with a queue of one refuses a third job), and the fields
-// the scheduler owns are refused by name.
+// TestReactorOptions: Options.Reactor reaches the scheduler's loop (with a
+// pool of one thread, three jobs offloaded at once never run two at a
+// time; the default pool of four would run them together), and the fields
+// the scheduler owns are refused by name. The jobs end by themselves, so
+// no interleaving of the pool's thread with the loop can hang the test.
 func TestReactorOptions(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b Backend) {
-		s, err := New(Options{Backend: b, Reactor: reactor.Options{PoolThreads: 1, PoolQueue: 1}})
+		s, err := New(Options{Backend: b, Reactor: reactor.Options{PoolThreads: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		release := make(chan struct{})
-		var started atomic.Bool
-		var second, third error
-		err = s.Run(func() {
-			// The first job holds the only thread, the second fills the
-			// queue, so the third is refused without suspending. The
-			// second is submitted only once the first runs: before that
-			// the first may still sit in the queue, and a job accepted
-			// behind it would wait for a release that never comes.
-			Go(func() { _ = Offload(func() { started.Store(true); <-release }, -1) })
-			for !started.Load() {
-				_ = Sleep(100 * time.Microsecond)
+		var running, peak atomic.Int32
+		job := func() {
+			n := running.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 			}
-			Go(func() { second = Offload(func() {}, -1) })
-			Yield()
-			third = Offload(func() {}, -1)
-			close(release)
+			time.Sleep(10 * time.Millisecond)
+			running.Add(-1)
+		}
+		errs := make([]error, 3)
+		err = s.Run(func() {
+			for i := range errs {
+				Go(func() { errs[i] = Offload(job, -1) })
+			}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if second != nil {
-			t.Fatalf("second job, queued behind the running one: %v", second)
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
 		}
-		if !errors.Is(third, reactor.ErrPoolQueueFull) {
-			t.Fatalf("third job on a 1-thread pool with a 1-job queue: got %v, want reactor.ErrPoolQueueFull", third)
+		if p := peak.Load(); p != 1 {
+			t.Fatalf("a pool of Options.Reactor.PoolThreads=1 ran %d jobs at once, want 1", p)
 		}
 		for _, o := range []reactor.Options{{OwnThread: true}, {Clock: func() int64 { return 0 }}} {
 			_, err := New(Options{Backend: b, Reactor: o})
