@@ -299,16 +299,8 @@ func Knee(title, xLabel, yLabel string, xs []float64, series []Series, bound flo
 	if err != nil {
 		return nil, err
 	}
-	if bound > 0 {
-		ch.plot.Y.Min, ch.plot.Y.Max = niceLogRange(math.Min(ch.plot.Y.Min, bound/1.2), math.Max(ch.plot.Y.Max, bound*1.2))
-		line, err := plotter.NewLine(plotter.XYs{{X: ch.plot.X.Min, Y: bound}, {X: ch.plot.X.Max, Y: bound}})
-		if err != nil {
-			return nil, err
-		}
-		line.Color, line.Width = color.Gray{Y: 90}, 1.5
-		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
-		ch.plot.Add(line)
-		ch.addLegend("latency bound", swatch{color: color.Gray{Y: 90}, line: true})
+	if err := ch.addBound(bound); err != nil {
+		return nil, err
 	}
 	var rings plotter.XYs
 	for j, k := range knees {
@@ -384,16 +376,8 @@ func Throughput(title, xLabel, yLabel string, curves []Curve, bound, ceiling flo
 	if err := ch.addLines(series, func(i, j int) float64 { return curves[j].Xs[i] }); err != nil {
 		return nil, err
 	}
-	if bound > 0 {
-		ch.plot.Y.Min, ch.plot.Y.Max = niceLogRange(math.Min(ch.plot.Y.Min, bound/1.2), math.Max(ch.plot.Y.Max, bound*1.2))
-		line, err := plotter.NewLine(plotter.XYs{{X: ch.plot.X.Min, Y: bound}, {X: ch.plot.X.Max, Y: bound}})
-		if err != nil {
-			return nil, err
-		}
-		line.Color, line.Width = color.Gray{Y: 90}, 1.5
-		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
-		ch.plot.Add(line)
-		ch.addLegend("latency bound", swatch{color: color.Gray{Y: 90}, line: true})
+	if err := ch.addBound(bound); err != nil {
+		return nil, err
 	}
 	if ceiling > 0 {
 		line, err := plotter.NewLine(plotter.XYs{{X: ceiling, Y: ch.plot.Y.Min}, {X: ceiling, Y: ch.plot.Y.Max}})
@@ -423,4 +407,23 @@ func Throughput(title, xLabel, yLabel string, curves []Curve, bound, ceiling flo
 		ch.addLegend("knee (highest rate sustained)", ringSwatch{})
 	}
 	return ch, nil
+}
+
+// addBound draws a latency bound (bound > 0) as a dashed horizontal line
+// across the chart, widening the log y range to hold it, with its legend
+// entry. Knee and Throughput charts share it.
+func (ch *Chart) addBound(bound float64) error {
+	if bound <= 0 {
+		return nil
+	}
+	ch.plot.Y.Min, ch.plot.Y.Max = niceLogRange(math.Min(ch.plot.Y.Min, bound/1.2), math.Max(ch.plot.Y.Max, bound*1.2))
+	line, err := plotter.NewLine(plotter.XYs{{X: ch.plot.X.Min, Y: bound}, {X: ch.plot.X.Max, Y: bound}})
+	if err != nil {
+		return err
+	}
+	line.Color, line.Width = color.Gray{Y: 90}, 1.5
+	line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+	ch.plot.Add(line)
+	ch.addLegend("latency bound", swatch{color: color.Gray{Y: 90}, line: true})
+	return nil
 }
