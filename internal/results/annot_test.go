@@ -27,6 +27,9 @@ func TestAnnotationsRoundTrip(t *testing.T) {
 	if err := w.Annotate(Annotation{Kind: AnnotReps, Name: "Switch/impl=stackful-asm", Text: "14 repetitions"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.Annotate(Annotation{Kind: AnnotDisturbed, Name: "Switch/impl=stackful-asm", Text: "rep 3: 9.1 ns/switch not counted: 4 of 5 timed runs disturbed"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Annotate(Annotation{Kind: "noise", Name: "Switch/impl=stackful-asm", Text: "x"}); err == nil {
 		t.Error("an unknown annotation kind was written")
 	}
@@ -38,8 +41,8 @@ func TestAnnotationsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Results) != 1 || len(f.Notes) != 0 || len(f.Annotations) != 2 {
-		t.Fatalf("got %d results, %d notes, %d annotations; want 1, 0, 2:\n%s", len(f.Results), len(f.Notes), len(f.Annotations), text)
+	if len(f.Results) != 1 || len(f.Notes) != 0 || len(f.Annotations) != 3 {
+		t.Fatalf("got %d results, %d notes, %d annotations; want 1, 0, 3:\n%s", len(f.Results), len(f.Notes), len(f.Annotations), text)
 	}
 	a := f.Annotations[0]
 	if a.Kind != AnnotSteal || a.Name != "Switch/impl=stackful-asm" || a.Text != "rep 0: steal 30ms = 6.0% of 500ms" || a.Line != 3 {
@@ -48,6 +51,10 @@ func TestAnnotationsRoundTrip(t *testing.T) {
 	if a := f.Annotations[1]; a.Kind != AnnotReps || a.Text != "14 repetitions" {
 		t.Errorf("reps annotation = %+v", a)
 	}
+	// A disturbed repetition's figure is on a comment line: not a result.
+	if a := f.Annotations[2]; a.Kind != AnnotDisturbed || !strings.HasPrefix(a.Text, "rep 3: 9.1 ns/switch not counted") {
+		t.Errorf("disturbed annotation = %+v", a)
+	}
 	if err := f.Check(); err != nil {
 		t.Error(err)
 	}
@@ -55,7 +62,7 @@ func TestAnnotationsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "y.txt:5") {
-		t.Errorf("annotation without a row: Check = %v, want an error at y.txt:5", err)
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "y.txt:6") {
+		t.Errorf("annotation without a row: Check = %v, want an error at y.txt:6", err)
 	}
 }

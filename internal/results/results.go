@@ -139,13 +139,26 @@ const (
 	// stole more than a stated share of the CPU time (/proc/stat steal).
 	AnnotSteal = "steal"
 	// AnnotReps says how many repetitions a cell got and why it stopped
-	// there (its CV reached the target, the cap, the time budget).
+	// there (its CV reached the target, the cap, the time budget), and
+	// how many of them were disturbed and not counted.
 	AnnotReps = "reps"
+	// AnnotDisturbed records one repetition whose process was disturbed
+	// by the rest of the machine (most of its timed runs waited on a
+	// runqueue): its figure is on the line, and it has no result line,
+	// so no reader counts it as a sample of the cell. When a cell ends
+	// with fewer than two undisturbed figures the harness writes the
+	// disturbed ones as result lines after all, and says so in an
+	// AnnotDisturbed line whose text starts with DisturbedKept.
+	AnnotDisturbed = "disturbed"
 )
+
+// DisturbedKept starts the text of the AnnotDisturbed line that says a
+// cell's disturbed figures were written as result lines.
+const DisturbedKept = "kept:"
 
 // Annotation is a comment line about a cell that has result lines.
 type Annotation struct {
-	Kind string // AnnotSteal or AnnotReps
+	Kind string // AnnotSteal, AnnotReps or AnnotDisturbed
 	Name string // the benchmark name without the "Benchmark" prefix
 	Text string // one line
 	Line int    // line number in the file it was read from, 1-based
@@ -156,7 +169,7 @@ func FormatAnnotation(a Annotation) string {
 	return fmt.Sprintf("%s%s Benchmark%s: %s\n", notePrefix, a.Kind, a.Name, strings.Join(strings.Fields(a.Text), " "))
 }
 
-var annotRE = regexp.MustCompile(`^# corobench:(steal|reps) Benchmark(\S+): (.*)$`)
+var annotRE = regexp.MustCompile(`^# corobench:(steal|reps|disturbed) Benchmark(\S+): (.*)$`)
 
 // ParseAnnotation reports whether line is an annotation and, if so,
 // returns it.
@@ -291,7 +304,7 @@ func Read(r io.Reader, name string) (*File, error) {
 		}
 		n, ok := ParseNote(text)
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: malformed corobench note %q (want %q)", name, line, text, notePrefix+"failed|unsupported|steal|reps Benchmark<Name>: <text>")
+			return nil, fmt.Errorf("%s:%d: malformed corobench note %q (want %q)", name, line, text, notePrefix+"failed|unsupported|steal|reps|disturbed Benchmark<Name>: <text>")
 		}
 		n.Line = line
 		out.Notes = append(out.Notes, n)
@@ -599,8 +612,8 @@ func (w *Writer) Note(n Note) error {
 
 // Annotate writes an annotation line about a cell that has figures.
 func (w *Writer) Annotate(a Annotation) error {
-	if a.Kind != AnnotSteal && a.Kind != AnnotReps {
-		return errors.New("results: annotation kind must be steal or reps")
+	if a.Kind != AnnotSteal && a.Kind != AnnotReps && a.Kind != AnnotDisturbed {
+		return errors.New("results: annotation kind must be steal, reps or disturbed")
 	}
 	// Not CheckName: a failed cell's name may be one benchfmt would misread
 	// (its notes are written all the same); only white space would make

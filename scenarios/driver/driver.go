@@ -59,6 +59,17 @@ type Options struct {
 	// that run are. An error from FinalStart ends the measurement with it.
 	FinalStart func() error
 	FinalStop  func()
+	// Disturbed marks a timed run disturbed from its Signal (disturb.go).
+	// Nil means the default mark, Disturbed, for a cell on one P, and no
+	// mark for a cell on more (their own threads wait for each other).
+	// A disturbed run is re-taken (at most half the planned runs more,
+	// within the cell's timed budget) and left out of the median; a
+	// process left without a clean majority says so (Sample.Disturbed).
+	Disturbed func(Signal) bool
+	// NoMark turns the disturbance mark off (Disturbed too): every run
+	// counts, as before the mark existed. For tests whose figures do not
+	// matter and must not depend on the machine's load.
+	NoMark bool
 }
 
 // Sample is the measurement of one cell in one process: Iters iterations
@@ -71,6 +82,18 @@ type Sample struct {
 	// FixedIters scenario), so a reader can see the spread inside the
 	// process that the median hides.
 	Runs [][]float64
+	// Signals holds each timed run's exposure to the rest of the machine
+	// (disturb.go), and DisturbedRuns the mark's verdict on it, in the
+	// order of Runs. Runs made in place of disturbed ones follow the
+	// planned ones.
+	Signals       []Signal
+	DisturbedRuns []bool
+	// Judged says whether a disturbance mark applied (a cell on one P,
+	// or Options.Disturbed set). Disturbed says that fewer than a
+	// majority of the planned runs were clean even after the re-takes:
+	// Values is then the median of every run, a figure of the disturbed
+	// machine, which the harness does not count as a sample of the cell.
+	Judged, Disturbed bool
 }
 
 // Measure runs one cell in this process. It grows the iteration count as
@@ -114,7 +137,9 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		if err != nil {
 			return nil, err
 		}
-		return summarize(s, []*run{r})
+		mark := judge(opts)
+		r.judge(mark)
+		return summarize(s, []*run{r}, mark != nil, 1)
 	}
 	runs := orDefault(opts.Runs, DefaultRuns)
 	each := opts.Benchtime / time.Duration(runs)
@@ -148,15 +173,79 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		}
 	}
 	// The warm-up is over: the runs that count, with the same count.
+	mark := judge(opts)
 	timed := make([]*run, runs)
+	var spent time.Duration
 	for i := range timed {
 		r, err := runOnce(s, row, params, n, opts, gc, last.heapFor(n), hooked)
 		if err != nil {
 			return nil, err
 		}
+		r.judge(mark)
 		timed[i], last = r, r
+		spent += r.wall
 	}
-	return summarize(s, timed)
+	if mark != nil && !hooked {
+		// Re-take disturbed runs while that can still give the process
+		// a majority of clean runs and the budget holds: a disturbance
+		// shorter than a run or two is waited out here, one that lasts
+		// the process's life is left to the harness (another process).
+		for retakes := 0; retakes < maxRetakes(runs); retakes++ {
+			clean := cleanRuns(timed)
+			if clean >= majority(runs) || clean+maxRetakes(runs)-retakes < majority(runs) ||
+				spent+last.wall > timedBudget*opts.Benchtime {
+				break
+			}
+			r, err := runOnce(s, row, params, n, opts, gc, last.heapFor(n), false)
+			if err != nil {
+				return nil, err
+			}
+			r.judge(mark)
+			timed, last = append(timed, r), r
+			spent += r.wall
+		}
+	}
+	return summarize(s, timed, mark != nil, runs)
+}
+
+// judge is the mark that applies to this measurement: opts.Disturbed, or
+// for a cell on one P the default mark (Disturbed), or none.
+func judge(opts Options) func(Signal) bool {
+	switch {
+	case opts.NoMark:
+		return nil
+	case opts.Disturbed != nil:
+		return opts.Disturbed
+	case judgedByDefault():
+		return Disturbed
+	}
+	return nil
+}
+
+// majority is how many clean runs a process of planned timed runs needs
+// for its figure to be theirs: more than half of them.
+func majority(planned int) int { return planned/2 + 1 }
+
+// maxRetakes caps the runs made in place of disturbed ones: half the
+// planned runs (2 of 5), which turns a process whose disturbance hit 3
+// of 5 runs into a clean one if it was over by then, and costs little
+// when it was not.
+func maxRetakes(planned int) int { return planned / 2 }
+
+// judge records mark's verdict on the run (nil: no mark, clean).
+func (r *run) judge(mark func(Signal) bool) {
+	r.bad = mark != nil && mark(r.sig)
+}
+
+// cleanRuns counts the runs not found disturbed.
+func cleanRuns(runs []*run) int {
+	n := 0
+	for _, r := range runs {
+		if !r.bad {
+			n++
+		}
+	}
+	return n
 }
 
 // timedBudget is what a cell's timed runs may take in one process, in bench
@@ -222,6 +311,10 @@ type run struct {
 	// wall is what the run took in all: GC policy, set-up, body,
 	// checksum.
 	wall time.Duration
+	// sig is what the body was exposed to (disturb.go), and bad the
+	// mark's verdict on it (judged once, when a timed run ends).
+	sig Signal
+	bad bool
 }
 
 // heapFor is the free, already-touched heap a run of n iterations should
@@ -252,7 +345,9 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 		}
 		stop = opts.FinalStop
 	}
+	sched, bodyStart := readSched(), time.Now()
 	env, out, err := runBody(s, row, params, env)
+	sig := sched.since(time.Since(bodyStart))
 	if stop != nil {
 		stop() // before the checksum: Want may take a while
 	}
@@ -260,7 +355,7 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	if err != nil {
 		return nil, err
 	}
-	r := &run{out: out}
+	r := &run{out: out, sig: sig}
 	if heap1 := gc.heapInUse(); heap1 > heap0 {
 		r.heap = heap1 - heap0
 	}
@@ -344,19 +439,30 @@ func check(s *scenarios.Scenario, row scenarios.Row, env *scenarios.Env, out sce
 }
 
 // summarize turns the timed runs into the process's sample: each
-// metric's median over them (median), and each run's values.
-func summarize(s *scenarios.Scenario, runs []*run) (*Sample, error) {
-	sm := &Sample{Iters: runs[0].env.N, Values: make([]float64, len(s.Metrics))}
+// metric's median over the clean runs when they are a majority of the
+// planned runs, else over all of them with the sample marked disturbed;
+// and each run's values, signal and verdict. judged says a mark applied.
+func summarize(s *scenarios.Scenario, runs []*run, judged bool, planned int) (*Sample, error) {
+	sm := &Sample{Iters: runs[0].env.N, Values: make([]float64, len(s.Metrics)), Judged: judged}
+	var use [][]float64
 	for _, r := range runs {
 		v, err := values(s, r.env, r.out)
 		if err != nil {
 			return nil, err
 		}
 		sm.Runs = append(sm.Runs, v)
+		sm.Signals = append(sm.Signals, r.sig)
+		sm.DisturbedRuns = append(sm.DisturbedRuns, r.bad)
+		if !r.bad {
+			use = append(use, v)
+		}
 	}
-	col := make([]float64, len(runs))
+	if len(use) < majority(planned) {
+		sm.Disturbed, use = true, sm.Runs
+	}
+	col := make([]float64, len(use))
 	for i := range s.Metrics {
-		for j, v := range sm.Runs {
+		for j, v := range use {
 			col[j] = v[i]
 		}
 		sm.Values[i] = median(col)

@@ -248,7 +248,7 @@ func TestTimedRunsReportTheirMedian(t *testing.T) {
 		var calls []int
 		script := []float64{-1e9, 1000, 5, 1, 100, 3, 2}
 		s := scriptedScenario(script, &calls)
-		sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, Options{Benchtime: time.Millisecond, Runs: c.runs})
+		sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, Options{Benchtime: time.Millisecond, Runs: c.runs, NoMark: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestTimedRunsReportTheirMedian(t *testing.T) {
 	// Runs=0: DefaultRuns for a cell whose runs are cheap (each run here
 	// is about 12 ms of a 50 ms bench time's 100 ms budget: 8 would fit).
 	var calls []int
-	sm, err := Measure(scriptedScenario(make([]float64, 100), &calls), scenarios.GoroutineSingle, nil, 50*time.Millisecond)
+	sm, err := MeasureWith(scriptedScenario(make([]float64, 100), &calls), scenarios.GoroutineSingle, nil, Options{Benchtime: 50 * time.Millisecond, NoMark: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func TestSlowSetUpMakesFewerLongerRuns(t *testing.T) {
 	// Bench time 40 ms: the warm-up stops once a run's timed region
 	// lasts 8 ms (N of 8 or so); a run takes over 100 ms, more than the
 	// 80 ms budget, so one timed run, grown toward 40 ms.
-	sm, err := Measure(s, scenarios.GoroutineSingle, nil, 40*time.Millisecond)
+	sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, Options{Benchtime: 40 * time.Millisecond, NoMark: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,14 +38,21 @@ const (
 	verdictCap                          // CV above target, cap reached
 	verdictTooFew                       // fewer than 2 figures: no CV to judge
 	verdictFailures                     // a repetition failed: more would not help
+	verdictShort                        // fewer undisturbed figures than planned, under the cap
 )
 
-// decide returns the verdict for a cell with these headline figures after
-// reps repetitions (reps counts failed ones too), and the CV it read (NaN
-// when it has none).
-func (r adaptRule) decide(values []float64, reps int, failed bool) (adaptVerdict, float64) {
+// decide returns the verdict for a cell with these headline figures (its
+// undisturbed repetitions') after reps repetitions (reps counts failed and
+// disturbed ones too), of which want were planned, and the CV it read
+// (NaN when it has none). A cell with fewer figures than planned (its
+// disturbed repetitions were not counted) gets more while under the cap,
+// whatever its CV: a disturbed repetition is replaced, not dropped.
+func (r adaptRule) decide(values []float64, reps, want int, failed bool) (adaptVerdict, float64) {
 	if failed {
 		return verdictFailures, cv(values)
+	}
+	if len(values) < want && reps < r.maxReps {
+		return verdictShort, cv(values)
 	}
 	if len(values) < 2 {
 		return verdictTooFew, math.NaN()
@@ -60,6 +67,9 @@ func (r adaptRule) decide(values []float64, reps int, failed bool) (adaptVerdict
 	}
 	return verdictMore, c
 }
+
+// wantsMore reports whether a verdict asks for another repetition.
+func (v adaptVerdict) wantsMore() bool { return v == verdictMore || v == verdictShort }
 
 // runAdaptBudget is the wall time the extra repetitions may take: adapt
 // (--adapt-budget), cut to what is left of run (--run-budget, 0: no run
@@ -107,8 +117,16 @@ func cv(values []float64) float64 {
 	return c
 }
 
-// repsText is the text of a cell's repetition annotation.
-func repsText(reps int, v adaptVerdict, c float64, r adaptRule, budgetSpent bool) string {
+// repsText is the text of a cell's repetition annotation: reps
+// repetitions, of which disturbed were not counted (their processes had
+// no clean majority of timed runs) and the counted ones left dropped timed
+// runs out of their medians; figures is how many were counted, want how
+// many were planned.
+func repsText(reps int, v adaptVerdict, c float64, r adaptRule, budgetSpent bool, figures, want, disturbed, dropped int) string {
+	over := fmt.Sprintf("cv %s > target %s", pct(c), pct(r.targetCV))
+	if v == verdictShort {
+		over = fmt.Sprintf("cv %s with %d undisturbed figures of the %d planned", pct(c), figures, want)
+	}
 	why := ""
 	switch {
 	case v == verdictStable:
@@ -120,11 +138,14 @@ func repsText(reps int, v adaptVerdict, c float64, r adaptRule, budgetSpent bool
 	case v == verdictCap:
 		why = fmt.Sprintf("cv %s > target %s; cap of %d repetitions reached", pct(c), pct(r.targetCV), r.maxReps)
 	case budgetSpent:
-		why = fmt.Sprintf("cv %s > target %s; time budget of %v for extra repetitions spent", pct(c), pct(r.targetCV), roundBudget(r.budget))
+		why = fmt.Sprintf("%s; time budget of %v for extra repetitions spent", over, roundBudget(r.budget))
 	case r.budget <= 0 && r.maxReps > 0:
-		why = fmt.Sprintf("cv %s > target %s; no time left for extra repetitions (--run-budget spent by the planned ones)", pct(c), pct(r.targetCV))
+		why = fmt.Sprintf("%s; no time left for extra repetitions (--run-budget spent by the planned ones)", over)
 	default:
-		why = fmt.Sprintf("cv %s > target %s; extra repetitions off (--max-count or --adapt-budget)", pct(c), pct(r.targetCV))
+		why = fmt.Sprintf("%s; extra repetitions off (--max-count or --adapt-budget)", over)
+	}
+	if disturbed > 0 || dropped > 0 {
+		why += fmt.Sprintf("; disturbed: %d repetitions not counted, %d timed runs left out of the counted ones' medians", disturbed, dropped)
 	}
 	return fmt.Sprintf("%d repetitions: %s", reps, why)
 }

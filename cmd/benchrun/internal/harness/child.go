@@ -24,6 +24,51 @@ type childReport struct {
 	Iters       int       `json:"iters,omitempty"`
 	Values      []float64 `json:"values,omitempty"`
 	Unsupported string    `json:"unsupported,omitempty"`
+	// Runs is each timed run's headline figure and what the run was
+	// exposed to (driver.Signal), in run order.
+	Runs []runReport `json:"runs,omitempty"`
+	// Judged: a disturbance mark applied (driver.Sample.Judged).
+	// Disturbed: the process had no clean majority of timed runs, so
+	// its figure is of a disturbed machine (driver.Sample.Disturbed).
+	Judged    bool `json:"judged,omitempty"`
+	Disturbed bool `json:"disturbed,omitempty"`
+}
+
+// droppedRuns counts the timed runs the mark found disturbed.
+func (r childReport) droppedRuns() (dropped int) {
+	for _, run := range r.Runs {
+		if run.Disturbed {
+			dropped++
+		}
+	}
+	return dropped
+}
+
+// runReport is one timed run in a childReport; durations in ns.
+type runReport struct {
+	Value    float64 `json:"v"`
+	Wall     int64   `json:"wall"`
+	RunDelay int64   `json:"delay"`
+	CPU      int64   `json:"cpu"`
+	Nivcsw   int64   `json:"nivcsw"`
+	// Disturbed: the mark found this run disturbed.
+	Disturbed bool `json:"disturbed,omitempty"`
+}
+
+// runReports is a sample's timed runs as the child reports them.
+func runReports(sm *driver.Sample) []runReport {
+	var out []runReport
+	for i, sig := range sm.Signals {
+		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), CPU: int64(sig.CPU), Nivcsw: sig.Nivcsw}
+		if i < len(sm.Runs) && len(sm.Runs[i]) > 0 {
+			r.Value = sm.Runs[i][0]
+		}
+		if i < len(sm.DisturbedRuns) {
+			r.Disturbed = sm.DisturbedRuns[i]
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // childArgs are the arguments that make benchrun run cell c as a child.
@@ -52,6 +97,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	params := fs.String("params", "", "key=value,... parameter values")
 	benchtime := fs.Duration("benchtime", 100*time.Millisecond, "minimum duration of the timed run")
 	gcOn := fs.Bool("gc-on", false, "leave the collector on during the timed run (GC-safe rows only)")
+	noMark := fs.Bool("no-disturbance-mark", false, "count every timed run, disturbed or not (tests)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -71,7 +117,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	measure := func() (*driver.Sample, error) {
-		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
+		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, NoMark: *noMark, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
 	}
 	var sm *driver.Sample
 	if s.Cycles {
@@ -94,7 +140,8 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	} else {
-		rep.Iters, rep.Values = sm.Iters, sm.Values
+		rep.Iters, rep.Values, rep.Runs = sm.Iters, sm.Values, runReports(sm)
+		rep.Judged, rep.Disturbed = sm.Judged, sm.Disturbed
 	}
 	if err := json.NewEncoder(stdout).Encode(rep); err != nil {
 		fmt.Fprintf(stderr, "benchrun %s: writing the report: %v\n", ChildSubcommand, err)
@@ -121,8 +168,10 @@ const (
 // longer than it (n=100000) stops at two. The first run is the cold one
 // (first-touch page faults, lazy initialisation), a warm-up as the
 // driver's growth runs are for other scenarios: it is dropped. The sample
-// is the mean of each metric over the other runs, and its Iters the sum of
-// their iterations, so a figure is never one cold shot of a millisecond.
+// is the mean of each metric over the other runs (over the undisturbed
+// ones when they are a majority; else over all, and the sample is
+// disturbed), and its Iters the sum of their iterations, so a figure is
+// never one cold shot of a millisecond.
 // A failed run fails the cell.
 func measureCycles(measure func() (*driver.Sample, error), benchtime time.Duration, elapsed func() time.Duration) (*driver.Sample, error) {
 	var runs []*driver.Sample
@@ -146,15 +195,37 @@ func measureCycles(measure func() (*driver.Sample, error), benchtime time.Durati
 		runs = append(runs, sm)
 	}
 	warm := runs[1:]
-	out := &driver.Sample{Values: make([]float64, len(warm[0].Values))}
+	// A cycle is one timed run; a disturbed one (driver.Sample.Disturbed)
+	// is left out of the mean when the clean ones are a majority, and the
+	// whole process is marked disturbed when they are not.
+	use := warm
+	var clean []*driver.Sample
+	judged := false
 	for _, sm := range warm {
+		judged = judged || sm.Judged
+		if !sm.Disturbed {
+			clean = append(clean, sm)
+		}
+	}
+	out := &driver.Sample{Values: make([]float64, len(warm[0].Values)), Judged: judged}
+	if 2*len(clean) > len(warm) {
+		use = clean
+	} else {
+		out.Disturbed = judged
+	}
+	for _, sm := range warm {
+		out.Runs = append(out.Runs, sm.Runs...)
+		out.Signals = append(out.Signals, sm.Signals...)
+		out.DisturbedRuns = append(out.DisturbedRuns, sm.DisturbedRuns...)
+	}
+	for _, sm := range use {
 		out.Iters += sm.Iters
 		for i, v := range sm.Values {
 			out.Values[i] += v
 		}
 	}
 	for i := range out.Values {
-		out.Values[i] /= float64(len(warm))
+		out.Values[i] /= float64(len(use))
 	}
 	return out, nil
 }

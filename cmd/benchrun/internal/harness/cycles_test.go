@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"slices"
 	"testing"
@@ -105,4 +106,40 @@ func mustRow(t *testing.T, name string) scenarios.Row {
 		t.Fatalf("no row %q", name)
 	}
 	return r
+}
+
+// TestMeasureCyclesLeavesDisturbedOut: a disturbed warm cycle is left out
+// of the mean while the clean ones are a majority; without a majority the
+// mean is of every warm cycle and the process is disturbed.
+func TestMeasureCyclesLeavesDisturbedOut(t *testing.T) {
+	for _, c := range []struct {
+		bad       []bool // per cycle, the cold first one included
+		want      float64
+		disturbed bool
+	}{
+		{[]bool{false, false, true, false, false}, (2 + 6 + 8) / 3.0, false},
+		{[]bool{true, false, true, false, false}, (2 + 6 + 8) / 3.0, false}, // the cold one is dropped anyway
+		{[]bool{false, true, true, false, false}, (2 + 4 + 6 + 8) / 4.0, true},
+		{[]bool{false, false, false, false, false}, (2 + 4 + 6 + 8) / 4.0, false},
+	} {
+		figures := []float64{10, 2, 4, 6, 8}
+		i := 0
+		measure := func() (*driver.Sample, error) {
+			v := figures[i]
+			sm := &driver.Sample{Iters: 1, Values: []float64{v}, Runs: [][]float64{{v}}, Judged: true, Disturbed: c.bad[i], DisturbedRuns: []bool{c.bad[i]}}
+			i++
+			return sm, nil
+		}
+		// 30 ms cycles, 100 ms bench time: five cycles (see TestMeasureCycles).
+		sm, err := measureCycles(measure, 100*time.Millisecond, func() time.Duration { return time.Duration(i) * 30 * time.Millisecond })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i != 5 || len(sm.Runs) != 4 || len(sm.DisturbedRuns) != 4 {
+			t.Fatalf("%d cycles, %d runs reported with %d verdicts: want 5, and the 4 warm ones", i, len(sm.Runs), len(sm.DisturbedRuns))
+		}
+		if math.Abs(sm.Values[0]-c.want) > 1e-12 || sm.Disturbed != c.disturbed || !sm.Judged {
+			t.Errorf("cycles disturbed %v: value %v, disturbed %v; want %v, %v", c.bad, sm.Values[0], sm.Disturbed, c.want, c.disturbed)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +24,10 @@ import (
 
 // noiseChildMode runs the test binary as a cell child of the noise tests:
 //
-//	seq:<file>:<v1>,<v2>,...  reports v[i mod n] for its i-th run (counted in file)
+//	seq:<file>:<v1>,<v2>,...  reports v[i mod n] for its i-th run (counted in file);
+//	                          "12d" reports 12 from a disturbed process (3 of 5
+//	                          timed runs disturbed), "12-2" 12 from a clean one
+//	                          whose 2 disturbed runs were left out
 //	affinity:<dir>            writes its own and its parent's threads' CPU affinity
 //	steal:<file>              adds 50 ticks of steal to every line of a fake /proc/stat
 //
@@ -31,6 +35,7 @@ import (
 func noiseChildMode(mode string) (int, bool) {
 	kind, arg, _ := strings.Cut(mode, ":")
 	value := 1.0
+	rep := childReport{Iters: 1}
 	switch kind {
 	case "seq":
 		file, list, _ := strings.Cut(arg, ":")
@@ -42,7 +47,23 @@ func noiseChildMode(mode string) (int, bool) {
 		f.Write([]byte{'x'})
 		f.Close()
 		vs := strings.Split(list, ",")
-		value, _ = strconv.ParseFloat(vs[int(fi.Size())%len(vs)], 64)
+		v := vs[int(fi.Size())%len(vs)]
+		dropped := 0
+		if d, ok := strings.CutSuffix(v, "d"); ok {
+			v, dropped, rep.Disturbed = d, 3, true
+		} else if v2, n, ok := strings.Cut(v, "-"); ok {
+			v = v2
+			dropped, _ = strconv.Atoi(n)
+		}
+		value, _ = strconv.ParseFloat(v, 64)
+		rep.Judged = true
+		for i := range 5 {
+			run := runReport{Value: value, Wall: 1e6}
+			if i < dropped {
+				run.Disturbed, run.RunDelay = true, 5e5
+			}
+			rep.Runs = append(rep.Runs, run)
+		}
 	case "affinity":
 		var own, parent unix.CPUSet
 		if err := unix.SchedGetaffinity(0, &own); err != nil {
@@ -81,9 +102,9 @@ func noiseChildMode(mode string) (int, bool) {
 		return 0, false
 	}
 	s, _ := scenarios.Lookup(cellArg(os.Args, "-scenario"))
-	vals := make([]float64, len(s.Metrics))
-	vals[0] = value
-	_ = json.NewEncoder(os.Stdout).Encode(childReport{Iters: 1, Values: vals})
+	rep.Values = make([]float64, len(s.Metrics))
+	rep.Values[0] = value
+	_ = json.NewEncoder(os.Stdout).Encode(rep)
 	return 0, true
 }
 
@@ -190,9 +211,60 @@ func TestAdaptDecide(t *testing.T) {
 		{[]float64{1000, 1000, 1000, 1001}, 4, false, verdictStable},
 	}
 	for _, c := range cases {
-		if got, cvv := r.decide(c.values, c.reps, c.failed); got != c.want {
+		if got, cvv := r.decide(c.values, c.reps, 0, c.failed); got != c.want {
 			t.Errorf("decide(%v, reps %d, failed %v) = %v (cv %v), want %v", c.values, c.reps, c.failed, got, cvv, c.want)
 		}
+	}
+	// Disturbed repetitions are not among the values: a cell with fewer
+	// undisturbed figures than planned gets more while under the cap,
+	// however steady the ones it has; at the cap the usual verdicts hold.
+	short := []struct {
+		values     []float64
+		reps, want int
+		failed     bool
+		verdict    adaptVerdict
+	}{
+		{[]float64{100, 101}, 4, 4, false, verdictShort},            // 2 of 4 disturbed, steady
+		{[]float64{100, 130}, 4, 4, false, verdictShort},            // 2 of 4 disturbed, noisy
+		{nil, 4, 4, false, verdictShort},                            // every one disturbed
+		{[]float64{100, 101, 100, 101}, 6, 4, false, verdictStable}, // replaced: 4 of 6 counted
+		{[]float64{100, 101}, 10, 4, false, verdictStable},          // cap: judged on what it has
+		{[]float64{100, 130}, 10, 4, false, verdictCap},             // cap, noisy
+		{nil, 10, 4, false, verdictTooFew},                          // cap, nothing undisturbed
+		{[]float64{100}, 3, 4, true, verdictFailures},               // a failure ends it all the same
+	}
+	for _, c := range short {
+		if got, _ := r.decide(c.values, c.reps, c.want, c.failed); got != c.verdict {
+			t.Errorf("decide(%v, reps %d, want %d, failed %v) = %v, want %v", c.values, c.reps, c.want, c.failed, got, c.verdict)
+		}
+		if got := verdictShort; !got.wantsMore() {
+			t.Error("verdictShort does not ask for more")
+		}
+	}
+}
+
+// TestRepsTextCountsTheDisturbed: the reps line says how many repetitions
+// were not counted and how many timed runs the counted ones dropped, and a
+// cell short of undisturbed figures says so instead of a CV over target.
+func TestRepsTextCountsTheDisturbed(t *testing.T) {
+	r := adaptRule{targetCV: 0.05, maxReps: 30, budget: time.Minute}
+	got := repsText(12, verdictStable, 0.02, r, false, 10, 10, 2, 7)
+	for _, want := range []string{"12 repetitions: cv 2.0% <= target 5.0%", "2 repetitions not counted", "7 timed runs left out"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("repsText = %q, want it to contain %q", got, want)
+		}
+	}
+	got = repsText(14, verdictShort, 0.01, r, true, 8, 10, 6, 0)
+	for _, want := range []string{"8 undisturbed figures of the 10 planned", "time budget", "6 repetitions not counted"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("repsText = %q, want it to contain %q", got, want)
+		}
+	}
+	if strings.Contains(got, "> target") {
+		t.Errorf("repsText = %q: a steady cell short of figures is not over its target", got)
+	}
+	if got := repsText(10, verdictStable, 0.02, r, false, 10, 10, 0, 0); strings.Contains(got, "disturbed") {
+		t.Errorf("repsText = %q: nothing was disturbed", got)
 	}
 }
 
@@ -227,7 +299,7 @@ func TestRunAdaptBudget(t *testing.T) {
 		}
 	}
 	r := adaptRule{targetCV: 0.05, maxReps: 9}
-	if got := repsText(3, verdictMore, 0.2, r, false); !strings.Contains(got, "--run-budget") {
+	if got := repsText(3, verdictMore, 0.2, r, false, 3, 3, 0, 0); !strings.Contains(got, "--run-budget") {
 		t.Errorf("a cell left noisy because the run budget was spent reads %q, want it to name --run-budget", got)
 	}
 }
@@ -499,5 +571,74 @@ func TestNoiseOptionsMisuse(t *testing.T) {
 		if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "Options."+name) {
 			t.Errorf("%s: Run = %v, want an error naming Options.%s", name, err, name)
 		}
+	}
+}
+
+// A disturbed repetition gets no result line but a disturbed line with its
+// figure, and another repetition in its place; the reps line counts what
+// was not counted and the timed runs the counted ones left out.
+func TestDisturbedRepetitionsAreReplaced(t *testing.T) {
+	dir := t.TempDir()
+	// Planned 3: 10, 20d, 11-2; then the cell is short (2 of 3): 10;
+	// cv of 10, 11, 10 is 5.6%: 30d, then 10: cv of 10, 11, 10, 10 4.9%.
+	modes := map[scenarios.Row]string{scenarios.GoroutineSingle: "seq:" + filepath.Join(dir, "a") + ":10,20d,11-2,10,30d,10"}
+	sum, f := runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineSingle}, 3, modes, func(o *Options) {
+		o.MaxCount, o.AdaptBudget = 6, time.Minute
+	})
+	if sum.Done != 6 || sum.Extra != 3 || sum.Disturbed != 2 {
+		t.Errorf("summary %+v, want 6 done, 3 extra, 2 disturbed", sum)
+	}
+	var got []float64
+	for _, r := range f.Results {
+		got = append(got, r.Values[0].OrigValue)
+	}
+	if !slices.Equal(got, []float64{10, 11, 10, 10}) {
+		t.Errorf("result lines %v, want the undisturbed figures 10 11 10 10", got)
+	}
+	var disturbed []string
+	reps := ""
+	for _, a := range f.Annotations {
+		switch a.Kind {
+		case results.AnnotDisturbed:
+			disturbed = append(disturbed, a.Text)
+		case results.AnnotReps:
+			reps = a.Text
+		}
+	}
+	if len(disturbed) != 2 || !strings.HasPrefix(disturbed[0], "rep 1: 20 ") || !strings.Contains(disturbed[0], "not counted: 3 of 5 timed runs disturbed (runqueue wait 50% 50% 50% of wall, marked above 10%)") ||
+		!strings.HasPrefix(disturbed[1], "rep 4: 30 ") {
+		t.Errorf("disturbed lines %q, want reps 1 (20) and 4 (30) with their runs", disturbed)
+	}
+	if want := "6 repetitions: cv 4.9% <= target 5.0%; disturbed: 2 repetitions not counted, 2 timed runs left out of the counted ones' medians"; reps != want {
+		t.Errorf("reps line %q, want %q", reps, want)
+	}
+}
+
+// A cell left with fewer than two undisturbed figures keeps its disturbed
+// ones as result lines, and says so.
+func TestDisturbedFiguresKeptWhenNothingElse(t *testing.T) {
+	modes := map[scenarios.Row]string{scenarios.GoroutineSingle: "seq:" + filepath.Join(t.TempDir(), "a") + ":20d,11,30d"}
+	sum, f := runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineSingle}, 3, modes, nil)
+	var got []float64
+	for _, r := range f.Results {
+		got = append(got, r.Values[0].OrigValue)
+	}
+	if sum.Disturbed != 2 || !slices.Equal(got, []float64{11, 20, 30}) {
+		t.Errorf("summary %+v, results %v: want the undisturbed 11, then the kept 20 and 30", sum, got)
+	}
+	kept, reps := "", ""
+	for _, a := range f.Annotations {
+		if a.Kind == results.AnnotDisturbed && strings.HasPrefix(a.Text, results.DisturbedKept) {
+			kept = a.Text
+		}
+		if a.Kind == results.AnnotReps {
+			reps = a.Text
+		}
+	}
+	if !strings.Contains(kept, "2 disturbed repetitions written as result lines: the cell has 1 undisturbed figures, fewer than 2") {
+		t.Errorf("kept line %q", kept)
+	}
+	if reps != "3 repetitions: too few figures for a cv; disturbed: 2 repetitions not counted, 0 timed runs left out of the counted ones' medians" {
+		t.Errorf("reps line %q, want it to say why there is no cv and what was not counted", reps)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // The OS timer floor each run records (timerfloor.go): 2000 sleeps of
@@ -104,6 +106,7 @@ type Summary struct {
 	Unsupported int // cells noted as not supported (repetitions skipped)
 	Extra       int // extra repetitions run for cells above the target CV
 	Stolen      int // cells marked as taken under steal
+	Disturbed   int // repetitions not counted: their process was disturbed (in Done too)
 	Interrupted bool
 }
 
@@ -213,6 +216,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 
 	// Per cell (name): what its repetitions gave, for the extra rounds.
 	states := map[string]*cellState{}
+	planned := map[string]int{} // repetitions in the plan, per cell
+	for _, c := range opts.Cells {
+		planned[c.Name()]++
+	}
 	var order []string
 	unsupported := map[string]bool{}
 	idx := 0 // cells ended, planned and extra
@@ -222,7 +229,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		name := c.Name()
 		st := states[name]
 		if st == nil {
-			st = &cellState{first: c}
+			st = &cellState{first: c, planned: planned[name]}
 			states[name] = st
 			order = append(order, name)
 		}
@@ -264,20 +271,43 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			sum.Unsupported++
 		default:
 			status = "ok"
-			if err := w.Result(resultFor(c, out.report, machine)); err != nil {
-				return true, writeErr(err)
+			rec := resultFor(c, out.report, machine)
+			if out.report.Disturbed {
+				// Not a sample of the cell: its figure goes on a
+				// comment line, and the cell gets another repetition
+				// in its place (adapt.go).
+				status = "disturbed, not counted"
+				st.disturbed++
+				st.held = append(st.held, rec)
+				sum.Disturbed++
+				if err := w.Annotate(results.Annotation{Kind: results.AnnotDisturbed, Name: name, Text: disturbedText(c, out.report)}); err != nil {
+					return true, writeErr(err)
+				}
+			} else {
+				if err := w.Result(rec); err != nil {
+					return true, writeErr(err)
+				}
+				st.values = append(st.values, out.report.Values[0])
+				st.dropped += out.report.droppedRuns()
 			}
-			st.values = append(st.values, out.report.Values[0])
 			sum.Done++
-			fmt.Fprintf(logFile, "%s rep %d: ok in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary\n",
-				name, c.Rep, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw)
+			fmt.Fprintf(logFile, "%s rep %d: %s in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary\n",
+				name, c.Rep, status, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw)
+			for i, r := range out.report.Runs {
+				mark := ""
+				if r.Disturbed {
+					mark = " DISTURBED"
+				}
+				fmt.Fprintf(logFile, "    run %d: %.6g %s, wall %v, run delay %v (%.1f%%), cpu %v, nivcsw %d%s\n",
+					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.CPU), r.Nivcsw, mark)
+			}
 			if out.stealShare > stealMark {
 				text := fmt.Sprintf("rep %d: steal %v = %.1f%% of %v wall on %s (marked above %.0f%%)", c.Rep, out.stolen, 100*out.stealShare, out.wall.Round(time.Millisecond), out.stealOn, 100*stealMark)
 				if err := w.Annotate(results.Annotation{Kind: results.AnnotSteal, Name: name, Text: text}); err != nil {
 					return true, writeErr(err)
 				}
 				sum.Stolen++
-				status = "ok, under steal"
+				status += ", under steal"
 			}
 		}
 		progress.Cell(idx, c, status)
@@ -302,7 +332,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			break
 		}
 	}
-	planned := idx
+	plannedCells := idx
 
 	// Extra rounds (adapt.go): only the cells whose CV is still above the
 	// target, one repetition each per round, in plan order.
@@ -322,7 +352,7 @@ rounds:
 			if unsupported[name] {
 				continue
 			}
-			if v, _ := st.rule(rule).decide(st.values, st.reps, st.failed); v == verdictMore {
+			if v, _ := st.rule(rule).decide(st.values, st.reps, st.planned, st.failed); v.wantsMore() {
 				next := st.first
 				next.Rep = st.reps
 				round = append(round, next)
@@ -364,14 +394,21 @@ rounds:
 				continue
 			}
 			r := st.rule(rule)
-			v, c := r.decide(st.values, st.reps, st.failed)
+			v, c := r.decide(st.values, st.reps, st.planned, st.failed)
 			if !adaptOn && v == verdictCap {
 				v = verdictMore // no cap was in play: extra repetitions are off
 			}
-			text := repsText(st.reps, v, c, r, budgetSpent)
+			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped)
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
+		}
+	}
+	// Interrupted or not, a cell short of undisturbed figures keeps its
+	// disturbed ones rather than none.
+	for _, name := range order {
+		if err := states[name].keepDisturbed(w, name); err != nil {
+			return sum, writeErr(err)
 		}
 	}
 	if sum.Interrupted {
@@ -380,9 +417,9 @@ rounds:
 		if errors.As(context.Cause(ctx), &sig) {
 			why = sig.Error()
 		}
-		ran := min(idx, planned)
+		ran := min(idx, plannedCells)
 		total := len(opts.Cells)
-		if idx > planned {
+		if idx > plannedCells {
 			why += " during the extra repetitions"
 			ran, total = idx, idx
 		}
@@ -395,11 +432,52 @@ rounds:
 
 // cellState is what the repetitions of one cell gave so far.
 type cellState struct {
-	first  Cell // its first repetition, the template for extra ones
-	values []float64
-	reps   int // repetitions ended (failed ones too)
-	failed bool
-	wall   time.Duration // wall time of its repetitions, in all
+	first   Cell      // its first repetition, the template for extra ones
+	values  []float64 // headline figures of the counted repetitions
+	reps    int       // repetitions ended (failed and disturbed ones too)
+	planned int       // repetitions in the plan (--count)
+	failed  bool
+	wall    time.Duration // wall time of its repetitions, in all
+	// disturbed counts the repetitions not counted (their process had
+	// no clean majority of timed runs), whose result lines wait in held;
+	// dropped counts the disturbed timed runs the counted repetitions
+	// left out of their medians.
+	disturbed, dropped int
+	held               []*benchfmt.Result
+}
+
+// minFigures is the fewest figures a cell keeps: with fewer undisturbed
+// ones than this at the end of the run, its disturbed figures are written
+// as result lines after all (keepDisturbed), so that a cell of a run taken
+// on a busy machine still has a figure and a spread, said to be disturbed.
+const minFigures = 2
+
+// keepDisturbed writes the held result lines of a cell left with fewer
+// than minFigures undisturbed figures, and a line saying so.
+func (st *cellState) keepDisturbed(w *results.Writer, name string) error {
+	if len(st.values) >= minFigures || len(st.held) == 0 {
+		return nil
+	}
+	for _, r := range st.held {
+		if err := w.Result(r); err != nil {
+			return err
+		}
+	}
+	text := fmt.Sprintf("%s %d disturbed repetitions written as result lines: the cell has %d undisturbed figures, fewer than %d", results.DisturbedKept, len(st.held), len(st.values), minFigures)
+	return w.Annotate(results.Annotation{Kind: results.AnnotDisturbed, Name: name, Text: text})
+}
+
+// disturbedText is the text of a disturbed repetition's line: its figure,
+// and what marked its timed runs.
+func disturbedText(c Cell, rep childReport) string {
+	var shares []string
+	for _, r := range rep.Runs {
+		if r.Disturbed {
+			shares = append(shares, fmt.Sprintf("%.0f%%", 100*float64(r.RunDelay)/float64(max(1, r.Wall))))
+		}
+	}
+	return fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed (runqueue wait %s of wall, marked above %.0f%%)",
+		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare)
 }
 
 // rule is the run's rule with the cap lowered to the scenario's own cap

@@ -10,6 +10,7 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
 	"github.com/corobench/corobench/cmd/benchrun/internal/units"
 	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // noiseView is the report's noise section: how many cells a reader can
@@ -29,6 +30,12 @@ type noiseView struct {
 	// Steal lists the steal marks, at most maxStealLines of them.
 	Steal     []stealLine
 	StealMore int // marks left out of Steal
+	// Disturbed counts the repetitions not counted (disturbed lines),
+	// DisturbedKept those of them written as figures after all, and
+	// DroppedRuns the disturbed timed runs the counted ones left out
+	// (from the reps lines); DisturbedMark is the mark, as a percentage.
+	Disturbed, DisturbedKept, DroppedRuns int
+	DisturbedMark                         string
 	// Floor is the timer-floor-os line; FloorP50/FloorP99 its figures in
 	// ns (0 when the run did not record one).
 	Floor              string
@@ -108,6 +115,14 @@ func noise(set *cells.Set) noiseView {
 				order = append(order, why)
 			}
 			stops[why]++
+			_, dropped, _ := repsDisturbed(a.Text)
+			nv.DroppedRuns += dropped
+		case results.AnnotDisturbed:
+			if n, ok := keptCount(a.Text); ok {
+				nv.DisturbedKept += n
+			} else {
+				nv.Disturbed++
+			}
 		case results.AnnotSteal:
 			if len(nv.Steal) == maxStealLines {
 				nv.StealMore++
@@ -124,7 +139,36 @@ func noise(set *cells.Set) noiseView {
 		nv.Stops = append(nv.Stops, keyCells{why, strconv.Itoa(stops[why])})
 	}
 	nv.Floor, nv.FloorP50, nv.FloorP99 = osFloor(set)
+	nv.DisturbedMark = fmt.Sprintf("%.0f%%", 100*driver.DisturbedShare)
 	return nv
+}
+
+var (
+	repsDisturbedRE = regexp.MustCompile(`disturbed: (\d+) repetitions not counted, (\d+) timed runs left out`)
+	keptRE          = regexp.MustCompile(`^` + regexp.QuoteMeta(results.DisturbedKept) + ` (\d+) disturbed repetitions`)
+)
+
+// repsDisturbed reads a reps line's count of repetitions not counted and
+// of timed runs left out (0, 0, false when it has none).
+func repsDisturbed(text string) (reps, runs int, ok bool) {
+	m := repsDisturbedRE.FindStringSubmatch(text)
+	if m == nil {
+		return 0, 0, false
+	}
+	reps, _ = strconv.Atoi(m[1])
+	runs, _ = strconv.Atoi(m[2])
+	return reps, runs, true
+}
+
+// keptCount reads a "kept:" disturbed line's count of repetitions written
+// as figures after all.
+func keptCount(text string) (int, bool) {
+	m := keptRE.FindStringSubmatch(text)
+	if m == nil {
+		return 0, false
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n, true
 }
 
 var repsRE = regexp.MustCompile(`^(\d+) repetitions: (.*)$`)
@@ -207,7 +251,7 @@ func statAbove(stat string, pct float64) bool {
 // cellNoise fills a cell's repetition and steal details from its
 // annotations.
 func cellNoise(cv *cellView, annots []cells.Annotation) {
-	steals := 0
+	steals, disturbed := 0, 0
 	for _, a := range annots {
 		switch a.Kind {
 		case results.AnnotReps:
@@ -221,7 +265,17 @@ func cellNoise(cv *cellView, annots []cells.Annotation) {
 		case results.AnnotSteal:
 			steals++
 			cv.Title += "; steal: " + a.Text
+		case results.AnnotDisturbed:
+			if n, ok := keptCount(a.Text); ok {
+				cv.Flags = append(cv.Flags, fmt.Sprintf("%d disturbed rep(s) kept as figures", n))
+			} else {
+				disturbed++
+			}
+			cv.Title += "; disturbed: " + a.Text
 		}
+	}
+	if disturbed > 0 {
+		cv.Flags = append(cv.Flags, fmt.Sprintf("%d disturbed rep(s) not counted", disturbed))
 	}
 	if steals > 0 {
 		cv.Flags = append(cv.Flags, fmt.Sprintf("steal in %d rep(s)", steals))

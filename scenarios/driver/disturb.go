@@ -1,0 +1,140 @@
+package driver
+
+import (
+	"bytes"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// What a timed run was exposed to. On a shared machine a run can lose its
+// CPU to another task for a while (a runqueue wait) or share its caches
+// and memory bandwidth with a busy neighbour; either makes that run slower
+// for reasons that are not the row's. The driver takes, around each run's
+// body, figures that show such a disturbance without depending on the
+// figure it measures, so that a disturbed run can be told from a slow one
+// (see docs/design.md §6 (Measurement)):
+//
+//   - RunDelay: how long the process's threads waited on a runqueue,
+//     runnable but not running (schedstat's run_delay, ns resolution,
+//     summed over the threads). A thread that blocks by design (a timer
+//     sleep, a read on a socket) is not runnable while it waits, so this
+//     stays ~0 for an undisturbed single-threaded run whatever it blocks
+//     on; the process's own threads competing for the CPUs (a multi-P
+//     cell with more runnable threads than CPUs) are in it too, which is
+//     why the classification compares it with the cell's own quiet level,
+//     not with zero.
+//   - CPU: the CPU time the process's threads got (schedstat's
+//     sum_exec_runtime), for the record.
+//   - Nivcsw: involuntary context switches of the process (getrusage),
+//     for the record: it counts preemptions of any length, so it ranks
+//     disturbances less well than the time they took.
+//
+// The mark (Disturbed) is the run-delay share alone. Measured on the
+// shared 2-core VM this was built on, over ~1260 timed runs of single-P
+// cells (README, "Measurement: noise"), a run whose runqueue wait was over
+// 10% of its wall time was slower than its cell's undisturbed level by
+// more than 10% in 89% of cases, and 94% of the runs that were that much
+// slower were over the mark. A fixed memory walk timed in thread CPU time
+// after each run (a canary for cache and memory-bandwidth contention,
+// which a runqueue wait does not show) was tried and dropped: its
+// undisturbed level moved 2× between processes with their memory layout,
+// so it marked layouts, not neighbours.
+//
+// The mark applies to a cell on one P only (runtime.GOMAXPROCS(0) == 1,
+// every single-P row's cells): there the body's threads are one runnable
+// thread by design, so any runqueue wait is another task's doing. A
+// multi-P cell's own threads wait for each other (goroutine-multi's
+// spinning Ms on two CPUs: 100–190% of wall time in undisturbed runs whose
+// figure was at its cell's median), so the same figure says nothing there
+// and those cells are not judged.
+
+// Signal is one run's exposure to the rest of the machine, taken around
+// its body (its untimed set-up included: a disturbance of the set-up
+// shows up on the machine the timed region ran on as well).
+type Signal struct {
+	Wall     time.Duration // the body's wall time, set-up included
+	RunDelay time.Duration // Σ over the process's threads of runqueue wait
+	CPU      time.Duration // Σ over the process's threads of CPU time
+	Nivcsw   int64         // involuntary context switches of the process
+}
+
+// DisturbedShare is the mark: a timed run whose process's threads waited
+// on a runqueue for more than this share of its body's wall time is
+// disturbed. Blocking by design does not count (a blocked thread is not
+// runnable), and an undisturbed blocking cell's wake-ups wait ~3–4% of
+// its wall time (FDWake), so the mark sits above that.
+const DisturbedShare = 0.10
+
+// Disturbed is the default mark (DisturbedShare).
+func Disturbed(s Signal) bool { return s.DelayShare() > DisturbedShare }
+
+// judgedByDefault reports whether the default mark applies to a cell
+// measured in this process: one P (see the package's disturbance notes).
+func judgedByDefault() bool { return runtime.GOMAXPROCS(0) == 1 }
+
+// DelayShare is the share of the body's wall time the process's threads
+// spent waiting on a runqueue (it can exceed 1 when several threads wait
+// at once). 0 when no wall time was taken.
+func (s Signal) DelayShare() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	return float64(s.RunDelay) / float64(s.Wall)
+}
+
+// schedTotals is the process's threads' schedstat figures, summed.
+type schedTotals struct {
+	exec, delay time.Duration
+	nivcsw      int64
+	ok          bool
+}
+
+// readSched sums /proc/self/task/*/schedstat ("exec_ns run_delay_ns
+// timeslices"). A thread that ended between two readings takes its
+// figures with it; a thread started between them counts from zero. A
+// kernel without the file (or with scheduler statistics off: it reads
+// zeros) gives ok=false or zeros, and the run's signal says nothing.
+func readSched() schedTotals {
+	var t schedTotals
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		t.nivcsw = ru.Nivcsw
+	}
+	dir, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return t
+	}
+	for _, e := range dir {
+		b, err := os.ReadFile("/proc/self/task/" + e.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		f := bytes.Fields(b)
+		if len(f) < 2 {
+			continue
+		}
+		exec, err1 := strconv.ParseInt(string(f[0]), 10, 64)
+		delay, err2 := strconv.ParseInt(string(f[1]), 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		t.exec += time.Duration(exec)
+		t.delay += time.Duration(delay)
+		t.ok = true
+	}
+	return t
+}
+
+// since is the signal between t0 (before the body) and now.
+func (t0 schedTotals) since(wall time.Duration) Signal {
+	t1 := readSched()
+	s := Signal{Wall: wall, Nivcsw: t1.nivcsw - t0.nivcsw}
+	if t0.ok && t1.ok {
+		s.RunDelay = max(0, t1.delay-t0.delay)
+		s.CPU = max(0, t1.exec-t0.exec)
+	}
+	return s
+}

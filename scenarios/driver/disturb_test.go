@@ -1,0 +1,218 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/corobench/corobench/scenarios"
+)
+
+// TestDisturbedMark checks the default mark on hand-made signals: above
+// DisturbedShare of the wall time waiting on a runqueue, and only then.
+func TestDisturbedMark(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		sig  Signal
+		want bool
+	}{
+		{Signal{Wall: 100 * ms}, false},
+		{Signal{Wall: 100 * ms, RunDelay: 4 * ms}, false},  // a blocking cell's wake-ups
+		{Signal{Wall: 100 * ms, RunDelay: 10 * ms}, false}, // at the mark is not above it
+		{Signal{Wall: 100 * ms, RunDelay: 10*ms + 1}, true},
+		{Signal{Wall: 100 * ms, RunDelay: 150 * ms}, true},         // several threads waiting
+		{Signal{Wall: 100 * ms, CPU: 5 * ms, Nivcsw: 1000}, false}, // only the wait counts
+		{Signal{RunDelay: ms}, false},                              // no wall time: no verdict
+	} {
+		if got := Disturbed(c.sig); got != c.want {
+			t.Errorf("Disturbed(%+v) = %v (share %.3f), want %v", c.sig, got, c.sig.DelayShare(), c.want)
+		}
+	}
+}
+
+// TestReadSchedSeesARunqueueWait: two threads that spin on one CPU wait
+// for each other, and the process's summed run delay shows it.
+func TestReadSchedSeesARunqueueWait(t *testing.T) {
+	if b, err := os.ReadFile("/proc/self/schedstat"); err != nil || string(b[:2]) == "0 " {
+		t.Skipf("no scheduler statistics here (%v)", err)
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	cpu := -1
+	for i := 0; i < 1024 && cpu < 0; i++ {
+		if set.IsSet(i) {
+			cpu = i
+		}
+	}
+	const spin = 60 * time.Millisecond
+	t0, start := readSched(), time.Now()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // the thread ends with the goroutine: its affinity goes with it
+			var one unix.CPUSet
+			one.Set(cpu)
+			if err := unix.SchedSetaffinity(0, &one); err != nil {
+				t.Error(err)
+				return
+			}
+			for end := time.Now().Add(spin); time.Now().Before(end); {
+			}
+		}()
+	}
+	wg.Wait()
+	sig := t0.since(time.Since(start))
+	// Each thread wants 60 ms of one CPU for 60 ms of wall time: whatever
+	// the order, one of them waits for the other for a good part of it.
+	// Threads that ended took their figures with them, so this is read
+	// loosely: a third of one thread's spin.
+	if sig.RunDelay < spin/3 {
+		t.Errorf("two threads spinning %v each on cpu%d: run delay %v, want at least %v (%+v)", spin, cpu, sig.RunDelay, spin/3, sig)
+	}
+}
+
+// markScript returns a mark that gives the verdicts in order, one per
+// timed run, and fails the test if asked more often.
+func markScript(t *testing.T, verdicts ...bool) func(Signal) bool {
+	i := 0
+	return func(Signal) bool {
+		if i >= len(verdicts) {
+			t.Fatalf("mark asked for a verdict on timed run %d; the script has %d", i, len(verdicts))
+		}
+		i++
+		return verdicts[i-1]
+	}
+}
+
+// countingScenario reports as its value the index of the call (so a
+// timed run's value names it), sleeping N ms in its timed region.
+func countingScenario(calls *int) *scenarios.Scenario {
+	return &scenarios.Scenario{
+		Name: "counting", Bench: "Counting",
+		Metrics: []scenarios.Metric{{Unit: "v", Kind: scenarios.BodyMeasured}},
+		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			i := *calls
+			*calls++
+			env.ResetTimer()
+			time.Sleep(time.Duration(env.N) * time.Millisecond)
+			env.StopTimer()
+			return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N), Values: map[string]float64{"v": float64(i)}}, nil
+		},
+		Want: func(env *scenarios.Env) uint64 { return uint64(env.N) },
+	}
+}
+
+// TestDisturbedRunsAreRetakenAndLeftOut checks hand-computed cases of the
+// re-takes and the median over clean runs: 5 planned runs need 3 clean;
+// at most 2 re-takes, made only while they can still give a majority.
+func TestDisturbedRunsAreRetakenAndLeftOut(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	const T, F = true, false
+	for _, c := range []struct {
+		name      string
+		verdicts  []bool // per timed run, re-takes included
+		disturbed bool
+	}{
+		{"two of five disturbed: no re-take", []bool{F, T, F, F, T}, false},
+		{"three of five: a clean re-take ends it", []bool{T, T, T, F, F, F}, false},
+		{"three of five: two re-takes", []bool{T, T, T, F, F, T, F}, false},
+		{"four of five: two re-takes give the third clean run", []bool{T, T, T, T, F, F, F}, false},
+		{"re-takes disturbed too", []bool{T, T, T, F, F, T, T}, true},
+		{"first re-take disturbed: the second cannot reach three", []bool{T, T, T, T, F, T}, true},
+		{"all five: no re-take can help", []bool{T, T, T, T, T}, true},
+		{"none", []bool{F, F, F, F, F}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			// 50 ms: runs of 10 ms, a budget of 100 ms for the timed
+			// runs, room for the two re-takes.
+			sm, err := MeasureWith(countingScenario(&calls), scenarios.GoroutineSingle, nil,
+				Options{Benchtime: 50 * time.Millisecond, Disturbed: markScript(t, c.verdicts...)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(sm.DisturbedRuns, c.verdicts) || len(sm.Runs) != len(c.verdicts) || len(sm.Signals) != len(c.verdicts) {
+				t.Fatalf("%d runs with verdicts %v, want %v", len(sm.Runs), sm.DisturbedRuns, c.verdicts)
+			}
+			var clean, all []float64
+			for i, v := range sm.Runs {
+				if i > 0 && v[0] != sm.Runs[i-1][0]+1 {
+					t.Errorf("runs %v are not consecutive calls", sm.Runs)
+				}
+				all = append(all, v[0])
+				if !c.verdicts[i] {
+					clean = append(clean, v[0])
+				}
+			}
+			want := median(clean)
+			if c.disturbed {
+				want = median(all)
+			}
+			if sm.Disturbed != c.disturbed || !sm.Judged || sm.Values[0] != want {
+				t.Errorf("value %v, judged %v, disturbed %v; want %v (median of %s), disturbed %v",
+					sm.Values[0], sm.Judged, sm.Disturbed, want, map[bool]string{false: fmt.Sprint("clean ", clean), true: fmt.Sprint("all ", all)}[c.disturbed], c.disturbed)
+			}
+		})
+	}
+}
+
+// TestRetakesHoldTheBudget: a run that takes the whole timed budget
+// leaves no room for a re-take, however disturbed the runs.
+func TestRetakesHoldTheBudget(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	calls := 0
+	// 1 ms bench time: a budget of 2 ms for the timed runs, which five
+	// runs of one 1 ms iteration each already overrun.
+	sm, err := MeasureWith(countingScenario(&calls), scenarios.GoroutineSingle, nil,
+		Options{Benchtime: time.Millisecond, Runs: DefaultRuns, Disturbed: func(Signal) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sm.Runs) != DefaultRuns || !sm.Disturbed {
+		t.Errorf("%d runs, disturbed %v: want the %d planned, no re-take past the budget, and the process disturbed", len(sm.Runs), sm.Disturbed, DefaultRuns)
+	}
+}
+
+// TestMarkAppliesOnOneP: the default mark judges a cell on one P only;
+// NoMark turns any mark off; a FixedIters cell's one run is judged.
+func TestMarkAppliesOnOneP(t *testing.T) {
+	old := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(old)
+	if judge(Options{}) != nil {
+		t.Error("a mark applies on 2 Ps by default")
+	}
+	runtime.GOMAXPROCS(1)
+	if judge(Options{}) == nil {
+		t.Error("no mark on one P by default")
+	}
+	if judge(Options{NoMark: true, Disturbed: Disturbed}) != nil {
+		t.Error("NoMark left a mark")
+	}
+	for _, bad := range []bool{false, true} {
+		sm, err := MeasureWith(touchScenario(0), scenarios.GoroutineSingle, nil,
+			Options{Benchtime: time.Millisecond, Disturbed: func(Signal) bool { return bad }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sm.Runs) != 1 || sm.Disturbed != bad || !sm.Judged {
+			t.Errorf("FixedIters with a disturbed run %v: %d runs, disturbed %v, judged %v", bad, len(sm.Runs), sm.Disturbed, sm.Judged)
+		}
+	}
+	sm, err := MeasureWith(touchScenario(0), scenarios.GoroutineSingle, nil, Options{Benchtime: time.Millisecond, NoMark: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sm.Judged || sm.Disturbed {
+		t.Errorf("NoMark: judged %v, disturbed %v", sm.Judged, sm.Disturbed)
+	}
+}
