@@ -495,6 +495,23 @@ func TestParseSteal(t *testing.T) {
 	if s := read(1); s.ticks != 110 || s.cpus != 1 {
 		t.Errorf("cpu1: %+v, want 110 ticks over 1 cpu", s)
 	}
+	// busy = user + nice + system + irq + softirq.
+	if s := read(-1); s.busy != 146799+272+49298+0+848 {
+		t.Errorf("machine busy %d, want %d", s.busy, 146799+272+49298+0+848)
+	}
+	if s := read(0); s.busy != 72505+160+24992+0+215 {
+		t.Errorf("cpu0 busy %d, want %d", s.busy, 72505+160+24992+0+215)
+	}
+	// 2 CPUs, 1 s: 150 busy ticks (1.5 s) of which the child ran 1.2 s:
+	// the others ran 0.3 s, 15% of the machine.
+	others, share := othersOver(stealSample{busy: 1000, cpus: 2}, stealSample{busy: 1150, cpus: 2}, 1200*time.Millisecond, time.Second)
+	if others != 300*time.Millisecond || math.Abs(share-0.15) > 1e-12 {
+		t.Errorf("othersOver = %v %v, want 300ms 15%%", others, share)
+	}
+	// The child's own figure is finer than the ticks: never below zero.
+	if others, share := othersOver(stealSample{busy: 1000, cpus: 2}, stealSample{busy: 1001, cpus: 2}, 15*time.Millisecond, time.Second); others != 0 || share != 0 {
+		t.Errorf("othersOver below zero: %v %v", others, share)
+	}
 	if _, err := readStealText(text, 2); err == nil {
 		t.Error("cpu2 of a 2-CPU machine read without error")
 	}
@@ -502,14 +519,14 @@ func TestParseSteal(t *testing.T) {
 		t.Error("a line without the steal column read without error")
 	}
 	// 3 ticks (30 ms) over 1 s on one CPU: 3%; over 2 CPUs: 1.5%.
-	stolen, share := stealOver(stealSample{100, 1}, stealSample{103, 1}, time.Second)
+	stolen, share := stealOver(stealSample{ticks: 100, cpus: 1}, stealSample{ticks: 103, cpus: 1}, time.Second)
 	if stolen != 30*time.Millisecond || math.Abs(share-0.03) > 1e-12 {
 		t.Errorf("one cpu: %v %v, want 30ms 3%%", stolen, share)
 	}
-	if _, share := stealOver(stealSample{100, 2}, stealSample{103, 2}, time.Second); math.Abs(share-0.015) > 1e-12 {
+	if _, share := stealOver(stealSample{ticks: 100, cpus: 2}, stealSample{ticks: 103, cpus: 2}, time.Second); math.Abs(share-0.015) > 1e-12 {
 		t.Errorf("two cpus: share %v, want 1.5%%", share)
 	}
-	if stolen, _ := stealOver(stealSample{100, 1}, stealSample{90, 1}, time.Second); stolen != 0 {
+	if stolen, _ := stealOver(stealSample{ticks: 100, cpus: 1}, stealSample{ticks: 90, cpus: 1}, time.Second); stolen != 0 {
 		t.Errorf("a counter that went back gives %v, want 0", stolen)
 	}
 }

@@ -291,8 +291,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 				st.dropped += out.report.droppedRuns()
 			}
 			sum.Done++
-			fmt.Fprintf(logFile, "%s rep %d: %s in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary\n",
-				name, c.Rep, status, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw)
+			fmt.Fprintf(logFile, "%s rep %d: %s in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary, cpu %v, others' cpu %v (%.1f%%)\n",
+				name, c.Rep, status, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw,
+				out.cpu.Round(time.Millisecond), out.others.Round(time.Millisecond), 100*out.othersShare)
 			for i, r := range out.report.Runs {
 				mark := ""
 				if r.Disturbed {
@@ -505,6 +506,10 @@ type cellOutcome struct {
 	// Context switches of the child (getrusage of the waited child):
 	// involuntary ones are preemptions, another task taking its CPU.
 	nvcsw, nivcsw int64
+	// The child's CPU time, and what the rest of the machine ran on the
+	// same CPUs over its life (othersOver).
+	cpu, others time.Duration
+	othersShare float64
 }
 
 // runCell runs one child and interprets how it ended.
@@ -537,10 +542,12 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			out.nvcsw, out.nivcsw = ru.Nvcsw, ru.Nivcsw
+			out.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 	}
 	if after, err := readSteal(procStat, stealCPU); err == nil && stealErr == nil {
 		out.stolen, out.stealShare = stealOver(before, after, out.wall)
+		out.others, out.othersShare = othersOver(before, after, out.cpu, out.wall)
 	} else {
 		out.stealOn = "(no /proc/stat)"
 	}

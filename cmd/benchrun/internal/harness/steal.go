@@ -31,6 +31,10 @@ const userHZ = 100
 type stealSample struct {
 	ticks uint64
 	cpus  int // how many CPUs the counter sums
+	// busy is the same CPUs' busy time in ticks (user, nice, system,
+	// irq, softirq): with a child's own CPU time taken off, what the
+	// rest of the machine ran beside it (othersOver).
+	busy uint64
 }
 
 // readSteal reads the steal column of /proc/stat for cpu, or for the whole
@@ -76,6 +80,14 @@ func parseSteal(sc *bufio.Scanner, cpu int) (stealSample, error) {
 			return stealSample{}, fmt.Errorf("/proc/stat line %q: steal: %w", sc.Text(), err)
 		}
 		s.ticks, found = v, true
+		s.busy = 0
+		for _, i := range []int{1, 2, 3, 6, 7} {
+			b, err := strconv.ParseUint(fields[i], 10, 64)
+			if err != nil {
+				return stealSample{}, fmt.Errorf("/proc/stat line %q: column %d: %w", sc.Text(), i, err)
+			}
+			s.busy += b
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return stealSample{}, err
@@ -97,4 +109,17 @@ func stealOver(before, after stealSample, wall time.Duration) (stolen time.Durat
 	}
 	stolen = time.Duration(after.ticks-before.ticks) * (time.Second / userHZ)
 	return stolen, float64(stolen) / (float64(wall) * float64(after.cpus))
+}
+
+// othersOver is the CPU time the rest of the machine (every task but the
+// child, benchrun's own threads included) ran on the sampled CPUs between
+// two samples, given the child's own CPU time, as time and as a share of
+// wall × the CPUs. The counters move in 10 ms ticks, so it is coarse: a
+// figure for a whole child, not for one of its runs.
+func othersOver(before, after stealSample, own, wall time.Duration) (others time.Duration, share float64) {
+	if after.busy < before.busy || wall <= 0 || after.cpus == 0 {
+		return 0, 0
+	}
+	others = max(0, time.Duration(after.busy-before.busy)*(time.Second/userHZ)-own)
+	return others, float64(others) / (float64(wall) * float64(after.cpus))
 }
