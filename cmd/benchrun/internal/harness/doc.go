@@ -40,13 +40,21 @@
 //     forced GC, a warm heap, the collector held off), then the body — the
 //     state machine for the stackless row, else the blocking body inside
 //     the row's runtime (Row.RunBlocking, the row's RowDef.RunBlocking) —
-//     and the checksum checked against Scenario.Want.
+//     and the checksum checked against Scenario.Want. Around the body
+//     readSched takes the process's runqueue wait; on one P a run that
+//     waited over driver.DisturbedShare of its wall time is disturbed and
+//     re-taken while that can still give a clean majority.
 //  7. summarize turns the timed runs into the scenario's metrics, each the
-//     median over the runs; ChildMain writes them (or "not supported:
-//     reason") to stdout as one JSON line.
+//     median over the clean runs (over all, and the sample disturbed, when
+//     they are not a majority); ChildMain writes them (or "not supported:
+//     reason") to stdout as one JSON line with each run's figure and
+//     signal.
 //  8. Back in the parent, runCell decodes that line; Run appends the
-//     figure to the results file (resultFor, with the machine's config) or
-//     a failed/unsupported note, syncs the file, and logs the cell.
+//     figure to the results file (resultFor, with the machine's config),
+//     or for a disturbed process a disturbed line with the figure and no
+//     result line (the cell gets another repetition in its place), or a
+//     failed/unsupported note, syncs the file, and logs the cell and
+//     each of its timed runs.
 //  9. When every cell has run, runBench builds the report from the results
 //     file (writeReport, report.Build).
 package harness
