@@ -5,8 +5,11 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/corobench/corobench/scenarios"
 )
 
 // What a timed run was exposed to. On a shared machine a run can lose its
@@ -44,8 +47,10 @@ import (
 // so it marked layouts, not neighbours.
 //
 // The mark applies to a cell on one P only (runtime.GOMAXPROCS(0) == 1,
-// every single-P row's cells): there the body's threads are one runnable
-// thread by design, so any runqueue wait is another task's doing. A
+// every single-P row's cells) whose scenario runs no helper beside its
+// body (notOneThread) and whose headline figure is a time: there the
+// body's threads are one runnable thread by design, so any runqueue wait
+// is another task's doing. A
 // multi-P cell's own threads wait for each other (goroutine-multi's
 // spinning Ms on two CPUs: 100–190% of wall time in undisturbed runs whose
 // figure was at its cell's median), so the same figure says nothing there
@@ -71,9 +76,34 @@ const DisturbedShare = 0.10
 // Disturbed is the default mark (DisturbedShare).
 func Disturbed(s Signal) bool { return s.DelayShare() > DisturbedShare }
 
-// judgedByDefault reports whether the default mark applies to a cell
-// measured in this process: one P (see the package's disturbance notes).
-func judgedByDefault() bool { return runtime.GOMAXPROCS(0) == 1 }
+// notOneThread lists the scenarios whose cells are not one runnable
+// thread even on one P, with the reason: their own helpers take the CPU
+// the body waits for, so a runqueue wait is partly theirs. Measured with
+// the mark on, goroutine-single's Offload and FSWatch runs waited 40–125%
+// of their wall time. Keyed by scenario name; TestNotOneThreadNamesScenarios
+// keeps it in step with the registry.
+var notOneThread = map[string]string{
+	"echo":    "its load generator is a process of its own",
+	"exec":    "its children run beside it",
+	"dns":     "its responder is a process of its own",
+	"fswatch": "a blocking file write hands the P to another thread",
+	"offload": "a blocking read hands the P to another thread (goroutine rows)",
+	"fileio":  "a blocking read hands the P to another thread (goroutine rows)",
+}
+
+// judgedByDefault reports whether the default mark applies to a cell of s
+// measured in this process: one P, a scenario whose cells are one
+// runnable thread (notOneThread), and a headline figure that is a time (a
+// byte count, Memory's and Burst's, does not move with a runqueue wait).
+func judgedByDefault(s *scenarios.Scenario) bool {
+	if runtime.GOMAXPROCS(0) != 1 || len(s.Metrics) == 0 {
+		return false
+	}
+	if _, ok := notOneThread[s.Name]; ok {
+		return false
+	}
+	return strings.Contains(s.Metrics[0].Unit, "ns/")
+}
 
 // DelayShare is the share of the body's wall time the process's threads
 // spent waiting on a runqueue (it can exceed 1 when several threads wait

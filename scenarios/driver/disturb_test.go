@@ -188,15 +188,28 @@ func TestRetakesHoldTheBudget(t *testing.T) {
 func TestMarkAppliesOnOneP(t *testing.T) {
 	old := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(old)
-	if judge(Options{}) != nil {
+	timed := touchScenario(0)
+	if judge(timed, Options{}) != nil {
 		t.Error("a mark applies on 2 Ps by default")
 	}
 	runtime.GOMAXPROCS(1)
-	if judge(Options{}) == nil {
+	if judge(timed, Options{}) == nil {
 		t.Error("no mark on one P by default")
 	}
-	if judge(Options{NoMark: true, Disturbed: Disturbed}) != nil {
+	if judge(timed, Options{NoMark: true, Disturbed: Disturbed}) != nil {
 		t.Error("NoMark left a mark")
+	}
+	for _, name := range []string{"memory", "burst", "exec", "offload"} {
+		s, _ := scenarios.Lookup(name)
+		if judge(s, Options{}) != nil {
+			t.Errorf("%s is judged by default on one P", name)
+		}
+	}
+	for _, name := range []string{"switch", "timer", "fdwake", "shutdown"} {
+		s, _ := scenarios.Lookup(name)
+		if judge(s, Options{}) == nil {
+			t.Errorf("%s is not judged by default on one P", name)
+		}
 	}
 	for _, bad := range []bool{false, true} {
 		sm, err := MeasureWith(touchScenario(0), scenarios.GoroutineSingle, nil,
@@ -214,5 +227,14 @@ func TestMarkAppliesOnOneP(t *testing.T) {
 	}
 	if sm.Judged || sm.Disturbed {
 		t.Errorf("NoMark: judged %v, disturbed %v", sm.Judged, sm.Disturbed)
+	}
+}
+
+// TestNotOneThreadNamesScenarios: every scenario the list exempts exists.
+func TestNotOneThreadNamesScenarios(t *testing.T) {
+	for name := range notOneThread {
+		if _, ok := scenarios.Lookup(name); !ok {
+			t.Errorf("notOneThread names %q, which is not a scenario", name)
+		}
 	}
 }

@@ -60,8 +60,9 @@ type Options struct {
 	FinalStart func() error
 	FinalStop  func()
 	// Disturbed marks a timed run disturbed from its Signal (disturb.go).
-	// Nil means the default mark, Disturbed, for a cell on one P, and no
-	// mark for a cell on more (their own threads wait for each other).
+	// Nil means the default mark, Disturbed, for a cell on one P that is
+	// one runnable thread and reports a time (judgedByDefault), and no
+	// mark for the others (their own threads wait for each other).
 	// A disturbed run is re-taken (at most half the planned runs more,
 	// within the cell's timed budget) and left out of the median; a
 	// process left without a clean majority says so (Sample.Disturbed).
@@ -137,7 +138,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		if err != nil {
 			return nil, err
 		}
-		mark := judge(opts)
+		mark := judge(s, opts)
 		r.judge(mark)
 		return summarize(s, []*run{r}, mark != nil, 1)
 	}
@@ -173,7 +174,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		}
 	}
 	// The warm-up is over: the runs that count, with the same count.
-	mark := judge(opts)
+	mark := judge(s, opts)
 	timed := make([]*run, runs)
 	var spent time.Duration
 	for i := range timed {
@@ -208,15 +209,15 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	return summarize(s, timed, mark != nil, runs)
 }
 
-// judge is the mark that applies to this measurement: opts.Disturbed, or
-// for a cell on one P the default mark (Disturbed), or none.
-func judge(opts Options) func(Signal) bool {
+// judge is the mark that applies to this measurement of s: opts.Disturbed,
+// or for a cell judgedByDefault the default mark (Disturbed), or none.
+func judge(s *scenarios.Scenario, opts Options) func(Signal) bool {
 	switch {
 	case opts.NoMark:
 		return nil
 	case opts.Disturbed != nil:
 		return opts.Disturbed
-	case judgedByDefault():
+	case judgedByDefault(s):
 		return Disturbed
 	}
 	return nil
