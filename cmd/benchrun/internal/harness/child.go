@@ -49,6 +49,7 @@ type runReport struct {
 	Value    float64 `json:"v"`
 	Wall     int64   `json:"wall"`
 	RunDelay int64   `json:"delay"`
+	AllDelay int64   `json:"alldelay"`
 	CPU      int64   `json:"cpu"`
 	Nivcsw   int64   `json:"nivcsw"`
 	// Disturbed: the mark found this run disturbed.
@@ -59,7 +60,7 @@ type runReport struct {
 func runReports(sm *driver.Sample) []runReport {
 	var out []runReport
 	for i, sig := range sm.Signals {
-		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), CPU: int64(sig.CPU), Nivcsw: sig.Nivcsw}
+		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Nivcsw: sig.Nivcsw}
 		if i < len(sm.Runs) && len(sm.Runs[i]) > 0 {
 			r.Value = sm.Runs[i][0]
 		}

@@ -622,7 +622,7 @@ func TestDisturbedRepetitionsAreReplaced(t *testing.T) {
 			reps = a.Text
 		}
 	}
-	if len(disturbed) != 2 || !strings.HasPrefix(disturbed[0], "rep 1: 20 ") || !strings.Contains(disturbed[0], "not counted: 3 of 5 timed runs disturbed (runqueue wait 50% 50% 50% of wall, marked above 10%)") ||
+	if len(disturbed) != 2 || !strings.HasPrefix(disturbed[0], "rep 1: 20 ") || !strings.Contains(disturbed[0], "not counted: 3 of 5 timed runs disturbed (runqueue wait 50% 50% 50% of wall, marked above 15%)") ||
 		!strings.HasPrefix(disturbed[1], "rep 4: 30 ") {
 		t.Errorf("disturbed lines %q, want reps 1 (20) and 4 (30) with their runs", disturbed)
 	}
