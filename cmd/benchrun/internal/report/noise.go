@@ -10,7 +10,6 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
 	"github.com/corobench/corobench/cmd/benchrun/internal/units"
 	"github.com/corobench/corobench/internal/results"
-	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // noiseView is the report's noise section: how many cells a reader can
@@ -33,7 +32,8 @@ type noiseView struct {
 	// Disturbed counts the repetitions not counted (disturbed lines),
 	// DisturbedKept those of them written as figures after all, and
 	// DroppedRuns the disturbed timed runs the counted ones left out
-	// (from the reps lines); DisturbedMark is the mark, as a percentage.
+	// (from the reps lines); DisturbedMark is the mark the file's
+	// disturbed lines name ("15%").
 	Disturbed, DisturbedKept, DroppedRuns int
 	DisturbedMark                         string
 	// Floor is the timer-floor-os line; FloorP50/FloorP99 its figures in
@@ -122,6 +122,9 @@ func noise(set *cells.Set) noiseView {
 				nv.DisturbedKept += n
 			} else {
 				nv.Disturbed++
+				if m := markRE.FindStringSubmatch(a.Text); m != nil && nv.DisturbedMark == "" {
+					nv.DisturbedMark = m[1] // the file's own mark, not this binary's
+				}
 			}
 		case results.AnnotSteal:
 			if len(nv.Steal) == maxStealLines {
@@ -139,12 +142,15 @@ func noise(set *cells.Set) noiseView {
 		nv.Stops = append(nv.Stops, keyCells{why, strconv.Itoa(stops[why])})
 	}
 	nv.Floor, nv.FloorP50, nv.FloorP99 = osFloor(set)
-	nv.DisturbedMark = fmt.Sprintf("%.0f%%", 100*driver.DisturbedShare)
+	if nv.DisturbedMark == "" {
+		nv.DisturbedMark = "the mark"
+	}
 	return nv
 }
 
 var (
 	repsDisturbedRE = regexp.MustCompile(`disturbed: (\d+) repetitions not counted, (\d+) timed runs left out`)
+	markRE          = regexp.MustCompile(`marked above ([\d.]+%)`)
 	keptRE          = regexp.MustCompile(`^` + regexp.QuoteMeta(results.DisturbedKept) + ` (\d+) disturbed repetitions`)
 )
 
