@@ -13,10 +13,15 @@
 // request it delays (no coordinated omission). Every reply is compared byte
 // for byte with what was sent.
 //
-// The generator is one goroutine spinning on non-blocking sockets and a
-// zero-timeout epoll_wait, pinned (when asked) to a core of its own: a timer
-// wait would add the timer's own lateness (Go rounds sub-millisecond waits up
-// to 1 ms) to every send. It is bounded in requests and in time, and writes
+// The generator is one goroutine spinning on non-blocking sockets, pinned
+// (when asked) to a core of its own: a timer wait would add the timer's own
+// lateness (Go rounds sub-millisecond waits up to 1 ms) to every send. It
+// drives the sockets with an io_uring where the kernel makes one (-engine
+// auto, the default: one io_uring_enter per loop turn submits every send
+// that came due and collects every receive that completed; uring.go,
+// uringload.go), else, or with -engine epoll, with a write per request, a
+// read per readable socket and a zero-timeout epoll_wait per turn. Either
+// way each request is a send of its own; the Report names the engine. It is bounded in requests and in time, and writes
 // one JSON Report to stdout. Against any echo server on this machine:
 //
 //	benchrun loadgen -addr 127.0.0.1:7000 -conns 64 -requests 20000 -rate 20000 -cpu 1
@@ -61,7 +66,35 @@ type Report struct {
 	// ServerCPU is the core of the TrivialServer's thread in a -self-echo
 	// run (-1: not pinned), else 0 and absent.
 	ServerCPU int `json:"server_cpu,omitempty"`
+	// Engine is how the generator drove its sockets: EngineIOUring or
+	// EngineEpoll.
+	Engine string `json:"engine"`
+	// EngineNote says why, when -engine auto fell back to epoll (the
+	// kernel refused io_uring), and which setup flags a ring got.
+	EngineNote string `json:"engine_note,omitempty"`
+	// Syscalls counts the generator's kernel entries during the load
+	// (from the first request's intended send time on): writes, reads and
+	// epoll_waits on the epoll path, io_uring_enters on the ring.
+	Syscalls int64 `json:"syscalls"`
+	// Queued counts requests that could not be handed to the kernel when
+	// due because their connection's earlier bytes were still unsent (a
+	// full socket buffer). On the epoll path they went out in one write
+	// with those bytes; on the ring each still went out as a send of its
+	// own, once its connection's earlier sends completed.
+	Queued int `json:"queued"`
 }
+
+// Engines: how the generator drives its sockets (Config.Engine).
+const (
+	// EngineAuto is io_uring when the kernel makes a ring, else epoll.
+	EngineAuto = "auto"
+	// EngineIOUring submits every due send and collects every completed
+	// receive with one io_uring_enter per loop turn (uring.go).
+	EngineIOUring = "io_uring"
+	// EngineEpoll writes each request and reads each reply with a
+	// syscall of its own, polling with a zero-timeout epoll_wait.
+	EngineEpoll = "epoll"
+)
 
 // Config is a generator run.
 type Config struct {
@@ -72,6 +105,9 @@ type Config struct {
 	Size     int            // bytes per request (and reply)
 	CPU      int            // core to pin every thread to; -1: no pinning
 	Timeout  time.Duration  // bound on the whole run, connections included
+	// Engine is EngineAuto (also ""), EngineIOUring (an error if the
+	// kernel refuses a ring) or EngineEpoll.
+	Engine string
 	// SelfEcho (the -self-echo flag, Main only) runs the generator against
 	// a TrivialServer in its own process instead of Addr: its own ceiling.
 	// With two cores or more the server's thread and the generator are
@@ -170,6 +206,7 @@ func args(cfg Config) []string {
 		"-size", strconv.Itoa(cfg.Size),
 		"-cpu", strconv.Itoa(cfg.CPU),
 		"-timeout", cfg.Timeout.String(),
+		"-engine", cfg.Engine,
 	}
 }
 
@@ -184,6 +221,7 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	size := fs.Int("size", 64, "bytes per request")
 	cpu := fs.Int("cpu", -1, "core to pin the generator to (-1: none)")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the whole run")
+	engine := fs.String("engine", "", "how to drive the sockets: auto (the default, also \"\"; io_uring when the kernel makes a ring, else epoll), io_uring, or epoll")
 	selfEcho := fs.Bool("self-echo", false, "run against a trivial echo server in this process (one thread, raw epoll) instead of -addr: the generator's own ceiling")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -191,7 +229,7 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q: loadgen takes flags only (see -h)", fs.Arg(0))
 	}
-	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho}
+	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho, Engine: *engine}
 	if *selfEcho {
 		if *addr != "" || *cpu != -1 {
 			return Config{}, errors.New("-self-echo serves itself and places itself: give no -addr and no -cpu")
@@ -231,6 +269,10 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("-timeout %v: want a duration in (0, %v]", cfg.Timeout, MaxTimeout)
 	case cfg.CPU < -1:
 		return fmt.Errorf("-cpu %d: want a core number, or -1 for no pinning", cfg.CPU)
+	case cfg.Engine != "" && cfg.Engine != EngineAuto && cfg.Engine != EngineIOUring && cfg.Engine != EngineEpoll:
+		return fmt.Errorf("-engine %q: want %s, %s or %s", cfg.Engine, EngineAuto, EngineIOUring, EngineEpoll)
+	case cfg.Engine == EngineIOUring && 2*cfg.Conns > uringMaxEntries:
+		return fmt.Errorf("-engine io_uring with -conns %d: a ring holds a send and a receive per connection, at most %d connections", cfg.Conns, uringMaxEntries/2)
 	}
 	return nil
 }
@@ -251,6 +293,16 @@ type conn struct {
 	inflight []int  // request numbers sent (or pending) and not yet answered, oldest first
 	head     int    // index of the oldest in inflight
 	got      int    // bytes of the oldest request's reply received so far
+	// The ring's (uringload.go): sendBuf holds the bytes of the send in
+	// flight (owned by the kernel until its completion); unsent indexes
+	// the first request in inflight not yet queued for sending; rbuf is
+	// the receive buffer, owned by the kernel while a receive is armed
+	// (always, from the start to the drain).
+	sendBuf []byte
+	sends   int // sends in flight
+	unsent  int
+	listed  bool // in loadRing's list of connections with unsent requests
+	rbuf    []byte
 }
 
 // Run runs the generator in the calling goroutine and returns its report.
@@ -278,8 +330,27 @@ func Run(cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{LatencyNs: make([]int64, cfg.Requests), CPU: cfg.CPU}
-	if err := load(cfg, conns, epfd, deadline, rep); err != nil {
+	rep := &Report{LatencyNs: make([]int64, cfg.Requests), CPU: cfg.CPU, Engine: EngineEpoll}
+	var r *ring
+	if cfg.Engine != EngineEpoll {
+		// The ring's single issuer is this thread (see uring.go).
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if r, err = newRing(uint32(2 * len(conns))); err != nil {
+			if cfg.Engine == EngineIOUring {
+				return nil, err
+			}
+			rep.EngineNote = fmt.Sprintf("io_uring refused (%v), so epoll", err)
+		} else {
+			rep.Engine, rep.EngineNote = EngineIOUring, "ring setup flags "+r.flags
+		}
+	}
+	if r != nil {
+		err = loadRing(cfg, conns, r, deadline, rep)
+	} else {
+		err = load(cfg, conns, epfd, deadline, rep)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -378,6 +449,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 			c.inflight = append(c.inflight, next)
 			if len(c.pending) == 0 {
 				w, err := writeSome(c.fd, req)
+				rep.Syscalls++
 				if err != nil {
 					return fmt.Errorf("request %d: %w", next, err)
 				}
@@ -387,6 +459,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 				}
 			} else {
 				c.pending = append(c.pending, req...)
+				rep.Queued++
 			}
 			next++
 		}
@@ -394,6 +467,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 		kept := flushing[:0]
 		for _, c := range flushing {
 			w, err := writeSome(c.fd, c.pending)
+			rep.Syscalls++
 			if err != nil {
 				return err
 			}
@@ -405,6 +479,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 		flushing = kept
 		// Collect replies.
 		ne, err := unix.EpollWait(epfd, events, 0)
+		rep.Syscalls++
 		if err != nil && err != unix.EINTR {
 			return fmt.Errorf("epoll_wait: %w", err)
 		}
@@ -452,6 +527,7 @@ func writeSome(fd int, p []byte) (int, error) {
 func readReplies(c *conn, rbuf []byte, size int, interval float64, t0 time.Time, rep *Report) (completed int, err error) {
 	for {
 		r, err := unix.Read(c.fd, rbuf)
+		rep.Syscalls++
 		if err == unix.EINTR {
 			continue
 		}
@@ -464,26 +540,37 @@ func readReplies(c *conn, rbuf []byte, size int, interval float64, t0 time.Time,
 		if r == 0 {
 			return completed, fmt.Errorf("the server closed the connection with %d requests unanswered", len(c.inflight)-c.head)
 		}
-		arrived := time.Since(t0)
-		for _, b := range rbuf[:r] {
-			if c.head == len(c.inflight) {
-				return completed, errors.New("the server sent more bytes than were requested")
-			}
-			j := c.inflight[c.head]
-			if want := RequestByte(j, c.got); b != want {
-				return completed, fmt.Errorf("reply to request %d differs at byte %d: got %#x, want %#x", j, c.got, b, want)
-			}
-			rep.Bytes++
-			c.got++
-			if c.got == size {
-				rep.LatencyNs[j] = int64(arrived - intended(j, interval))
-				c.got = 0
-				c.head++
-				completed++
-			}
+		got, err := verify(c, rbuf[:r], size, interval, time.Since(t0), rep)
+		completed += got
+		if err != nil {
+			return completed, err
 		}
 		if r < len(rbuf) {
 			return completed, nil
 		}
 	}
+}
+
+// verify checks the reply bytes b, which arrived on c at arrived (since
+// t0), against the requests in flight, and records the latency of every
+// reply they complete. Both engines' receives end here.
+func verify(c *conn, b []byte, size int, interval float64, arrived time.Duration, rep *Report) (completed int, err error) {
+	for _, x := range b {
+		if c.head == len(c.inflight) {
+			return completed, errors.New("the server sent more bytes than were requested")
+		}
+		j := c.inflight[c.head]
+		if want := RequestByte(j, c.got); x != want {
+			return completed, fmt.Errorf("reply to request %d differs at byte %d: got %#x, want %#x", j, c.got, x, want)
+		}
+		rep.Bytes++
+		c.got++
+		if c.got == size {
+			rep.LatencyNs[j] = int64(arrived - intended(j, interval))
+			c.got = 0
+			c.head++
+			completed++
+		}
+	}
+	return completed, nil
 }

@@ -106,6 +106,7 @@ func appendNew(list []string, v string) []string {
 type ceilingTry struct {
 	achieved, p99 float64 // req/s, ns
 	cpu, server   int
+	engine        string // the generator's Report.Engine, with its note
 }
 
 // measureCeiling runs the sweep and describes its outcome: "<rate> req/s
@@ -125,7 +126,7 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 			if err != nil {
 				return "failed: " + err.Error()
 			}
-			where = fmt.Sprintf("the server's thread on %s, the generator on %s", cpuText(tr.server), cpuText(tr.cpu))
+			where = fmt.Sprintf("the server's thread on %s, the generator on %s; generator engine %s", cpuText(tr.server), cpuText(tr.cpu), tr.engine)
 			ok = tr.achieved >= l.Share*rate
 			if ok || tr.achieved > best.achieved {
 				best = tr
@@ -200,5 +201,19 @@ func ceilingRun(ctx context.Context, conns int, rate float64, pins *pinPlan) (ce
 		achieved: float64(rep.Requests) / (float64(rep.ElapsedNs) / 1e9),
 		p99:      float64(h.ValueAtQuantile(99)),
 		cpu:      rep.CPU, server: rep.ServerCPU,
+		engine: engineText(rep),
 	}, nil
+}
+
+// engineText names how the generator drove its sockets (what the echo
+// cells' generator also uses, on the same kernel): "io_uring (ring setup
+// flags …)" or "epoll (io_uring refused (…), so epoll)".
+func engineText(rep loadgen.Report) string {
+	if rep.Engine == "" {
+		return "unknown (the generator did not say)"
+	}
+	if rep.EngineNote == "" {
+		return rep.Engine
+	}
+	return rep.Engine + " (" + rep.EngineNote + ")"
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"github.com/corobench/corobench/scenarios/loadgen"
 	"os"
 	"os/exec"
 	"regexp"
@@ -61,6 +62,11 @@ func TestLoadgenCeiling(t *testing.T) {
 	if v := string(cfg[0].Value); !want.MatchString(v) {
 		t.Errorf("ceiling line %q does not match %v", v, want)
 	}
+	// The line names the engine the generator used (the test binary's
+	// generator picks one as benchrun's does).
+	if v := string(cfg[0].Value); !regexp.MustCompile(`generator engine (io_uring \(ring setup flags [A-Z_|a-z ]+\)|epoll \(io_uring refused .*\))`).MatchString(v) {
+		t.Errorf("ceiling line %q does not name the generator's engine", v)
+	}
 	// One try per rate sustained, up to ceilingTries for one that is not.
 	if got := len(readPids(dir, "loadgen")); got < 2 {
 		t.Errorf("%d generator processes, want at least 2 (one try per rate, more for a rate that fails)", got)
@@ -68,5 +74,21 @@ func TestLoadgenCeiling(t *testing.T) {
 	t.Log(string(cfg[0].Value))
 	if cfg := loadgenCeiling(context.Background(), Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1), pins); cfg != nil {
 		t.Errorf("a run without echo cells has a ceiling line %+v", cfg)
+	}
+}
+
+func TestEngineText(t *testing.T) {
+	for _, c := range []struct {
+		rep  loadgen.Report
+		want string
+	}{
+		{loadgen.Report{Engine: "io_uring", EngineNote: "ring setup flags COOP_TASKRUN"}, "io_uring (ring setup flags COOP_TASKRUN)"},
+		{loadgen.Report{Engine: "epoll", EngineNote: "io_uring refused (io_uring_setup: operation not permitted), so epoll"}, "epoll (io_uring refused (io_uring_setup: operation not permitted), so epoll)"},
+		{loadgen.Report{Engine: "epoll"}, "epoll"},
+		{loadgen.Report{}, "unknown (the generator did not say)"},
+	} {
+		if got := engineText(c.rep); got != c.want {
+			t.Errorf("engineText(%+v) = %q, want %q", c.rep, got, c.want)
+		}
 	}
 }
