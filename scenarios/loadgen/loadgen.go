@@ -82,6 +82,9 @@ type Report struct {
 	// with those bytes; on the ring each still went out as a send of its
 	// own, once its connection's earlier sends completed.
 	Queued int `json:"queued"`
+	// Sends counts the writes (epoll) or SENDs (ring) that carried request
+	// bytes. On the ring it is Requests exactly: one SEND per request.
+	Sends int64 `json:"sends"`
 }
 
 // Engines: how the generator drives its sockets (Config.Engine).
@@ -450,6 +453,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 			if len(c.pending) == 0 {
 				w, err := writeSome(c.fd, req)
 				rep.Syscalls++
+				rep.Sends++
 				if err != nil {
 					return fmt.Errorf("request %d: %w", next, err)
 				}
@@ -468,6 +472,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 		for _, c := range flushing {
 			w, err := writeSome(c.fd, c.pending)
 			rep.Syscalls++
+			rep.Sends++
 			if err != nil {
 				return err
 			}

@@ -87,8 +87,17 @@ func TestLatencyIsFromTheIntendedSendTime(t *testing.T) {
 
 func testLatencyIsFromTheIntendedSendTime(t *testing.T, engine string) {
 	const stall = 30 * time.Millisecond
+	// The stall starts when request 0 (due at the start of the schedule)
+	// has arrived, so it cannot overlap the connection set-up.
 	addr := echoServer(t, func(c net.Conn) {
+		first := make([]byte, 1)
+		if _, err := io.ReadFull(c, first); err != nil {
+			return
+		}
 		time.Sleep(stall)
+		if _, err := c.Write(first); err != nil {
+			return
+		}
 		echo(c)
 	})
 	cfg := Config{Addr: addr, Conns: 1, Requests: 10, Rate: 1000, Size: 8, CPU: -1, Timeout: 10 * time.Second, Engine: engine}

@@ -156,6 +156,7 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 				}
 				c.sends++
 				c.unsent++
+				rep.Sends++
 			}
 			if c.unsent < len(c.inflight) {
 				kept = append(kept, k)
