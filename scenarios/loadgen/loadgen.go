@@ -66,6 +66,11 @@ type Report struct {
 	// ServerCPU is the core of the TrivialServer's thread in a -self-echo
 	// run (-1: not pinned), else 0 and absent.
 	ServerCPU int `json:"server_cpu,omitempty"`
+	// ServerIdleNs is the time the TrivialServer's thread of a -self-echo
+	// run spent waiting for work, from its start (before the connections)
+	// to its close: near zero, the ceiling is the server's, not the
+	// generator's.
+	ServerIdleNs int64 `json:"server_idle_ns,omitempty"`
 	// Engine is how the generator drove its sockets: EngineIOUring or
 	// EngineEpoll.
 	Engine string `json:"engine"`
@@ -85,6 +90,10 @@ type Report struct {
 	// Sends counts the writes (epoll) or SENDs (ring) that carried request
 	// bytes. On the ring it is Requests exactly: one SEND per request.
 	Sends int64 `json:"sends"`
+	// IdleNs is the time the generator spent in loop turns that found
+	// nothing to do (no request due, no unsent bytes, no completion): its
+	// spare capacity. A generator that is the bottleneck has almost none.
+	IdleNs int64 `json:"idle_ns"`
 }
 
 // Engines: how the generator drives its sockets (Config.Engine).
@@ -188,7 +197,7 @@ func runSelfEcho(cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.CPU, rep.ServerCPU = clientCPU, serverCPU
+	rep.CPU, rep.ServerCPU, rep.ServerIdleNs = clientCPU, serverCPU, int64(srv.Blocked())
 	return rep, nil
 }
 
@@ -441,6 +450,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 		if time.Now().After(deadline) {
 			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, n, cfg.Rate)
 		}
+		busy := len(flushing) > 0 || (next < n && intended(next, interval) <= now)
 		// Send every request that is due.
 		for next < n && intended(next, interval) <= now {
 			lag := int64(now - intended(next, interval))
@@ -498,6 +508,9 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 			if got > 0 {
 				last = time.Since(t0)
 			}
+		}
+		if !busy && ne <= 0 {
+			rep.IdleNs += int64(time.Since(t0) - now)
 		}
 	}
 	rep.Requests = n

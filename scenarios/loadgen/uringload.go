@@ -21,12 +21,13 @@ import (
 // whole request or an error, never a short send that a later one could
 // overtake. A SEND normally completes inside the io_uring_enter that
 // submitted it (one that does not is waiting for room in a full socket
-// buffer), so a connection sends one request per loop turn; requests that
-// come due while an earlier one of their connection is unsent wait, each to
-// go out as its own SEND in a later turn, and are counted in Report.Queued,
-// as the epoll path counts what it appends behind unsent bytes. A turn is
-// short when few connections have something to send, so a backlog on a
-// few connections drains fast.
+// buffer). A request that comes due while an earlier one of its connection
+// is unsent waits, to go out as a SEND of its own once the earlier one
+// completed: in the same turn, after another io_uring_enter, unless the
+// socket buffer is full. Those that find a send of their connection still
+// in flight at the start of a turn (a full socket buffer) are counted in
+// Report.Queued, as the epoll path counts what it appends behind unsent
+// bytes.
 //
 // (Several SENDs per connection per turn, linked with IOSQE_IO_LINK to keep
 // them in order, were tried and are slower: with DEFER_TASKRUN the kernel
@@ -85,7 +86,9 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 	t0 := time.Now()
 	next, done := 0, 0
 	var last, now time.Duration
+	cqes := 0 // completions reaped, for the idle count
 	onCQE := func(e uringCQE) error {
+		cqes++
 		inFlight--
 		k := int(e.userData >> 1)
 		c := conns[k]
@@ -124,6 +127,7 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 		if time.Now().After(deadline) {
 			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, n, cfg.Rate)
 		}
+		turn, sends0, cqes0 := now, rep.Sends, cqes
 		// Every request that is due joins its connection's unsent ones
 		// (load's twin writes it at once).
 		for next < n && intended(next, interval) <= now {
@@ -131,7 +135,7 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 			rep.MaxSendLagNs = max(rep.MaxSendLagNs, lag)
 			k := next % len(conns)
 			c := conns[k]
-			if c.sends > 0 || c.unsent < len(c.inflight) {
+			if c.sends > 0 {
 				rep.Queued++
 			}
 			c.inflight = append(c.inflight, next)
@@ -142,36 +146,49 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 			next++
 		}
 		// Queue the oldest unsent request of every connection with no
-		// send in flight.
-		kept := listed[:0]
-		for _, k := range listed {
-			c := conns[k]
-			if c.sends == 0 {
-				j := c.inflight[c.unsent]
-				for i := range c.sendBuf {
-					c.sendBuf[i] = RequestByte(j, i)
+		// send in flight, enter, reap; again while that leaves a
+		// connection with an unsent request and no send in flight (two of
+		// its requests fell due in one turn), so that every due request
+		// is handed to the kernel in this turn, each in a SEND of its own,
+		// unless its connection's socket buffer is full.
+		for again := true; again; {
+			again = false
+			kept := listed[:0]
+			for _, k := range listed {
+				c := conns[k]
+				if c.sends == 0 {
+					j := c.inflight[c.unsent]
+					for i := range c.sendBuf {
+						c.sendBuf[i] = RequestByte(j, i)
+					}
+					if err := queue(uringOpSend, k, c.sendBuf, unix.MSG_WAITALL); err != nil {
+						return err
+					}
+					c.sends++
+					c.unsent++
+					rep.Sends++
 				}
-				if err := queue(uringOpSend, k, c.sendBuf, unix.MSG_WAITALL); err != nil {
-					return err
+				if c.unsent < len(c.inflight) {
+					kept = append(kept, k)
+				} else {
+					c.listed = false
 				}
-				c.sends++
-				c.unsent++
-				rep.Sends++
 			}
-			if c.unsent < len(c.inflight) {
-				kept = append(kept, k)
-			} else {
-				c.listed = false
+			listed = kept
+			if err := r.enter(); err != nil {
+				return err
+			}
+			rep.Syscalls++
+			now = time.Since(t0) // the arrival time of what the enter completed
+			if err := r.reap(onCQE); err != nil {
+				return err
+			}
+			for _, k := range listed {
+				again = again || conns[k].sends == 0
 			}
 		}
-		listed = kept
-		if err := r.enter(); err != nil {
-			return err
-		}
-		rep.Syscalls++
-		now = time.Since(t0) // the arrival time of what the enter completed
-		if err := r.reap(onCQE); err != nil {
-			return err
+		if rep.Sends == sends0 && cqes == cqes0 {
+			rep.IdleNs += int64(now - turn)
 		}
 	}
 	rep.Requests = n
