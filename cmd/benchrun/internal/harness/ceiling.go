@@ -107,6 +107,15 @@ type ceilingTry struct {
 	achieved, p99 float64 // req/s, ns
 	cpu, server   int
 	engine        string // the generator's Report.Engine, with its note
+	// The shares of the load's time the generator spent in turns with
+	// nothing to do and the trivial server waiting for work: which side
+	// ran out of time first (on a shared machine both shrink with what
+	// other tenants take).
+	genIdle, srvIdle float64
+}
+
+func (tr ceilingTry) idleText() string {
+	return fmt.Sprintf("generator idle %.0f%%, trivial server idle %.0f%%", 100*tr.genIdle, 100*tr.srvIdle)
 }
 
 // measureCeiling runs the sweep and describes its outcome: "<rate> req/s
@@ -133,8 +142,8 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 			}
 		}
 		if !ok {
-			steps = append(steps, fmt.Sprintf("first rate not sustained %.0f req/s (the best of %d tries completed %.0f%%)",
-				rate, ceilingTries, 100*best.achieved/rate))
+			steps = append(steps, fmt.Sprintf("first rate not sustained %.0f req/s (the best of %d tries completed %.0f%%; %s)",
+				rate, ceilingTries, 100*best.achieved/rate, best.idleText()))
 			break
 		}
 		last, lastTry = rate, best
@@ -146,7 +155,7 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 	}
 	parts = append(parts, steps...)
 	if last > 0 {
-		parts = append(parts, fmt.Sprintf("p99 at %.0f req/s %v", last, time.Duration(lastTry.p99).Round(time.Microsecond)))
+		parts = append(parts, fmt.Sprintf("p99 at %.0f req/s %v; %s", last, time.Duration(lastTry.p99).Round(time.Microsecond), lastTry.idleText()))
 	}
 	parts = append(parts, fmt.Sprintf("measured in %v", time.Since(start).Round(100*time.Millisecond)))
 	how := strings.Join(parts, "; ")
@@ -201,7 +210,9 @@ func ceilingRun(ctx context.Context, conns int, rate float64, pins *pinPlan) (ce
 		achieved: float64(rep.Requests) / (float64(rep.ElapsedNs) / 1e9),
 		p99:      float64(h.ValueAtQuantile(99)),
 		cpu:      rep.CPU, server: rep.ServerCPU,
-		engine: engineText(rep),
+		engine:  engineText(rep),
+		genIdle: float64(rep.IdleNs) / float64(rep.ElapsedNs),
+		srvIdle: float64(rep.ServerIdleNs) / float64(rep.ElapsedNs),
 	}, nil
 }
 

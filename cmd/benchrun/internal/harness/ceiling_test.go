@@ -67,6 +67,9 @@ func TestLoadgenCeiling(t *testing.T) {
 	if v := string(cfg[0].Value); !regexp.MustCompile(`generator engine (io_uring \(ring setup flags [A-Z_|a-z ]+\)|epoll \(io_uring refused .*\))`).MatchString(v) {
 		t.Errorf("ceiling line %q does not name the generator's engine", v)
 	}
+	if v := string(cfg[0].Value); !regexp.MustCompile(`generator idle \d+%, trivial server idle \d+%`).MatchString(v) {
+		t.Errorf("ceiling line %q does not say which side had time to spare", v)
+	}
 	// One try per rate sustained, up to ceilingTries for one that is not.
 	if got := len(readPids(dir, "loadgen")); got < 2 {
 		t.Errorf("%d generator processes, want at least 2 (one try per rate, more for a rate that fails)", got)
