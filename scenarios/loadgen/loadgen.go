@@ -94,6 +94,9 @@ type Report struct {
 	// nothing to do (no request due, no unsent bytes, no completion): its
 	// spare capacity. A generator that is the bottleneck has almost none.
 	IdleNs int64 `json:"idle_ns"`
+	// Threads is the number of generator threads that ran (Config.Threads,
+	// narrowed to a divisor of the connections); IdleNs sums theirs.
+	Threads int `json:"threads"`
 }
 
 // Engines: how the generator drives its sockets (Config.Engine).
@@ -120,6 +123,14 @@ type Config struct {
 	// Engine is EngineAuto (also ""), EngineIOUring (an error if the
 	// kernel refuses a ring) or EngineEpoll.
 	Engine string
+	// Threads is the number of generator threads (0 means 1, except
+	// with SelfEcho: AutoThreads, as an echo cell runs), each
+	// offering its share of the connections (threads.go); fewer run when
+	// Threads does not divide Conns (the largest divisor below it). With
+	// CPU >= 0, thread t is pinned to core CPU+t.
+	Threads int
+	// pinned: the process is already on CPU (runSelfEcho did it).
+	pinned bool
 	// SelfEcho (the -self-echo flag, Main only) runs the generator against
 	// a TrivialServer in its own process instead of Addr: its own ceiling.
 	// With two cores or more the server's thread and the generator are
@@ -134,6 +145,7 @@ const (
 	MaxSize     = 1 << 20
 	MaxRate     = 10_000_000
 	MaxTimeout  = 10 * time.Minute
+	MaxThreads  = 256
 )
 
 // Main is the generator's command line: it parses args, runs, writes the
@@ -148,10 +160,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
 		return 2
 	}
-	// The process exists only for this run: one P, on one locked thread,
-	// is all the spinning loop needs, and keeps the runtime's other
-	// threads idle.
-	runtime.GOMAXPROCS(1)
+	// The process exists only for this run: one P per generator thread,
+	// each on a locked thread, is all the spinning loops need, and keeps
+	// the runtime's other threads idle.
+	runtime.GOMAXPROCS(cfg.threadCount())
 	runtime.LockOSThread()
 	var rep *Report
 	if cfg.SelfEcho {
@@ -174,8 +186,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // generator's own ceiling. A second P serves the server's thread, which
 // spends its time blocked in epoll_wait.
 func runSelfEcho(cfg Config) (*Report, error) {
-	runtime.GOMAXPROCS(2)
 	serverCPU, clientCPU, pin := PinCPUs()
+	if pin && cfg.Threads == 0 {
+		// As many threads as an echo cell's generator runs (before the
+		// pinning below narrows this thread's affinity).
+		cfg.Threads = AutoThreads(clientCPU)
+	}
+	runtime.GOMAXPROCS(cfg.threadCount() + 1)
 	if pin {
 		// Every thread to the generator's core first; the server's
 		// thread then moves itself to its own.
@@ -189,7 +206,7 @@ func runSelfEcho(cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Addr, cfg.CPU = srv.Addr(), -1 // pinned above
+	cfg.Addr, cfg.CPU, cfg.pinned = srv.Addr(), clientCPU, true // pinned above
 	rep, err := Run(cfg)
 	if cerr := srv.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -219,6 +236,7 @@ func args(cfg Config) []string {
 		"-cpu", strconv.Itoa(cfg.CPU),
 		"-timeout", cfg.Timeout.String(),
 		"-engine", cfg.Engine,
+		"-threads", strconv.Itoa(cfg.Threads),
 	}
 }
 
@@ -234,6 +252,7 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	cpu := fs.Int("cpu", -1, "core to pin the generator to (-1: none)")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the whole run")
 	engine := fs.String("engine", "", "how to drive the sockets: auto (the default, also \"\"; io_uring when the kernel makes a ring, else epoll), io_uring, or epoll")
+	threads := fs.Int("threads", 0, "generator threads (0 or 1: one), each offering its share of the connections (the largest divisor of -conns not above it runs); with -cpu C, thread t is pinned to core C+t")
 	selfEcho := fs.Bool("self-echo", false, "run against a trivial echo server in this process (one thread, raw epoll) instead of -addr: the generator's own ceiling")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -241,7 +260,7 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q: loadgen takes flags only (see -h)", fs.Arg(0))
 	}
-	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho, Engine: *engine}
+	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho, Engine: *engine, Threads: *threads}
 	if *selfEcho {
 		if *addr != "" || *cpu != -1 {
 			return Config{}, errors.New("-self-echo serves itself and places itself: give no -addr and no -cpu")
@@ -283,6 +302,8 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("-cpu %d: want a core number, or -1 for no pinning", cfg.CPU)
 	case cfg.Engine != "" && cfg.Engine != EngineAuto && cfg.Engine != EngineIOUring && cfg.Engine != EngineEpoll:
 		return fmt.Errorf("-engine %q: want %s, %s or %s", cfg.Engine, EngineAuto, EngineIOUring, EngineEpoll)
+	case cfg.Threads < 0 || cfg.Threads > MaxThreads:
+		return fmt.Errorf("-threads %d: want 1..%d", cfg.Threads, MaxThreads)
 	case cfg.Engine == EngineIOUring && 2*cfg.Conns > uringMaxEntries:
 		return fmt.Errorf("-engine io_uring with -conns %d: a ring holds a send and a receive per connection, at most %d connections", cfg.Conns, uringMaxEntries/2)
 	}
@@ -324,7 +345,7 @@ func Run(cfg Config) (*Report, error) {
 	}
 	start := time.Now()
 	deadline := start.Add(cfg.Timeout)
-	if cfg.CPU >= 0 {
+	if cfg.CPU >= 0 && !cfg.pinned {
 		// The process is the generator's alone: the pinning is not undone.
 		if _, err := PinProcess(cfg.CPU); err != nil {
 			return nil, err
@@ -342,27 +363,8 @@ func Run(cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{LatencyNs: make([]int64, cfg.Requests), CPU: cfg.CPU, Engine: EngineEpoll}
-	var r *ring
-	if cfg.Engine != EngineEpoll {
-		// The ring's single issuer is this thread (see uring.go).
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if r, err = newRing(uint32(2 * len(conns))); err != nil {
-			if cfg.Engine == EngineIOUring {
-				return nil, err
-			}
-			rep.EngineNote = fmt.Sprintf("io_uring refused (%v), so epoll", err)
-		} else {
-			rep.Engine, rep.EngineNote = EngineIOUring, "ring setup flags "+r.flags
-		}
-	}
-	if r != nil {
-		err = loadRing(cfg, conns, r, deadline, rep)
-	} else {
-		err = load(cfg, conns, epfd, deadline, rep)
-	}
-	if err != nil {
+	rep := &Report{LatencyNs: make([]int64, cfg.Requests), CPU: cfg.CPU}
+	if err := runThreads(cfg, conns, deadline, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -435,20 +437,23 @@ func dialAll(cfg Config, deadline time.Time) ([]*conn, int, error) {
 }
 
 // load is the open-loop run: send what is due, collect what arrived, spin.
-func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) error {
-	n := cfg.Requests
+func load(cfg Config, conns []*conn, epfd int, p part, deadline time.Time, rep *Report) error {
+	n, mine := cfg.Requests, p.requests(cfg.Requests)
 	interval := 1e9 / cfg.Rate
 	req := make([]byte, cfg.Size)
 	rbuf := make([]byte, 64<<10)
 	events := make([]unix.EpollEvent, 256)
 	var flushing []*conn // connections with pending bytes
-	t0 := time.Now()
-	next, done := 0, 0
+	t0 := p.t0
+	next, done := p.first, 0
 	var last time.Duration
-	for done < n {
+	for done < mine {
 		now := time.Since(t0)
 		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, n, cfg.Rate)
+			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, mine, cfg.Rate)
+		}
+		if err := p.stopped(); err != nil {
+			return err
 		}
 		busy := len(flushing) > 0 || (next < n && intended(next, interval) <= now)
 		// Send every request that is due.
@@ -475,7 +480,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 				c.pending = append(c.pending, req...)
 				rep.Queued++
 			}
-			next++
+			next += p.stride
 		}
 		// Retry writes the kernel could not take (a full socket buffer).
 		kept := flushing[:0]
@@ -513,7 +518,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 			rep.IdleNs += int64(time.Since(t0) - now)
 		}
 	}
-	rep.Requests = n
+	rep.Requests = mine
 	rep.ElapsedNs = int64(last)
 	return nil
 }

@@ -199,3 +199,117 @@ func TestRequestsGoOutOneByOne(t *testing.T) {
 		}
 	})
 }
+
+func TestThreadCountDividesTheConnections(t *testing.T) {
+	for _, c := range []struct{ threads, conns, want int }{
+		{0, 64, 1}, {1, 64, 1}, {2, 64, 2}, {3, 64, 2}, {4, 64, 4}, {3, 4, 2}, {5, 5, 5}, {8, 3, 3}, {4, 7, 1},
+	} {
+		if got := (Config{Threads: c.threads, Conns: c.conns}).threadCount(); got != c.want {
+			t.Errorf("threads %d, conns %d: %d threads run, want %d", c.threads, c.conns, got, c.want)
+		}
+	}
+	// Every request belongs to exactly one part, and it owns the request's
+	// connection.
+	const n, conns, stride = 103, 6, 3
+	seen := make([]int, n)
+	for first := range stride {
+		p := part{first: first, stride: stride}
+		got := 0
+		for j := first; j < n; j += stride {
+			seen[j]++
+			got++
+			if !p.owns(j % conns) {
+				t.Errorf("part %d has request %d but not its connection %d", first, j, j%conns)
+			}
+		}
+		if got != p.requests(n) {
+			t.Errorf("part %d: %d requests, requests() says %d", first, got, p.requests(n))
+		}
+	}
+	for j, k := range seen {
+		if k != 1 {
+			t.Errorf("request %d is in %d parts", j, k)
+		}
+	}
+}
+
+func TestAutoThreadsCountsConsecutiveCores(t *testing.T) {
+	set := func(cpus ...int) *unix.CPUSet {
+		var s unix.CPUSet
+		for _, c := range cpus {
+			s.Set(c)
+		}
+		return &s
+	}
+	for _, c := range []struct {
+		set    *unix.CPUSet
+		client int
+		want   int
+	}{
+		{set(0, 1), 1, 1},
+		{set(0, 1, 2, 3), 1, 3},
+		{set(0, 1, 3), 1, 1},
+		{set(0, 1, 2, 3, 4, 5, 6, 7, 8), 1, MaxAutoThreads},
+		{set(0), 1, 1},
+	} {
+		if got := autoThreads(c.set, c.client); got != c.want {
+			t.Errorf("autoThreads(%v, %d) = %d, want %d", c.set, c.client, got, c.want)
+		}
+	}
+}
+
+// TestThreadsShareTheLoad: with several generator threads every request is
+// sent once, on its own connection, at its own time, and verified.
+func TestThreadsShareTheLoad(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, engine string) {
+		cfg := Config{Addr: echoServer(t, echo), Conns: 6, Threads: 3, Requests: 600, Rate: 20000, Size: 32, CPU: -1, Timeout: 10 * time.Second, Engine: engine}
+		rep, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Threads != 3 || rep.Requests != cfg.Requests || rep.Bytes != int64(cfg.Requests*cfg.Size) || rep.Engine != engine {
+			t.Fatalf("report: %d threads, %d requests, %d bytes, engine %q; want 3, %d, %d, %q",
+				rep.Threads, rep.Requests, rep.Bytes, rep.Engine, cfg.Requests, cfg.Requests*cfg.Size, engine)
+		}
+		if engine == EngineIOUring && rep.Sends != int64(cfg.Requests) {
+			t.Errorf("%d SENDs for %d requests, want one each", rep.Sends, cfg.Requests)
+		}
+		for j, l := range rep.LatencyNs {
+			if l <= 0 {
+				t.Errorf("request %d: latency %d ns, want > 0 (every thread records its own)", j, l)
+			}
+		}
+		if span := int64(float64(cfg.Requests-1) / cfg.Rate * 1e9); rep.ElapsedNs < span {
+			t.Errorf("elapsed %d ns is shorter than the load's schedule, %d ns", rep.ElapsedNs, span)
+		}
+	})
+}
+
+// TestThreadsReportTheFailure: one thread's failure (a corrupt reply on
+// one connection) ends the run with that error, not the others' "stopped".
+func TestThreadsReportTheFailure(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, engine string) {
+		var once sync.Once
+		addr := echoServer(t, func(c net.Conn) {
+			corrupt := false
+			once.Do(func() { corrupt = true })
+			if !corrupt {
+				echo(c)
+				return
+			}
+			buf := make([]byte, 4096)
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			buf[0] ^= 1
+			c.Write(buf[:n])
+			echo(c)
+		})
+		cfg := Config{Addr: addr, Conns: 4, Threads: 2, Requests: 400, Rate: 20000, Size: 32, CPU: -1, Timeout: 10 * time.Second, Engine: engine}
+		_, err := Run(cfg)
+		if err == nil || !strings.Contains(err.Error(), "differs at byte") || errors.Is(err, errStopped) {
+			t.Fatalf("Run = %v, want the corrupt reply's error", err)
+		}
+	})
+}

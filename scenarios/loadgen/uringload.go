@@ -52,7 +52,7 @@ func ringRecvBuf(conns int) int {
 
 // loadRing is the run on r. It leaves nothing in flight when it returns:
 // the kernel writes into the connections' buffers only while it runs.
-func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Report) (err error) {
+func loadRing(cfg Config, conns []*conn, r *ring, p part, deadline time.Time, rep *Report) (err error) {
 	inFlight := 0 // SQEs queued or submitted whose completion is not reaped
 	queue := func(op uint8, k int, buf []byte, flags uint32) error {
 		kind := uint64(udRecv)
@@ -69,22 +69,25 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 	}
 	defer r.close()
 	defer func() { // runs before close: the kernel must be done with the buffers
-		if derr := drainRing(r, conns, &inFlight); err == nil {
+		if derr := drainRing(r, conns, p, &inFlight); err == nil {
 			err = derr
 		}
 	}()
 	for k, c := range conns {
+		if !p.owns(k) {
+			continue
+		}
 		c.rbuf = make([]byte, ringRecvBuf(len(conns)))
 		c.sendBuf = make([]byte, cfg.Size)
 		if err := queue(uringOpRecv, k, c.rbuf, 0); err != nil {
 			return err
 		}
 	}
-	n := cfg.Requests
+	n, mine := cfg.Requests, p.requests(cfg.Requests)
 	interval := 1e9 / cfg.Rate
 	var listed []int // connections with unsent requests
-	t0 := time.Now()
-	next, done := 0, 0
+	t0 := p.t0
+	next, done := p.first, 0
 	var last, now time.Duration
 	cqes := 0 // completions reaped, for the idle count
 	onCQE := func(e uringCQE) error {
@@ -122,10 +125,13 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 		}
 		return queue(uringOpRecv, k, c.rbuf, 0)
 	}
-	for done < n {
+	for done < mine {
 		now = time.Since(t0)
 		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, n, cfg.Rate)
+			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, mine, cfg.Rate)
+		}
+		if err := p.stopped(); err != nil {
+			return err
 		}
 		turn, sends0, cqes0 := now, rep.Sends, cqes
 		// Every request that is due joins its connection's unsent ones
@@ -143,7 +149,7 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 				c.listed = true
 				listed = append(listed, k)
 			}
-			next++
+			next += p.stride
 		}
 		// Queue the oldest unsent request of every connection with no
 		// send in flight, enter, reap; again while that leaves a
@@ -191,7 +197,7 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 			rep.IdleNs += int64(now - turn)
 		}
 	}
-	rep.Requests = n
+	rep.Requests = mine
 	rep.ElapsedNs = int64(last)
 	return nil
 }
@@ -200,9 +206,11 @@ func loadRing(cfg Config, conns []*conn, r *ring, deadline time.Time, rep *Repor
 // (its armed receive completes with 0 or an error, a waiting send with an
 // error) and reaps until nothing is left, so that the kernel holds no
 // buffer of a connection once the run returns.
-func drainRing(r *ring, conns []*conn, inFlight *int) error {
-	for _, c := range conns {
-		unix.Shutdown(c.fd, unix.SHUT_RDWR)
+func drainRing(r *ring, conns []*conn, p part, inFlight *int) error {
+	for k, c := range conns {
+		if p.owns(k) {
+			unix.Shutdown(c.fd, unix.SHUT_RDWR)
+		}
 	}
 	// The shutdowns' wake-ups queued the completions; they run within
 	// io_uring_enter. A second is far more than loopback needs.

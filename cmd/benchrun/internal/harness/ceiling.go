@@ -211,7 +211,7 @@ func ceilingRun(ctx context.Context, conns int, rate float64, pins *pinPlan) (ce
 		p99:      float64(h.ValueAtQuantile(99)),
 		cpu:      rep.CPU, server: rep.ServerCPU,
 		engine:  engineText(rep),
-		genIdle: float64(rep.IdleNs) / float64(rep.ElapsedNs),
+		genIdle: float64(rep.IdleNs) / float64(max(rep.Threads, 1)) / float64(rep.ElapsedNs),
 		srvIdle: float64(rep.ServerIdleNs) / float64(rep.ElapsedNs),
 	}, nil
 }
@@ -223,8 +223,12 @@ func engineText(rep loadgen.Report) string {
 	if rep.Engine == "" {
 		return "unknown (the generator did not say)"
 	}
-	if rep.EngineNote == "" {
-		return rep.Engine
+	e := rep.Engine
+	if rep.EngineNote != "" {
+		e += " (" + rep.EngineNote + ")"
 	}
-	return rep.Engine + " (" + rep.EngineNote + ")"
+	if rep.Threads > 1 {
+		e += fmt.Sprintf(", %d threads", rep.Threads)
+	}
+	return e
 }

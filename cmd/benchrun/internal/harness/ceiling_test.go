@@ -88,6 +88,8 @@ func TestEngineText(t *testing.T) {
 		{loadgen.Report{Engine: "io_uring", EngineNote: "ring setup flags COOP_TASKRUN"}, "io_uring (ring setup flags COOP_TASKRUN)"},
 		{loadgen.Report{Engine: "epoll", EngineNote: "io_uring refused (io_uring_setup: operation not permitted), so epoll"}, "epoll (io_uring refused (io_uring_setup: operation not permitted), so epoll)"},
 		{loadgen.Report{Engine: "epoll"}, "epoll"},
+		{loadgen.Report{Engine: "io_uring", Threads: 3}, "io_uring, 3 threads"},
+		{loadgen.Report{Engine: "io_uring", Threads: 1}, "io_uring"},
 		{loadgen.Report{}, "unknown (the generator did not say)"},
 	} {
 		if got := engineText(c.rep); got != c.want {
