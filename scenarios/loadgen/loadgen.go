@@ -91,8 +91,11 @@ type Report struct {
 	// bytes. On the ring it is Requests exactly: one SEND per request.
 	Sends int64 `json:"sends"`
 	// IdleNs is the time the generator spent in loop turns that found
-	// nothing to do (no request due, no unsent bytes, no completion): its
-	// spare capacity. A generator that is the bottleneck has almost none.
+	// nothing at all to do (no request due, no unsent bytes, no reply): a
+	// lower bound of its spare time, since a turn that only collected a
+	// reply counts as busy (at 150k req/s over 64 connections nearly every
+	// turn does). Near zero says little; well above it, the generator
+	// had time to spare.
 	IdleNs int64 `json:"idle_ns"`
 	// Threads is the number of generator threads that ran (Config.Threads,
 	// narrowed to a divisor of the connections); IdleNs sums theirs.

@@ -108,14 +108,15 @@ type ceilingTry struct {
 	cpu, server   int
 	engine        string // the generator's Report.Engine, with its note
 	// The shares of the load's time the generator spent in turns with
-	// nothing to do and the trivial server waiting for work: which side
-	// ran out of time first (on a shared machine both shrink with what
-	// other tenants take).
+	// nothing at all to do (a lower bound of its spare time: a turn that
+	// only collected a reply counts as busy) and the trivial server
+	// waiting for work in epoll_wait: how close each side was to its own
+	// limit (on a shared machine both shrink with what other tenants take).
 	genIdle, srvIdle float64
 }
 
 func (tr ceilingTry) idleText() string {
-	return fmt.Sprintf("generator idle %.0f%%, trivial server idle %.0f%%", 100*tr.genIdle, 100*tr.srvIdle)
+	return fmt.Sprintf("generator turns with nothing to do %.0f%% of the time, trivial server waiting for work %.0f%%", 100*tr.genIdle, 100*tr.srvIdle)
 }
 
 // measureCeiling runs the sweep and describes its outcome: "<rate> req/s

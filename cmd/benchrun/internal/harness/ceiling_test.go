@@ -67,7 +67,7 @@ func TestLoadgenCeiling(t *testing.T) {
 	if v := string(cfg[0].Value); !regexp.MustCompile(`generator engine (io_uring \(ring setup flags [A-Z_|a-z ]+\)|epoll \(io_uring refused .*\))`).MatchString(v) {
 		t.Errorf("ceiling line %q does not name the generator's engine", v)
 	}
-	if v := string(cfg[0].Value); !regexp.MustCompile(`generator idle \d+%, trivial server idle \d+%`).MatchString(v) {
+	if v := string(cfg[0].Value); !regexp.MustCompile(`generator turns with nothing to do \d+% of the time, trivial server waiting for work \d+%`).MatchString(v) {
 		t.Errorf("ceiling line %q does not say which side had time to spare", v)
 	}
 	// One try per rate sustained, up to ceilingTries for one that is not.
