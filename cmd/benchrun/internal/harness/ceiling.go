@@ -43,13 +43,16 @@ import (
 // stops at the first rate that none does. One good try is enough because
 // the ceiling is what the generator can do: another tenant's preemption
 // only ever makes a try worse (a short try's completed share drops by the
-// stall over its length). About 3–5 s in all on the reference machine.
+// stall over its length). Then two halvings of the gap between the last
+// rate sustained and the first not (ceilingRefine) bring the ceiling's
+// uncertainty from 20% to 5%. About 3–7 s in all on the reference machine.
 const (
 	ceilingStart    = 50_000.0
 	ceilingStep     = 1.2
 	ceilingTries    = 3
 	ceilingDuration = 200 * time.Millisecond
 	ceilingTimeout  = 30 * time.Second
+	ceilingRefine   = 2
 )
 
 // ceilingMaxRate ends a sweep that never fails (a variable for the tests,
@@ -122,35 +125,65 @@ func (tr ceilingTry) idleText() string {
 // measureCeiling runs the sweep and describes its outcome: "<rate> req/s
 // (how)", "none (…)" or "failed: …".
 func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
-	l := bodies.Echo.Load
 	start := time.Now()
 	var steps []string
 	last, where := 0.0, ""
 	var lastTry ceilingTry
-	for rate := ceilingStart; rate <= ceilingMaxRate; rate *= ceilingStep {
-		rate = float64(int(rate/1000)) * 1000 // whole thousands, for the reader
+	// tryRate runs up to ceilingTries tries at rate: the first that
+	// completes the share, or the best of them.
+	tryRate := func(rate float64) (ceilingTry, bool, error) {
 		var best ceilingTry
-		ok := false
-		for try := 0; try < ceilingTries && !ok; try++ {
+		for try := 0; try < ceilingTries; try++ {
 			tr, err := ceilingRun(ctx, conns, rate, pins)
 			if err != nil {
-				return "failed: " + err.Error()
+				return tr, false, err
 			}
 			where = fmt.Sprintf("the server's thread on %s, the generator on %s; generator engine %s", cpuText(tr.server), cpuText(tr.cpu), tr.engine)
-			ok = tr.achieved >= l.Share*rate
-			if ok || tr.achieved > best.achieved {
+			if tr.achieved >= bodies.Echo.Load.Share*rate {
+				return tr, true, nil
+			}
+			if tr.achieved > best.achieved {
 				best = tr
 			}
 		}
+		return best, false, nil
+	}
+	fail, failTry := 0.0, ceilingTry{}
+	for rate := ceilingStart; rate <= ceilingMaxRate; rate *= ceilingStep {
+		rate = float64(int(rate/1000)) * 1000 // whole thousands, for the reader
+		tr, ok, err := tryRate(rate)
+		if err != nil {
+			return "failed: " + err.Error()
+		}
 		if !ok {
-			steps = append(steps, fmt.Sprintf("first rate not sustained %.0f req/s (the best of %d tries completed %.0f%%; %s)",
-				rate, ceilingTries, 100*best.achieved/rate, best.idleText()))
+			fail, failTry = rate, tr
 			break
 		}
-		last, lastTry = rate, best
+		last, lastTry = rate, tr
 	}
-	parts := []string{fmt.Sprintf("the highest offered rate of which the generator completed ≥ %.0f%% in one of up to %d tries of %v (rates ×%.1f from %.0fk) against a trivial echo server in its own process (one thread, raw epoll; %s)",
-		100*l.Share, ceilingTries, ceilingDuration, ceilingStep, ceilingStart/1000, where)}
+	// Between the last rate sustained and the first not, ceilingRefine
+	// halvings: a ×1.2 step alone leaves the ceiling 20% uncertain.
+	for h := 0; h < ceilingRefine && last > 0 && fail > 0; h++ {
+		mid := float64(int((last+fail)/2/1000)) * 1000
+		if mid <= last || mid >= fail {
+			break
+		}
+		tr, ok, err := tryRate(mid)
+		if err != nil {
+			return "failed: " + err.Error()
+		}
+		if ok {
+			last, lastTry = mid, tr
+		} else {
+			fail, failTry = mid, tr
+		}
+	}
+	if fail > 0 {
+		steps = append(steps, fmt.Sprintf("first rate not sustained %.0f req/s (the best of %d tries completed %.0f%%; %s)",
+			fail, ceilingTries, 100*failTry.achieved/fail, failTry.idleText()))
+	}
+	parts := []string{fmt.Sprintf("the highest offered rate of which the generator completed ≥ %.0f%% in one of up to %d tries of %v (rates ×%.1f from %.0fk, then %d halvings of the gap between the last rate sustained and the first not) against a trivial echo server in its own process (one thread, raw epoll; %s)",
+		100*bodies.Echo.Load.Share, ceilingTries, ceilingDuration, ceilingStep, ceilingStart/1000, ceilingRefine, where)}
 	if len(steps) == 0 {
 		steps = append(steps, "no rate up to the sweep's last failed: the ceiling may lie higher")
 	}
