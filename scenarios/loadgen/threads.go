@@ -141,6 +141,7 @@ func runThreads(cfg Config, conns []*conn, deadline time.Time, rep *Report) erro
 		note = fmt.Sprintf("io_uring refused (%v), so epoll", err)
 		engine = EngineEpoll
 		if err := ths[0].setup(engine, conns); err != nil {
+			ths[0].release()
 			return err
 		}
 		ths[0].rep.EngineNote = note
