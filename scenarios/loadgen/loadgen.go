@@ -21,7 +21,9 @@
 // that came due and collects every receive that completed; uring.go,
 // uringload.go), else, or with -engine epoll, with a write per request, a
 // read per readable socket and a zero-timeout epoll_wait per turn. Either
-// way each request is a send of its own; the Report names the engine. It is bounded in requests and in time, and writes
+// way each request is a send of its own; the Report names the engine. On a
+// machine with cores to spare it can run several such threads (-threads;
+// threads.go), each offering its share of the connections. It is bounded in requests and in time, and writes
 // one JSON Report to stdout. Against any echo server on this machine:
 //
 //	benchrun loadgen -addr 127.0.0.1:7000 -conns 64 -requests 20000 -rate 20000 -cpu 1
@@ -121,7 +123,7 @@ type Config struct {
 	Requests int            // total requests, spread round-robin over Conns
 	Rate     float64        // requests per second, over all connections
 	Size     int            // bytes per request (and reply)
-	CPU      int            // core to pin every thread to; -1: no pinning
+	CPU      int            // core to pin the process to (generator thread t: CPU+t); -1: no pinning
 	Timeout  time.Duration  // bound on the whole run, connections included
 	// Engine is EngineAuto (also ""), EngineIOUring (an error if the
 	// kernel refuses a ring) or EngineEpoll.
