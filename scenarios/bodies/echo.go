@@ -307,6 +307,10 @@ func startLoadgen(command scenarios.LoadgenCommand, port, conns, requests int, r
 	}
 	g := &loadgenRun{}
 	if serverCPU, clientCPU, ok := loadgen.PinCPUs(); ok {
+		// One generator thread per core after the generator's (thread t
+		// on clientCPU+t): one on a 2-core machine. Counted before this
+		// process narrows its own affinity to the server's core.
+		cfg.Threads = loadgen.AutoThreads(clientCPU)
 		unpin, err := loadgen.PinProcess(serverCPU)
 		if err != nil {
 			return nil, fmt.Errorf("echo: pinning the server: %w", err)

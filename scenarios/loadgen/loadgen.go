@@ -13,10 +13,17 @@
 // request it delays (no coordinated omission). Every reply is compared byte
 // for byte with what was sent.
 //
-// The generator is one goroutine spinning on non-blocking sockets and a
-// zero-timeout epoll_wait, pinned (when asked) to a core of its own: a timer
-// wait would add the timer's own lateness (Go rounds sub-millisecond waits up
-// to 1 ms) to every send. It is bounded in requests and in time, and writes
+// The generator is one goroutine spinning on non-blocking sockets, pinned
+// (when asked) to a core of its own: a timer wait would add the timer's own
+// lateness (Go rounds sub-millisecond waits up to 1 ms) to every send. It
+// drives the sockets with an io_uring where the kernel makes one (-engine
+// auto, the default: one io_uring_enter per loop turn submits every send
+// that came due and collects every receive that completed; uring.go,
+// uringload.go), else, or with -engine epoll, with a write per request, a
+// read per readable socket and a zero-timeout epoll_wait per turn. Either
+// way each request is a send of its own; the Report names the engine. On a
+// machine with cores to spare it can run several such threads (-threads;
+// threads.go), each offering its share of the connections. It is bounded in requests and in time, and writes
 // one JSON Report to stdout. Against any echo server on this machine:
 //
 //	benchrun loadgen -addr 127.0.0.1:7000 -conns 64 -requests 20000 -rate 20000 -cpu 1
@@ -61,7 +68,53 @@ type Report struct {
 	// ServerCPU is the core of the TrivialServer's thread in a -self-echo
 	// run (-1: not pinned), else 0 and absent.
 	ServerCPU int `json:"server_cpu,omitempty"`
+	// ServerIdleNs is the time the TrivialServer's thread of a -self-echo
+	// run spent waiting for work, from its start (before the connections)
+	// to its close: near zero, the ceiling is the server's, not the
+	// generator's.
+	ServerIdleNs int64 `json:"server_idle_ns,omitempty"`
+	// Engine is how the generator drove its sockets: EngineIOUring or
+	// EngineEpoll.
+	Engine string `json:"engine"`
+	// EngineNote says why, when -engine auto fell back to epoll (the
+	// kernel refused io_uring), and which setup flags a ring got.
+	EngineNote string `json:"engine_note,omitempty"`
+	// Syscalls counts the generator's kernel entries during the load
+	// (from the first request's intended send time on): writes, reads and
+	// epoll_waits on the epoll path, io_uring_enters on the ring.
+	Syscalls int64 `json:"syscalls"`
+	// Queued counts requests that could not be handed to the kernel when
+	// due because their connection's earlier bytes were still unsent (a
+	// full socket buffer). On the epoll path they went out in one write
+	// with those bytes; on the ring each still went out as a send of its
+	// own, once its connection's earlier sends completed.
+	Queued int `json:"queued"`
+	// Sends counts the writes (epoll) or SENDs (ring) that carried request
+	// bytes. On the ring it is Requests exactly: one SEND per request.
+	Sends int64 `json:"sends"`
+	// IdleNs is the time the generator spent in loop turns that found
+	// nothing at all to do (no request due, no unsent bytes, no reply): a
+	// lower bound of its spare time, since a turn that only collected a
+	// reply counts as busy (at 150k req/s over 64 connections nearly every
+	// turn does). Near zero says little; well above it, the generator
+	// had time to spare.
+	IdleNs int64 `json:"idle_ns"`
+	// Threads is the number of generator threads that ran (Config.Threads,
+	// narrowed to a divisor of the connections); IdleNs sums theirs.
+	Threads int `json:"threads"`
 }
+
+// Engines: how the generator drives its sockets (Config.Engine).
+const (
+	// EngineAuto is io_uring when the kernel makes a ring, else epoll.
+	EngineAuto = "auto"
+	// EngineIOUring submits every due send and collects every completed
+	// receive with one io_uring_enter per loop turn (uring.go).
+	EngineIOUring = "io_uring"
+	// EngineEpoll writes each request and reads each reply with a
+	// syscall of its own, polling with a zero-timeout epoll_wait.
+	EngineEpoll = "epoll"
+)
 
 // Config is a generator run.
 type Config struct {
@@ -70,8 +123,19 @@ type Config struct {
 	Requests int            // total requests, spread round-robin over Conns
 	Rate     float64        // requests per second, over all connections
 	Size     int            // bytes per request (and reply)
-	CPU      int            // core to pin every thread to; -1: no pinning
+	CPU      int            // core to pin the process to (generator thread t: CPU+t); -1: no pinning
 	Timeout  time.Duration  // bound on the whole run, connections included
+	// Engine is EngineAuto (also ""), EngineIOUring (an error if the
+	// kernel refuses a ring) or EngineEpoll.
+	Engine string
+	// Threads is the number of generator threads (0 means 1, except
+	// with SelfEcho: AutoThreads, as an echo cell runs), each
+	// offering its share of the connections (threads.go); fewer run when
+	// Threads does not divide Conns (the largest divisor below it). With
+	// CPU >= 0, thread t is pinned to core CPU+t.
+	Threads int
+	// pinned: the process is already on CPU (runSelfEcho did it).
+	pinned bool
 	// SelfEcho (the -self-echo flag, Main only) runs the generator against
 	// a TrivialServer in its own process instead of Addr: its own ceiling.
 	// With two cores or more the server's thread and the generator are
@@ -86,6 +150,7 @@ const (
 	MaxSize     = 1 << 20
 	MaxRate     = 10_000_000
 	MaxTimeout  = 10 * time.Minute
+	MaxThreads  = 256
 )
 
 // Main is the generator's command line: it parses args, runs, writes the
@@ -100,10 +165,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
 		return 2
 	}
-	// The process exists only for this run: one P, on one locked thread,
-	// is all the spinning loop needs, and keeps the runtime's other
-	// threads idle.
-	runtime.GOMAXPROCS(1)
+	// The process exists only for this run: one P per generator thread,
+	// each on a locked thread, is all the spinning loops need, and keeps
+	// the runtime's other threads idle.
+	runtime.GOMAXPROCS(cfg.threadCount())
 	runtime.LockOSThread()
 	var rep *Report
 	if cfg.SelfEcho {
@@ -126,8 +191,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // generator's own ceiling. A second P serves the server's thread, which
 // spends its time blocked in epoll_wait.
 func runSelfEcho(cfg Config) (*Report, error) {
-	runtime.GOMAXPROCS(2)
 	serverCPU, clientCPU, pin := PinCPUs()
+	if pin && cfg.Threads == 0 {
+		// As many threads as an echo cell's generator runs (before the
+		// pinning below narrows this thread's affinity).
+		cfg.Threads = AutoThreads(clientCPU)
+	}
+	runtime.GOMAXPROCS(cfg.threadCount() + 1)
 	if pin {
 		// Every thread to the generator's core first; the server's
 		// thread then moves itself to its own.
@@ -141,7 +211,7 @@ func runSelfEcho(cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Addr, cfg.CPU = srv.Addr(), -1 // pinned above
+	cfg.Addr, cfg.CPU, cfg.pinned = srv.Addr(), clientCPU, true // pinned above
 	rep, err := Run(cfg)
 	if cerr := srv.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -149,7 +219,7 @@ func runSelfEcho(cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.CPU, rep.ServerCPU = clientCPU, serverCPU
+	rep.CPU, rep.ServerCPU, rep.ServerIdleNs = clientCPU, serverCPU, int64(srv.Blocked())
 	return rep, nil
 }
 
@@ -170,6 +240,8 @@ func args(cfg Config) []string {
 		"-size", strconv.Itoa(cfg.Size),
 		"-cpu", strconv.Itoa(cfg.CPU),
 		"-timeout", cfg.Timeout.String(),
+		"-engine", cfg.Engine,
+		"-threads", strconv.Itoa(cfg.Threads),
 	}
 }
 
@@ -184,6 +256,8 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	size := fs.Int("size", 64, "bytes per request")
 	cpu := fs.Int("cpu", -1, "core to pin the generator to (-1: none)")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the whole run")
+	engine := fs.String("engine", "", "how to drive the sockets: auto (the default, also \"\"; io_uring when the kernel makes a ring, else epoll), io_uring, or epoll")
+	threads := fs.Int("threads", 0, "generator threads (0 or 1: one), each offering its share of the connections (the largest divisor of -conns not above it runs); with -cpu C, thread t is pinned to core C+t")
 	selfEcho := fs.Bool("self-echo", false, "run against a trivial echo server in this process (one thread, raw epoll) instead of -addr: the generator's own ceiling")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -191,7 +265,7 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q: loadgen takes flags only (see -h)", fs.Arg(0))
 	}
-	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho}
+	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho, Engine: *engine, Threads: *threads}
 	if *selfEcho {
 		if *addr != "" || *cpu != -1 {
 			return Config{}, errors.New("-self-echo serves itself and places itself: give no -addr and no -cpu")
@@ -231,6 +305,12 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("-timeout %v: want a duration in (0, %v]", cfg.Timeout, MaxTimeout)
 	case cfg.CPU < -1:
 		return fmt.Errorf("-cpu %d: want a core number, or -1 for no pinning", cfg.CPU)
+	case cfg.Engine != "" && cfg.Engine != EngineAuto && cfg.Engine != EngineIOUring && cfg.Engine != EngineEpoll:
+		return fmt.Errorf("-engine %q: want %s, %s or %s", cfg.Engine, EngineAuto, EngineIOUring, EngineEpoll)
+	case cfg.Threads < 0 || cfg.Threads > MaxThreads:
+		return fmt.Errorf("-threads %d: want 1..%d", cfg.Threads, MaxThreads)
+	case cfg.Engine == EngineIOUring && 2*cfg.Conns > uringMaxEntries:
+		return fmt.Errorf("-engine io_uring with -conns %d: a ring holds a send and a receive per connection, at most %d connections", cfg.Conns, uringMaxEntries/2)
 	}
 	return nil
 }
@@ -251,6 +331,16 @@ type conn struct {
 	inflight []int  // request numbers sent (or pending) and not yet answered, oldest first
 	head     int    // index of the oldest in inflight
 	got      int    // bytes of the oldest request's reply received so far
+	// The ring's (uringload.go): sendBuf holds the bytes of the send in
+	// flight (owned by the kernel until its completion); unsent indexes
+	// the first request in inflight not yet queued for sending; rbuf is
+	// the receive buffer, owned by the kernel while a receive is armed
+	// (always, from the start to the drain).
+	sendBuf []byte
+	sends   int // sends in flight
+	unsent  int
+	listed  bool // in loadRing's list of connections with unsent requests
+	rbuf    []byte
 }
 
 // Run runs the generator in the calling goroutine and returns its report.
@@ -260,7 +350,7 @@ func Run(cfg Config) (*Report, error) {
 	}
 	start := time.Now()
 	deadline := start.Add(cfg.Timeout)
-	if cfg.CPU >= 0 {
+	if cfg.CPU >= 0 && !cfg.pinned {
 		// The process is the generator's alone: the pinning is not undone.
 		if _, err := PinProcess(cfg.CPU); err != nil {
 			return nil, err
@@ -279,7 +369,7 @@ func Run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{LatencyNs: make([]int64, cfg.Requests), CPU: cfg.CPU}
-	if err := load(cfg, conns, epfd, deadline, rep); err != nil {
+	if err := runThreads(cfg, conns, deadline, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil
@@ -352,21 +442,25 @@ func dialAll(cfg Config, deadline time.Time) ([]*conn, int, error) {
 }
 
 // load is the open-loop run: send what is due, collect what arrived, spin.
-func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) error {
-	n := cfg.Requests
+func load(cfg Config, conns []*conn, epfd int, p part, deadline time.Time, rep *Report) error {
+	n, mine := cfg.Requests, p.requests(cfg.Requests)
 	interval := 1e9 / cfg.Rate
 	req := make([]byte, cfg.Size)
 	rbuf := make([]byte, 64<<10)
 	events := make([]unix.EpollEvent, 256)
 	var flushing []*conn // connections with pending bytes
-	t0 := time.Now()
-	next, done := 0, 0
+	t0 := p.t0
+	next, done := p.first, 0
 	var last time.Duration
-	for done < n {
+	for done < mine {
 		now := time.Since(t0)
 		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, n, cfg.Rate)
+			return fmt.Errorf("timed out after %v with %d of %d replies (the server is too slow for -rate %v, or stuck)", cfg.Timeout, done, mine, cfg.Rate)
 		}
+		if err := p.stopped(); err != nil {
+			return err
+		}
+		busy := len(flushing) > 0 || (next < n && intended(next, interval) <= now)
 		// Send every request that is due.
 		for next < n && intended(next, interval) <= now {
 			lag := int64(now - intended(next, interval))
@@ -378,6 +472,8 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 			c.inflight = append(c.inflight, next)
 			if len(c.pending) == 0 {
 				w, err := writeSome(c.fd, req)
+				rep.Syscalls++
+				rep.Sends++
 				if err != nil {
 					return fmt.Errorf("request %d: %w", next, err)
 				}
@@ -387,13 +483,16 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 				}
 			} else {
 				c.pending = append(c.pending, req...)
+				rep.Queued++
 			}
-			next++
+			next += p.stride
 		}
 		// Retry writes the kernel could not take (a full socket buffer).
 		kept := flushing[:0]
 		for _, c := range flushing {
 			w, err := writeSome(c.fd, c.pending)
+			rep.Syscalls++
+			rep.Sends++
 			if err != nil {
 				return err
 			}
@@ -405,6 +504,7 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 		flushing = kept
 		// Collect replies.
 		ne, err := unix.EpollWait(epfd, events, 0)
+		rep.Syscalls++
 		if err != nil && err != unix.EINTR {
 			return fmt.Errorf("epoll_wait: %w", err)
 		}
@@ -419,8 +519,11 @@ func load(cfg Config, conns []*conn, epfd int, deadline time.Time, rep *Report) 
 				last = time.Since(t0)
 			}
 		}
+		if !busy && ne <= 0 {
+			rep.IdleNs += int64(time.Since(t0) - now)
+		}
 	}
-	rep.Requests = n
+	rep.Requests = mine
 	rep.ElapsedNs = int64(last)
 	return nil
 }
@@ -452,6 +555,7 @@ func writeSome(fd int, p []byte) (int, error) {
 func readReplies(c *conn, rbuf []byte, size int, interval float64, t0 time.Time, rep *Report) (completed int, err error) {
 	for {
 		r, err := unix.Read(c.fd, rbuf)
+		rep.Syscalls++
 		if err == unix.EINTR {
 			continue
 		}
@@ -464,26 +568,37 @@ func readReplies(c *conn, rbuf []byte, size int, interval float64, t0 time.Time,
 		if r == 0 {
 			return completed, fmt.Errorf("the server closed the connection with %d requests unanswered", len(c.inflight)-c.head)
 		}
-		arrived := time.Since(t0)
-		for _, b := range rbuf[:r] {
-			if c.head == len(c.inflight) {
-				return completed, errors.New("the server sent more bytes than were requested")
-			}
-			j := c.inflight[c.head]
-			if want := RequestByte(j, c.got); b != want {
-				return completed, fmt.Errorf("reply to request %d differs at byte %d: got %#x, want %#x", j, c.got, b, want)
-			}
-			rep.Bytes++
-			c.got++
-			if c.got == size {
-				rep.LatencyNs[j] = int64(arrived - intended(j, interval))
-				c.got = 0
-				c.head++
-				completed++
-			}
+		got, err := verify(c, rbuf[:r], size, interval, time.Since(t0), rep)
+		completed += got
+		if err != nil {
+			return completed, err
 		}
 		if r < len(rbuf) {
 			return completed, nil
 		}
 	}
+}
+
+// verify checks the reply bytes b, which arrived on c at arrived (since
+// t0), against the requests in flight, and records the latency of every
+// reply they complete. Both engines' receives end here.
+func verify(c *conn, b []byte, size int, interval float64, arrived time.Duration, rep *Report) (completed int, err error) {
+	for _, x := range b {
+		if c.head == len(c.inflight) {
+			return completed, errors.New("the server sent more bytes than were requested")
+		}
+		j := c.inflight[c.head]
+		if want := RequestByte(j, c.got); x != want {
+			return completed, fmt.Errorf("reply to request %d differs at byte %d: got %#x, want %#x", j, c.got, x, want)
+		}
+		rep.Bytes++
+		c.got++
+		if c.got == size {
+			rep.LatencyNs[j] = int64(arrived - intended(j, interval))
+			c.got = 0
+			c.head++
+			completed++
+		}
+	}
+	return completed, nil
 }

@@ -49,8 +49,11 @@ func testConfig(addr netip.AddrPort) Config {
 	return Config{Addr: addr, Conns: 3, Requests: 60, Rate: 20000, Size: 100, CPU: -1, Timeout: 10 * time.Second}
 }
 
-func TestRunVerifiesEveryReply(t *testing.T) {
+func TestRunVerifiesEveryReply(t *testing.T) { forEachEngine(t, testRunVerifiesEveryReply) }
+
+func testRunVerifiesEveryReply(t *testing.T, engine string) {
 	cfg := testConfig(echoServer(t, echo))
+	cfg.Engine = engine
 	rep, err := Run(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +67,9 @@ func TestRunVerifiesEveryReply(t *testing.T) {
 			t.Errorf("request %d: latency %d ns, want > 0", j, l)
 		}
 	}
+	if rep.Engine != engine || rep.Syscalls <= 0 {
+		t.Errorf("report: engine %q, %d syscalls; want %q and some", rep.Engine, rep.Syscalls, engine)
+	}
 	// The last request is due (Requests-1)/Rate after the first, so the
 	// load cannot have ended sooner.
 	if span := int64(float64(cfg.Requests-1) / cfg.Rate * 1e9); rep.ElapsedNs < span {
@@ -76,12 +82,25 @@ func TestRunVerifiesEveryReply(t *testing.T) {
 // request that was due during the stall, and each one's latency must count
 // the stall from its own intended send time.
 func TestLatencyIsFromTheIntendedSendTime(t *testing.T) {
+	forEachEngine(t, testLatencyIsFromTheIntendedSendTime)
+}
+
+func testLatencyIsFromTheIntendedSendTime(t *testing.T, engine string) {
 	const stall = 30 * time.Millisecond
+	// The stall starts when request 0 (due at the start of the schedule)
+	// has arrived, so it cannot overlap the connection set-up.
 	addr := echoServer(t, func(c net.Conn) {
+		first := make([]byte, 1)
+		if _, err := io.ReadFull(c, first); err != nil {
+			return
+		}
 		time.Sleep(stall)
+		if _, err := c.Write(first); err != nil {
+			return
+		}
 		echo(c)
 	})
-	cfg := Config{Addr: addr, Conns: 1, Requests: 10, Rate: 1000, Size: 8, CPU: -1, Timeout: 10 * time.Second}
+	cfg := Config{Addr: addr, Conns: 1, Requests: 10, Rate: 1000, Size: 8, CPU: -1, Timeout: 10 * time.Second, Engine: engine}
 	rep, err := Run(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +114,9 @@ func TestLatencyIsFromTheIntendedSendTime(t *testing.T) {
 	}
 }
 
-func TestRunFailsOnACorruptReply(t *testing.T) {
+func TestRunFailsOnACorruptReply(t *testing.T) { forEachEngine(t, testRunFailsOnACorruptReply) }
+
+func testRunFailsOnACorruptReply(t *testing.T, engine string) {
 	addr := echoServer(t, func(c net.Conn) {
 		buf := make([]byte, 4096)
 		n, err := c.Read(buf)
@@ -106,15 +127,21 @@ func TestRunFailsOnACorruptReply(t *testing.T) {
 		c.Write(buf[:n])
 		echo(c)
 	})
-	_, err := Run(testConfig(addr))
+	cfg := testConfig(addr)
+	cfg.Engine = engine
+	_, err := Run(cfg)
 	if err == nil || !strings.Contains(err.Error(), "differs at byte") {
 		t.Fatalf("Run = %v, want an error naming the byte that differs", err)
 	}
 }
 
-func TestRunFailsWhenTheServerCloses(t *testing.T) {
+func TestRunFailsWhenTheServerCloses(t *testing.T) { forEachEngine(t, testRunFailsWhenTheServerCloses) }
+
+func testRunFailsWhenTheServerCloses(t *testing.T, engine string) {
 	addr := echoServer(t, func(c net.Conn) {})
-	_, err := Run(testConfig(addr))
+	cfg := testConfig(addr)
+	cfg.Engine = engine
+	_, err := Run(cfg)
 	// A close with requests unread in the server's buffer is a reset; one
 	// without is an end of stream. Either way the run fails, promptly.
 	if err == nil || !strings.Contains(err.Error(), "unanswered") && !strings.Contains(err.Error(), "reset") {
@@ -122,9 +149,12 @@ func TestRunFailsWhenTheServerCloses(t *testing.T) {
 	}
 }
 
-func TestRunIsBoundedInTime(t *testing.T) {
+func TestRunIsBoundedInTime(t *testing.T) { forEachEngine(t, testRunIsBoundedInTime) }
+
+func testRunIsBoundedInTime(t *testing.T, engine string) {
 	addr := echoServer(t, func(c net.Conn) { io.Copy(io.Discard, c) })
 	cfg := testConfig(addr)
+	cfg.Engine = engine
 	cfg.Timeout = 200 * time.Millisecond
 	start := time.Now()
 	_, err := Run(cfg)

@@ -43,13 +43,16 @@ import (
 // stops at the first rate that none does. One good try is enough because
 // the ceiling is what the generator can do: another tenant's preemption
 // only ever makes a try worse (a short try's completed share drops by the
-// stall over its length). About 3–5 s in all on the reference machine.
+// stall over its length). Then two halvings of the gap between the last
+// rate sustained and the first not (ceilingRefine) bring the ceiling's
+// uncertainty from 20% to 5%. About 3–7 s in all on the reference machine.
 const (
 	ceilingStart    = 50_000.0
 	ceilingStep     = 1.2
 	ceilingTries    = 3
 	ceilingDuration = 200 * time.Millisecond
 	ceilingTimeout  = 30 * time.Second
+	ceilingRefine   = 2
 )
 
 // ceilingMaxRate ends a sweep that never fails (a variable for the tests,
@@ -106,46 +109,87 @@ func appendNew(list []string, v string) []string {
 type ceilingTry struct {
 	achieved, p99 float64 // req/s, ns
 	cpu, server   int
+	engine        string // the generator's Report.Engine, with its note
+	// The shares of the load's time the generator spent in turns with
+	// nothing at all to do (a lower bound of its spare time: a turn that
+	// only collected a reply counts as busy) and the trivial server
+	// waiting for work in epoll_wait: how close each side was to its own
+	// limit (on a shared machine both shrink with what other tenants take).
+	genIdle, srvIdle float64
+}
+
+func (tr ceilingTry) idleText() string {
+	return fmt.Sprintf("generator turns with nothing to do %.0f%% of the time, trivial server waiting for work %.0f%%", 100*tr.genIdle, 100*tr.srvIdle)
 }
 
 // measureCeiling runs the sweep and describes its outcome: "<rate> req/s
 // (how)", "none (…)" or "failed: …".
 func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
-	l := bodies.Echo.Load
 	start := time.Now()
 	var steps []string
 	last, where := 0.0, ""
 	var lastTry ceilingTry
-	for rate := ceilingStart; rate <= ceilingMaxRate; rate *= ceilingStep {
-		rate = float64(int(rate/1000)) * 1000 // whole thousands, for the reader
+	// tryRate runs up to ceilingTries tries at rate: the first that
+	// completes the share, or the best of them.
+	tryRate := func(rate float64) (ceilingTry, bool, error) {
 		var best ceilingTry
-		ok := false
-		for try := 0; try < ceilingTries && !ok; try++ {
+		for try := 0; try < ceilingTries; try++ {
 			tr, err := ceilingRun(ctx, conns, rate, pins)
 			if err != nil {
-				return "failed: " + err.Error()
+				return tr, false, err
 			}
-			where = fmt.Sprintf("the server's thread on %s, the generator on %s", cpuText(tr.server), cpuText(tr.cpu))
-			ok = tr.achieved >= l.Share*rate
-			if ok || tr.achieved > best.achieved {
+			where = fmt.Sprintf("the server's thread on %s, the generator on %s; generator engine %s", cpuText(tr.server), cpuText(tr.cpu), tr.engine)
+			if tr.achieved >= bodies.Echo.Load.Share*rate {
+				return tr, true, nil
+			}
+			if tr.achieved > best.achieved {
 				best = tr
 			}
 		}
+		return best, false, nil
+	}
+	fail, failTry := 0.0, ceilingTry{}
+	for rate := ceilingStart; rate <= ceilingMaxRate; rate *= ceilingStep {
+		rate = float64(int(rate/1000)) * 1000 // whole thousands, for the reader
+		tr, ok, err := tryRate(rate)
+		if err != nil {
+			return "failed: " + err.Error()
+		}
 		if !ok {
-			steps = append(steps, fmt.Sprintf("first rate not sustained %.0f req/s (the best of %d tries completed %.0f%%)",
-				rate, ceilingTries, 100*best.achieved/rate))
+			fail, failTry = rate, tr
 			break
 		}
-		last, lastTry = rate, best
+		last, lastTry = rate, tr
 	}
-	parts := []string{fmt.Sprintf("the highest offered rate of which the generator completed ≥ %.0f%% in one of up to %d tries of %v (rates ×%.1f from %.0fk) against a trivial echo server in its own process (one thread, raw epoll; %s)",
-		100*l.Share, ceilingTries, ceilingDuration, ceilingStep, ceilingStart/1000, where)}
+	// Between the last rate sustained and the first not, ceilingRefine
+	// halvings: a ×1.2 step alone leaves the ceiling 20% uncertain.
+	for h := 0; h < ceilingRefine && last > 0 && fail > 0; h++ {
+		mid := float64(int((last+fail)/2/1000)) * 1000
+		if mid <= last || mid >= fail {
+			break
+		}
+		tr, ok, err := tryRate(mid)
+		if err != nil {
+			return "failed: " + err.Error()
+		}
+		if ok {
+			last, lastTry = mid, tr
+		} else {
+			fail, failTry = mid, tr
+		}
+	}
+	if fail > 0 {
+		steps = append(steps, fmt.Sprintf("first rate not sustained %.0f req/s (the best of %d tries completed %.0f%%; %s)",
+			fail, ceilingTries, 100*failTry.achieved/fail, failTry.idleText()))
+	}
+	parts := []string{fmt.Sprintf("the highest offered rate of which the generator completed ≥ %.0f%% in one of up to %d tries of %v (rates ×%.1f from %.0fk, then %d halvings of the gap between the last rate sustained and the first not) against a trivial echo server in its own process (one thread, raw epoll; %s)",
+		100*bodies.Echo.Load.Share, ceilingTries, ceilingDuration, ceilingStep, ceilingStart/1000, ceilingRefine, where)}
 	if len(steps) == 0 {
 		steps = append(steps, "no rate up to the sweep's last failed: the ceiling may lie higher")
 	}
 	parts = append(parts, steps...)
 	if last > 0 {
-		parts = append(parts, fmt.Sprintf("p99 at %.0f req/s %v", last, time.Duration(lastTry.p99).Round(time.Microsecond)))
+		parts = append(parts, fmt.Sprintf("p99 at %.0f req/s %v; %s", last, time.Duration(lastTry.p99).Round(time.Microsecond), lastTry.idleText()))
 	}
 	parts = append(parts, fmt.Sprintf("measured in %v", time.Since(start).Round(100*time.Millisecond)))
 	how := strings.Join(parts, "; ")
@@ -200,5 +244,25 @@ func ceilingRun(ctx context.Context, conns int, rate float64, pins *pinPlan) (ce
 		achieved: float64(rep.Requests) / (float64(rep.ElapsedNs) / 1e9),
 		p99:      float64(h.ValueAtQuantile(99)),
 		cpu:      rep.CPU, server: rep.ServerCPU,
+		engine:  engineText(rep),
+		genIdle: float64(rep.IdleNs) / float64(max(rep.Threads, 1)) / float64(rep.ElapsedNs),
+		srvIdle: float64(rep.ServerIdleNs) / float64(rep.ElapsedNs),
 	}, nil
+}
+
+// engineText names how the generator drove its sockets (what the echo
+// cells' generator also uses, on the same kernel): "io_uring (ring setup
+// flags …)" or "epoll (io_uring refused (…), so epoll)".
+func engineText(rep loadgen.Report) string {
+	if rep.Engine == "" {
+		return "unknown (the generator did not say)"
+	}
+	e := rep.Engine
+	if rep.EngineNote != "" {
+		e += " (" + rep.EngineNote + ")"
+	}
+	if rep.Threads > 1 {
+		e += fmt.Sprintf(", %d threads", rep.Threads)
+	}
+	return e
 }

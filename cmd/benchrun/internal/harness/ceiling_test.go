@@ -2,9 +2,12 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
+	"github.com/corobench/corobench/scenarios/loadgen"
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/corobench/corobench/internal/results"
@@ -57,9 +60,17 @@ func TestLoadgenCeiling(t *testing.T) {
 	if len(cfg) != 1 || cfg[0].Key != results.KeyLoadgenCeiling || !cfg[0].File {
 		t.Fatalf("config %+v, want one file-level %s line", cfg, results.KeyLoadgenCeiling)
 	}
-	want := regexp.MustCompile(`^Echo c=64: (60000 req/s|50000 req/s|none) \(the highest offered rate of which the generator completed .* against a trivial echo server in its own process`)
+	want := regexp.MustCompile(`^Echo c=64: (60000 req/s|5\d000 req/s|none) \(the highest offered rate of which the generator completed .* against a trivial echo server in its own process`)
 	if v := string(cfg[0].Value); !want.MatchString(v) {
 		t.Errorf("ceiling line %q does not match %v", v, want)
+	}
+	// The line names the engine the generator used (the test binary's
+	// generator picks one as benchrun's does).
+	if v := string(cfg[0].Value); !regexp.MustCompile(`generator engine (io_uring \(ring setup flags [A-Z_|a-z ]+\)|epoll \(io_uring refused .*\))`).MatchString(v) {
+		t.Errorf("ceiling line %q does not name the generator's engine", v)
+	}
+	if v := string(cfg[0].Value); !regexp.MustCompile(`generator turns with nothing to do \d+% of the time, trivial server waiting for work \d+%`).MatchString(v) {
+		t.Errorf("ceiling line %q does not say which side had time to spare", v)
 	}
 	// One try per rate sustained, up to ceilingTries for one that is not.
 	if got := len(readPids(dir, "loadgen")); got < 2 {
@@ -68,5 +79,70 @@ func TestLoadgenCeiling(t *testing.T) {
 	t.Log(string(cfg[0].Value))
 	if cfg := loadgenCeiling(context.Background(), Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1), pins); cfg != nil {
 		t.Errorf("a run without echo cells has a ceiling line %+v", cfg)
+	}
+}
+
+func TestEngineText(t *testing.T) {
+	for _, c := range []struct {
+		rep  loadgen.Report
+		want string
+	}{
+		{loadgen.Report{Engine: "io_uring", EngineNote: "ring setup flags COOP_TASKRUN"}, "io_uring (ring setup flags COOP_TASKRUN)"},
+		{loadgen.Report{Engine: "epoll", EngineNote: "io_uring refused (io_uring_setup: operation not permitted), so epoll"}, "epoll (io_uring refused (io_uring_setup: operation not permitted), so epoll)"},
+		{loadgen.Report{Engine: "epoll"}, "epoll"},
+		{loadgen.Report{Engine: "io_uring", Threads: 3}, "io_uring, 3 threads"},
+		{loadgen.Report{Engine: "io_uring", Threads: 1}, "io_uring"},
+		{loadgen.Report{}, "unknown (the generator did not say)"},
+	} {
+		if got := engineText(c.rep); got != c.want {
+			t.Errorf("engineText(%+v) = %q, want %q", c.rep, got, c.want)
+		}
+	}
+}
+
+// fakeGeneratorEnv makes the test binary a fake generator for
+// TestCeilingRefines: it completes what it is offered up to
+// fakeGeneratorCapacity req/s and writes the Report a generator would.
+const fakeGeneratorEnv = "COROBENCH_CEILING_FAKE_GENERATOR_ARGS"
+
+const fakeGeneratorCapacity = 112_000.0
+
+func TestCeilingFakeGenerator(t *testing.T) {
+	args := os.Getenv(fakeGeneratorEnv)
+	if args == "" {
+		return // not a child: nothing to do
+	}
+	cfg, err := loadgen.ParseArgs(strings.Split(args, "\x1f"), os.Stderr)
+	if err != nil {
+		os.Exit(2)
+	}
+	achieved := min(cfg.Rate, fakeGeneratorCapacity)
+	rep := loadgen.Report{Requests: cfg.Requests, ElapsedNs: int64(float64(cfg.Requests) / achieved * 1e9),
+		LatencyNs: make([]int64, cfg.Requests), CPU: 1, Engine: "io_uring", EngineNote: "ring setup flags FAKE", Threads: 1}
+	for i := range rep.LatencyNs {
+		rep.LatencyNs[i] = 1000
+	}
+	json.NewEncoder(os.Stdout).Encode(rep)
+	os.Exit(0)
+}
+
+// TestCeilingRefines: after the ×1.2 sweep's first failure, the halvings
+// narrow the gap. A generator that completes up to 112k req/s sustains
+// 103k (97%) and not 124k (90%) in the sweep; 113k (99%) passes and 118k
+// (94.9%) fails in the halvings.
+func TestCeilingRefines(t *testing.T) {
+	old := ceilingCommand
+	ceilingCommand = func(ctx context.Context, args []string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCeilingFakeGenerator$")
+		cmd.Env = append(os.Environ(), fakeGeneratorEnv+"="+strings.Join(args, "\x1f"))
+		return cmd
+	}
+	defer func() { ceilingCommand = old }()
+	pins := &pinPlan{cpu: -1, off: "not pinned in this test"}
+	got := measureCeiling(context.Background(), 64, pins)
+	for _, want := range []string{"113000 req/s (", "first rate not sustained 118000 req/s (the best of 3 tries completed 95%", "generator engine io_uring (ring setup flags FAKE)", "2 halvings"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ceiling %q does not contain %q", got, want)
+		}
 	}
 }
