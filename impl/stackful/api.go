@@ -106,7 +106,7 @@ func Yield() error {
 		s.suspendHandlers(co, true)
 	} else if next := s.pickNext(); next != co {
 		switch {
-		case s.direct && next != nil && next.fc != nil:
+		case s.direct && next != nil && (next.fc != nil || s.startContext(next)):
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
@@ -186,7 +186,7 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {
 		switch {
-		case s.direct && next != nil && next.fc != nil:
+		case s.direct && next != nil && (next.fc != nil || s.startContext(next)):
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)

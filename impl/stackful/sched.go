@@ -511,7 +511,7 @@ func (s *Scheduler) WaitInfo() reactor.WaitInfo {
 // differs between backends.
 //
 // Yield and AwaitWith spell out the common cases (a direct asm switch to a
-// started coroutine; a coro yield to the scheduler) themselves instead of
+// started or unstarted coroutine; a coro yield to the scheduler) themselves instead of
 // calling suspend: after a stack
 // switch every return up the call chain misses the CPU's return-address
 // predictor, so each frame between the switch and the user's code costs
@@ -561,6 +561,19 @@ func (s *Scheduler) suspendHandlers(co *coroutine, yield bool) {
 		s.switchFrom(co.ctx, next)
 	}
 	co.fire(Enter)
+}
+
+// startContext gives next, a coroutine that has not started, its context
+// (contextFor), so that a suspend point (Yield, AwaitWith) switches to it
+// directly, with fiber.Switch in its own frame as for a started one: the
+// suspended coroutine then resumes with two frames less to return through
+// (switchFrom, transfer), each return after a switch a mispredicted one.
+// It reports false if no context could be made; the caller then takes
+// switchFrom, which tries again and, failing, hands next to the scheduler
+// to report.
+func (s *Scheduler) startContext(next *coroutine) bool {
+	_, err := s.contextFor(next)
+	return err == nil
 }
 
 // switchFrom leaves the context from (running s.current, or a finished
