@@ -418,8 +418,16 @@ func (s *Scheduler) pickNext() *coroutine {
 // -18 % at n = 65536; 1024 lies between the last loss and the first gain.
 // Measured again with the six-line stack prefetch (fiber.PrefetchStack,
 // cpu-ns/yield, 6 rounds): +8 % at n = 64, a wash at 256, -8 % at 1024.
-// A variable so that the benchmark can turn it off.
-var prefetchMin = 1024
+// Lowered from 1024 to 256: the queue's length understates how cold the
+// next coroutines are when more are alive than queued or when they were
+// last run long ago: a shutdown of 1000 blocked coroutines queues all of
+// them at once, each on a stack not touched since it blocked
+// (BenchmarkShutdownCycle, cpu-ns per coroutine, 8 rounds alternated:
+// -23 %, p = 0.05), and a reactor tick among 10000 sleepers queues the few
+// hundred it woke; YieldN at n = 256, where everything is in cache, is
+// still a wash (6 rounds, p = 0.18). A variable so that the benchmarks can
+// turn it off.
+var prefetchMin = 256
 
 // prefetchAhead starts the loads the next switches will wait on, as a
 // three-stage pipeline over the run queue: the record of the coroutine
