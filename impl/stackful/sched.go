@@ -518,7 +518,7 @@ func (s *Scheduler) WaitInfo() reactor.WaitInfo {
 // next coroutine is chosen here, in co's context; only the switch itself
 // differs between backends.
 //
-// Yield and AwaitWith spell out the common cases (a direct asm switch to a
+// Yield, AwaitWith and Sleep spell out the common cases (a direct asm switch to a
 // started or unstarted coroutine; a coro yield to the scheduler) themselves instead of
 // calling suspend: after a stack
 // switch every return up the call chain misses the CPU's return-address
