@@ -107,7 +107,12 @@ func Yield() error {
 		s.suspendHandlers(co, true)
 	} else if next := s.pickNext(); next != co {
 		switch {
-		case s.direct && next != nil && (next.fc != nil || s.startContext(next)):
+		case s.direct && next != nil && next.fc != nil:
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
@@ -188,7 +193,12 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {
 		switch {
-		case s.direct && next != nil && (next.fc != nil || s.startContext(next)):
+		case s.direct && next != nil && next.fc != nil:
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
@@ -235,7 +245,12 @@ func Sleep(d time.Duration) error {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {
 		switch {
-		case s.direct && next != nil && (next.fc != nil || s.startContext(next)):
+		case s.direct && next != nil && next.fc != nil:
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
