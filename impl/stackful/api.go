@@ -101,12 +101,18 @@ func Yield() error {
 	if !s.queue.tryPushBack(co) { // a yield always goes to the tail
 		s.queue.pushBackGrow(co)
 	}
-	// s.suspend(co), inline (see Scheduler.suspend).
+	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith and
+	// Sleep).
 	if co.handlers != nil {
 		s.suspendHandlers(co, true)
 	} else if next := s.pickNext(); next != co {
 		switch {
 		case s.direct && next != nil && next.fc != nil:
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
@@ -181,12 +187,18 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	}
 	w.timeout = timeout
 	w.start(s)
-	// s.suspend(co), inline (see Scheduler.suspend).
+	// s.suspend(co), inline (see Scheduler.suspend; twins in Yield and
+	// Sleep).
 	if co.handlers != nil {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {
 		switch {
 		case s.direct && next != nil && next.fc != nil:
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
@@ -226,7 +238,32 @@ func Sleep(d time.Duration) error {
 	w.reset()
 	w.timeout, w.mode = d, modeSleep
 	w.start(s)
-	s.suspend(co)
+	// s.suspend(co), inline (see Scheduler.suspend; twin of Yield's and
+	// AwaitWith's copies): a sleeper resumes with three frames less to
+	// return through (suspend, switchFrom, transfer).
+	if co.handlers != nil {
+		s.suspendHandlers(co, false)
+	} else if next := s.pickNext(); next != co {
+		switch {
+		case s.direct && next != nil && next.fc != nil:
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.asm == nil:
+			s.handoff, s.current = next, nil
+			s.stats.Switches++
+			s.stats.SchedulerSwitches++
+			co.ctx.yield(struct{}{})
+		default:
+			s.switchFrom(co.ctx, next)
+		}
+	}
 	s.afterResume(co)
 	w.status = WakerResult
 	return w.err

@@ -418,8 +418,16 @@ func (s *Scheduler) pickNext() *coroutine {
 // -18 % at n = 65536; 1024 lies between the last loss and the first gain.
 // Measured again with the six-line stack prefetch (fiber.PrefetchStack,
 // cpu-ns/yield, 6 rounds): +8 % at n = 64, a wash at 256, -8 % at 1024.
-// A variable so that the benchmark can turn it off.
-var prefetchMin = 1024
+// Lowered from 1024 to 256: the queue's length understates how cold the
+// next coroutines are when more are alive than queued or when they were
+// last run long ago: a shutdown of 1000 blocked coroutines queues all of
+// them at once, each on a stack not touched since it blocked
+// (BenchmarkShutdownCycle, cpu-ns per coroutine, 8 rounds alternated:
+// -23 %, p = 0.05), and a reactor tick among 10000 sleepers queues the few
+// hundred it woke; YieldN at n = 256, where everything is in cache, is
+// still a wash (6 rounds, p = 0.18). A variable so that the benchmarks can
+// turn it off.
+var prefetchMin = 256
 
 // prefetchAhead starts the loads the next switches will wait on, as a
 // three-stage pipeline over the run queue: the record of the coroutine
@@ -510,8 +518,8 @@ func (s *Scheduler) WaitInfo() reactor.WaitInfo {
 // next coroutine is chosen here, in co's context; only the switch itself
 // differs between backends.
 //
-// Yield and AwaitWith spell out the common cases (a direct asm switch to a
-// started coroutine; a coro yield to the scheduler) themselves instead of
+// Yield, AwaitWith and Sleep spell out the common cases (a direct asm switch to a
+// started or unstarted coroutine; a coro yield to the scheduler) themselves instead of
 // calling suspend: after a stack
 // switch every return up the call chain misses the CPU's return-address
 // predictor, so each frame between the switch and the user's code costs
@@ -561,6 +569,22 @@ func (s *Scheduler) suspendHandlers(co *coroutine, yield bool) {
 		s.switchFrom(co.ctx, next)
 	}
 	co.fire(Enter)
+}
+
+// startContext gives next, a coroutine that has not started, its context
+// (contextFor), so that a suspend point (Yield, AwaitWith) switches to it
+// directly, with fiber.Switch in its own frame as for a started one: the
+// suspended coroutine then resumes with two frames less to return through
+// (switchFrom, transfer), each return after a switch a mispredicted one.
+// It reports false if no context could be made; the caller then takes
+// switchFrom, which tries again and, failing, hands next to the scheduler
+// to report. The callers test it in a case of its own after the started
+// case, not in one condition with it: merged, the started case's code
+// changed and benchrun's PingPong read 2–6 % slower (8 alternated
+// processes), though nothing it runs had changed.
+func (s *Scheduler) startContext(next *coroutine) bool {
+	_, err := s.contextFor(next)
+	return err == nil
 }
 
 // switchFrom leaves the context from (running s.current, or a finished

@@ -94,7 +94,31 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 		},
 		FinalStop: pprof.StopCPUProfile,
 	}
-	sm, err := driver.MeasureWith(cell.s, cell.row, cell.params, opts)
+	var sm *driver.Sample
+	cycles := 1
+	if cell.s.Cycles {
+		// A Cycles scenario's run is one short cycle (a shutdown of
+		// n=1000 is ~150 µs): too little for a profile. Repeat cycles,
+		// each a fresh measurement as a cell's child makes them, until
+		// -benchtime of wall time is spent, with the profiler running
+		// from the first cycle's timed run to the last one's; the
+		// cycles' untimed set-up between them is in the profile too
+		// (read it with -focus on the timed part).
+		opts.FinalStart = func() error {
+			if started {
+				return nil
+			}
+			started = true
+			return pprof.StartCPUProfile(f)
+		}
+		opts.FinalStop = func() {}
+		sm, err = profileCycles(cell, opts, *benchtime, &cycles)
+		if started {
+			pprof.StopCPUProfile()
+		}
+	} else {
+		sm, err = driver.MeasureWith(cell.s, cell.row, cell.params, opts)
+	}
 	name := cell.s.BenchName(cell.row, cell.params)
 	if reason, ok := scenarios.IsNotSupported(err); ok {
 		fmt.Fprintf(stderr, "benchrun profile: %s: not supported: %s\n", name, reason)
@@ -119,7 +143,11 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	fmt.Fprintf(stdout, "%s  %d iterations (GOMAXPROCS=%d", name, sm.Iters, cell.row.CellGOMAXPROCS(cell.s))
+	fmt.Fprintf(stdout, "%s  %d iterations", name, sm.Iters)
+	if cycles > 1 {
+		fmt.Fprintf(stdout, " in %d cycles (figures: their mean)", cycles)
+	}
+	fmt.Fprintf(stdout, " (GOMAXPROCS=%d", cell.row.CellGOMAXPROCS(cell.s))
 	if g := cell.row.GODEBUG(); g != "" {
 		fmt.Fprintf(stdout, ", GODEBUG=%s", g)
 	}
@@ -244,4 +272,33 @@ func writeAllocs(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// profileCycles measures a Cycles scenario's cell again and again (each a
+// fresh runtime, as in a cell's child) until benchtime of wall time has
+// passed, at least twice, and returns the mean of each metric over the
+// cycles and their number in *cycles.
+func profileCycles(cell profiledCell, opts driver.Options, benchtime time.Duration, cycles *int) (*driver.Sample, error) {
+	start := time.Now()
+	var out *driver.Sample
+	n := 0
+	for n < 2 || time.Since(start) < benchtime {
+		sm, err := driver.MeasureWith(cell.s, cell.row, cell.params, opts)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = &driver.Sample{Values: make([]float64, len(sm.Values))}
+		}
+		out.Iters += sm.Iters
+		for i, v := range sm.Values {
+			out.Values[i] += v
+		}
+		n++
+	}
+	for i := range out.Values {
+		out.Values[i] /= float64(n)
+	}
+	*cycles = n
+	return out, nil
 }
