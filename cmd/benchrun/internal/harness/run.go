@@ -154,7 +154,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("keeping benchrun off the cells' CPU: %w (run with --pin=false)", err)
 	}
 	defer pins.restore()
-	floor, err := measureTimerFloor(timerFloorWindows, pins.cpu)
+	floor, err := measureTimerFloor(timerFloorWindows, pins.cpu, &pins.rest)
 	if err != nil {
 		return nil, err
 	}

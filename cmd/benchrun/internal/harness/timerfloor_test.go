@@ -2,7 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -41,11 +43,30 @@ func TestTimerFloor(t *testing.T) {
 		}
 		j = next
 	}
+	// The whole process runs on cpu while measuring, and its threads get
+	// after back: here the set without cpu, where benchrun keeps them
+	// during a run (all of it on a one-CPU machine).
+	after := set
+	if len(cpus) > 1 {
+		after.Clear(cpu)
+	}
+	t.Cleanup(func() { setThreads(&set) })
 	start := time.Now()
-	tf, err := measureTimerFloor(windows, cpu)
+	tf, err := measureTimerFloor(windows, cpu, &after)
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		var got unix.CPUSet
+		if unix.SchedGetaffinity(tid, &got) == nil && got != after {
+			t.Errorf("thread %d on %v after the floor, want %v", tid, cpuList(got), cpuList(after))
+		}
 	}
 	if len(tf.samples) != want || tf.slack != timerslack.Slack {
 		t.Fatalf("%d samples with slack %dns, want %d (Timer n=1's first %d windows) with %dns", len(tf.samples), tf.slack, want, windows, timerslack.Slack)
@@ -68,7 +89,7 @@ func TestTimerFloor(t *testing.T) {
 		t.Errorf("p50 %d p99 %d, want the bodies' percentiles %d %d", tf.p50, tf.p99, p50, p99)
 	}
 	cfg := tf.config()
-	wantCfg := fmt.Sprintf("p50=%dns p99=%dns (%d sleeps of Timer n=1's schedule, 3 windows, mean %v, clock_nanosleep to each deadline, slack 1ns, cpu%d)",
+	wantCfg := fmt.Sprintf("p50=%dns p99=%dns (%d sleeps of Timer n=1's schedule, 3 windows, mean %v, clock_nanosleep to each deadline, slack 1ns, cpu%d, the whole process)",
 		tf.p50, tf.p99, want, tf.mean.Round(time.Microsecond), cpu)
 	if cfg != wantCfg {
 		t.Errorf("config %q, want %q", cfg, wantCfg)
@@ -77,7 +98,7 @@ func TestTimerFloor(t *testing.T) {
 	if after, _ := timerslack.Current(); after != before {
 		t.Errorf("the caller's timer slack changed from %d to %d", before, after)
 	}
-	if _, err := measureTimerFloor(0, -1); err == nil {
+	if _, err := measureTimerFloor(0, -1, nil); err == nil {
 		t.Error("0 windows measured without error")
 	}
 }
