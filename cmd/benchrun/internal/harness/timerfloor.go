@@ -26,15 +26,14 @@ import (
 // and reads the clock when it wakes.
 //
 // The sleeps are Timer's at n=1, from its one definition
-// (bodies.TimerWindow): coroutine 0's windows, each anchored at the clock
-// reading that starts it, each deadline the anchor plus the window's
-// durations so far, lateness = wake − deadline. The floor depends on the
-// distribution: a sleep of milliseconds lets the CPU (and the hypervisor)
-// idle deeper than one of 50 µs and wakes later, so a floor of fixed short
-// sleeps would read lower than the same machine under Timer's sleeps. Its
-// p50 and p99 come from the bodies' own HdrHistogram
-// (bodies.LatencyPercentiles), so the Timer cells and the floor are
-// summarised alike. See docs/design.md §6 (Measurement).
+// (bodies.TimerWindow): the durations of coroutine 0's windows, each sleep
+// to an absolute deadline (its start plus its duration), lateness = wake −
+// deadline. The floor depends on the distribution: a sleep of milliseconds
+// lets the CPU (and the hypervisor) idle deeper than one of 50 µs and
+// wakes later, so a floor of fixed short sleeps would read lower than the
+// same machine under Timer's sleeps. Its p50 and p99 come from the bodies'
+// own HdrHistogram (bodies.LatencyPercentiles), so the Timer cells and the
+// floor are summarised alike. See docs/design.md §6 (Measurement).
 
 // nanotime is the Go runtime's CLOCK_MONOTONIC reading through the vDSO, the
 // clock the Timer bodies read (time.Since) and the one TIMER_ABSTIME
@@ -162,12 +161,16 @@ func sampleTimerFloor(windows, cpu int) (*timerFloor, error) {
 	j := 0
 	for range windows {
 		durs, next := bodies.TimerWindow(0, j)
-		// The window's schedule is fixed from its start, as in the
-		// Timer bodies: deadlines do not move with a late wake.
-		anchor, at := nanotime(), time.Duration(0)
 		for _, d := range durs {
-			at += d
-			deadline := anchor + int64(at)
+			// Each sleep counts from the last wake, not from the
+			// window's start as in the Timer bodies: a sleep there is
+			// shorter by the last wake's lateness (tens of µs against
+			// milliseconds, so the durations are the same), but a
+			// stall of the thread (another process on the CPU) would
+			// make every later deadline of the window late too, and
+			// two stalls in the floor's second would then be its p99.
+			// Each sample here is one wake's lateness.
+			deadline := nanotime() + int64(d)
 			if err := sleepUntil(deadline); err != nil {
 				return nil, err
 			}
