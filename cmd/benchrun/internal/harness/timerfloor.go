@@ -63,10 +63,10 @@ type timerFloor struct {
 // are given after when it is done. Not only the sampling thread: the
 // runtime's own threads (sysmon) wake on their CPU now and then, and a CPU
 // that nothing else of the process wakes idles deeper and wakes later. On
-// the 2-vCPU VM these figures come from, the floor read 27–32 µs at p50
-// with the process's other threads on cpu0 and 20–23 µs with all of them
-// on cpu1 (four rounds each, alternated): the Timer cells' processes run
-// the second way.
+// the 2-vCPU VM these figures come from, the floor read 20.6–21.4 µs at
+// p50 with the process's other threads on cpu0 and 15.7–16.4 µs with all
+// of them on cpu1 (four rounds each, alternated, on a quiet machine): the
+// Timer cells' processes run the second way.
 func measureTimerFloor(windows, cpu int, after *unix.CPUSet) (_ *timerFloor, err error) {
 	if windows < 1 {
 		return nil, fmt.Errorf("timer floor: want at least one window, got %d", windows)
