@@ -60,9 +60,10 @@ type timerFloor struct {
 //
 // With cpu >= 0 the whole process runs on cpu while it measures, every
 // thread of it, as a pinned cell's process does (pin.go), and its threads
-// are given after when it is done. Not only the sampling thread: the
+// are given after when it is done. Not only the sampling thread: where
+// the rest of the process runs changes the floor, presumably because the
 // runtime's own threads (sysmon) wake on their CPU now and then, and a CPU
-// that nothing else of the process wakes idles deeper and wakes later. On
+// that nothing else wakes idles deeper and wakes later (not verified). On
 // the 2-vCPU VM these figures come from, the floor read 20.6–21.4 µs at
 // p50 with the process's other threads on cpu0 and 15.7–16.4 µs with all
 // of them on cpu1 (four rounds each, alternated, on a quiet machine): the
