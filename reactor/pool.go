@@ -73,9 +73,10 @@ func (l *Loop) NewWork(cb func()) *Work {
 	return &Work{event: newEvent(l, cb, "Work")}
 }
 
-// Start submits j to the pool. It fails, leaving the event idle, when the
-// queue already holds Options.PoolQueue items (the error wraps
-// ErrPoolQueueFull and names the option), when the previous Job of this Work
+// Start submits j to the pool. It fails, leaving the event idle, when
+// Options.PoolQueue items already wait for a thread, beyond those the
+// threads not running a job will take (the error wraps ErrPoolQueueFull
+// and names the option), when the previous Job of this Work
 // is still running after a Stop (Busy), or after Loop.Close. Starting an
 // already-started Work is a misuse and panics.
 func (w *Work) Start(j Job) error {
@@ -155,8 +156,8 @@ func (w *Work) fireQueued() {
 // most GOMAXPROCS Jobs (and the loop) compute at once, whatever the pool
 // size: that is Go's limit, not the pool's.
 //
-// Threads are started lazily, one per submit that finds no idle thread,
-// up to the size, and live until Loop.Close.
+// Threads are started lazily, one per submit that finds more queued work
+// than free threads, up to the size, and live until Loop.Close.
 type threadPool struct {
 	loop     *Loop
 	size     int
@@ -165,16 +166,34 @@ type threadPool struct {
 	mu         sync.Mutex
 	cond       sync.Cond // signalled when the queue gains an item or the pool closes
 	head, tail *Work     // queue
-	queued     int
-	threads    int
-	idle       int
+	queued     int       // Works in the queue
+	threads    int       // threads started (at most size)
+	running    int       // threads running a Job (taken from the queue, not yet returned)
+	idle       int       // threads waiting in cond.Wait
 	closed     bool
 	done       []completion // completions not yet collected by the loop
 	spare      []completion
 	wg         sync.WaitGroup
 
 	threadsStarted atomic.Int64
+
+	hook func(poolPoint) // poolHook when the pool was made; nil in production
 }
+
+// poolPoint names a moment of a pool thread that a loaded machine, or an
+// emulator, can stretch.
+type poolPoint int
+
+const (
+	pointStart poolPoint = iota // a new thread, before it first looks at the queue
+	pointWoken                  // a thread woken from waiting for work, before it looks again
+)
+
+// poolHook, set by tests only, is what a pool made from now on calls at each
+// poolPoint of its threads, with no lock held. A test that blocks in it holds
+// the thread there, and so forces the interleavings of a slow thread
+// deterministically.
+var poolHook func(poolPoint)
 
 type completion struct {
 	w   *Work
@@ -194,7 +213,7 @@ func discardJob(j Job) {
 
 func (l *Loop) threadPool() *threadPool {
 	if l.pool == nil {
-		p := &threadPool{loop: l, size: l.opts.PoolThreads, maxQueue: l.opts.PoolQueue}
+		p := &threadPool{loop: l, size: l.opts.PoolThreads, maxQueue: l.opts.PoolQueue, hook: poolHook}
 		if p.size <= 0 {
 			p.size = DefaultPoolThreads
 		}
@@ -207,11 +226,24 @@ func (l *Loop) threadPool() *threadPool {
 	return l.pool
 }
 
+// submit queues j for w, starting a thread for it when no free one will
+// take it.
+//
+// Admission counts the work waiting for a thread: the queued Works beyond
+// the threads that will take them at once, which are the threads not
+// running a Job, started or not yet started (size − running). So the pool
+// holds at most size + maxQueue Jobs not yet returned (queued + running).
+// That sum changes only when work is submitted or cancelled and when a Job
+// returns, never when a thread starts or wakes: a thread that starts or
+// wakes slowly (a loaded machine, qemu-user) cannot change whether a Start
+// is refused. Counting the queue alone did: a Job handed to a starting
+// thread still counted as waiting, and refused the next Start.
 func (p *threadPool) submit(w *Work, j Job) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.queued >= p.maxQueue {
-		return fmt.Errorf("%w: %d items are waiting for %d threads (the limit is Options.PoolQueue = %d)", ErrPoolQueueFull, p.queued, p.threads, p.maxQueue)
+	if p.queued+p.running >= p.size+p.maxQueue {
+		return fmt.Errorf("%w: %d items are waiting for a thread, %d of %d threads are running jobs (the limit is Options.PoolQueue = %d)",
+			ErrPoolQueueFull, p.queued+p.running-p.size, p.running, p.size, p.maxQueue)
 	}
 	w.seq++
 	w.job = j
@@ -223,7 +255,12 @@ func (p *threadPool) submit(w *Work, j Job) error {
 	}
 	p.tail = w
 	p.queued++
-	if p.idle == 0 && p.threads < p.size {
+	// Each free thread (idle, being woken, or starting: threads − running)
+	// takes a queued Work before it waits again; start one more when the
+	// queue holds more than they take. Counting idle threads instead would
+	// take a thread already signalled for an earlier Work (not yet awake)
+	// for a free one, and leave this Work behind that one.
+	if p.queued > p.threads-p.running && p.threads < p.size {
 		p.threads++
 		p.wg.Add(1)
 		p.threadsStarted.Add(1)
@@ -273,12 +310,20 @@ func (p *threadPool) worker() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the worker
 	}
 	defer p.wg.Done()
+	if p.hook != nil {
+		p.hook(pointStart)
+	}
 	p.mu.Lock()
 	for {
 		for p.head == nil && !p.closed {
 			p.idle++
 			p.cond.Wait()
 			p.idle--
+			if p.hook != nil {
+				p.mu.Unlock()
+				p.hook(pointWoken)
+				p.mu.Lock()
+			}
 		}
 		if p.head == nil { // closed and drained
 			p.mu.Unlock()
@@ -286,11 +331,13 @@ func (p *threadPool) worker() {
 		}
 		w := p.head
 		p.unlink(w)
+		p.running++ // with unlink's queued−−: queued + running unchanged (see submit)
 		seq, j := w.seq, w.job
 		w.job = nil
 		p.mu.Unlock()
 		j.Run()
 		p.mu.Lock()
+		p.running--
 		p.done = append(p.done, completion{w, seq, j})
 		first := len(p.done) == 1
 		p.mu.Unlock()

@@ -131,6 +131,29 @@ func timerDurations(i int) func(j int) time.Duration {
 	return func(j int) time.Duration { return timerDuration(timerKey(i, j)) }
 }
 
+// TimerWindow returns the durations of coroutine i's sleeps in its window
+// whose first sleep is j, and the first sleep of its next window: the
+// schedule above (timerWindowEnd, timerDurations), for code that sleeps it
+// outside a body. benchrun's timer-floor-os line sleeps coroutine 0's
+// windows (the schedule of Timer at n=1) on a bare thread, so that the
+// floor and the n=1 cells sleep the same durations.
+func TimerWindow(i, j int) (durs []time.Duration, next int) {
+	dur := timerDurations(i)
+	next = timerWindowEnd(j, dur)
+	for k := j; k < next; k++ {
+		durs = append(durs, dur(k))
+	}
+	return durs, next
+}
+
+// LatencyPercentiles returns the p50 and p99 of latency samples in ns as
+// the bodies report theirs (summarizeLatencies: an HdrHistogram, 3
+// significant digits, nearest rank), for figures set beside a body's.
+func LatencyPercentiles(samples []int64) (p50, p99 int64) {
+	lat := summarizeLatencies(samples)
+	return int64(lat.P50), int64(lat.P99)
+}
+
 // timerPlan is where each coroutine's samples go: coroutine i's are
 // samples[off[i]:off[i+1]], one per sleep of its N windows.
 func timerPlan(n, windows int) (off []int) {

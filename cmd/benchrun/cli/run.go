@@ -261,6 +261,7 @@ func listScenarios(w io.Writer) {
 		for _, p := range s.Params {
 			fmt.Fprintf(w, "      --param %s=%s (quick: %s; valid: %s)\n", p.Key, strings.Join(p.Full, ","), strings.Join(p.Quick, ","), p.Range())
 		}
+		listGrids(w, s) // list.go
 	}
 	fmt.Fprintf(w, "rows: %s\n", strings.Join(scenarios.RowNames(), ", "))
 	for _, r := range scenarios.Rows {

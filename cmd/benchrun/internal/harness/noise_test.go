@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -528,53 +527,6 @@ func TestParseSteal(t *testing.T) {
 	}
 	if stolen, _ := stealOver(stealSample{ticks: 100, cpus: 1}, stealSample{ticks: 90, cpus: 1}, time.Second); stolen != 0 {
 		t.Errorf("a counter that went back gives %v, want 0", stolen)
-	}
-}
-
-func TestTimerFloor(t *testing.T) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	before, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		t.Fatal(err)
-	}
-	cpus := cpuList(set)
-	tf, err := measureTimerFloor(200, 50*time.Microsecond, cpus[len(cpus)-1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tf.samples) != 200 || tf.slack != 1 {
-		t.Fatalf("%d samples with slack %dns, want 200 with 1ns", len(tf.samples), tf.slack)
-	}
-	for _, s := range tf.samples {
-		// clock_nanosleep never returns early.
-		if s < 0 {
-			t.Fatalf("a sleep of 50µs woke %v early", -s)
-		}
-	}
-	if tf.p50 > tf.p99 {
-		t.Errorf("p50 %v > p99 %v", tf.p50, tf.p99)
-	}
-	cfg := tf.config()
-	want := fmt.Sprintf("p50=%dns p99=%dns (200 sleeps of 50µs, clock_nanosleep, slack 1ns, cpu%d)", tf.p50, tf.p99, cpus[len(cpus)-1])
-	if cfg != want {
-		t.Errorf("config %q, want %q", cfg, want)
-	}
-	// The measuring thread's slack stays on that thread.
-	if after, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); after != before {
-		t.Errorf("the caller's timer slack changed from %d to %d", before, after)
-	}
-	if _, err := measureTimerFloor(0, time.Microsecond, -1); err == nil {
-		t.Error("0 samples measured without error")
-	}
-	for _, c := range []struct{ n, q100, want int }{{100, 99, 98}, {2000, 50, 999}, {2000, 99, 1979}, {1, 99, 0}, {3, 50, 1}} {
-		if got := rankIndex(c.n, float64(c.q100)/100); got != c.want {
-			t.Errorf("rankIndex(%d, %d%%) = %d, want %d", c.n, c.q100, got, c.want)
-		}
 	}
 }
 

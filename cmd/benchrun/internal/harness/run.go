@@ -25,12 +25,10 @@ import (
 	"github.com/corobench/corobench/scenarios/driver"
 )
 
-// The OS timer floor each run records (timerfloor.go): 2000 sleeps of
-// 50 µs take about 0.2 s on an idle core.
-const (
-	timerFloorSamples = 2000
-	timerFloorSleep   = 50 * time.Microsecond
-)
+// The OS timer floor each run records (timerfloor.go): 100 windows of
+// Timer's n=1 schedule, about 440 sleeps, take about 1.2 s, in the full
+// run and with --quick alike.
+const timerFloorWindows = 100
 
 // procStat is where steal time is read (steal.go); tests point it at a
 // file of their own.
@@ -159,7 +157,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("keeping benchrun off the cells' CPU: %w (run with --pin=false)", err)
 	}
 	defer pins.restore()
-	floor, err := measureTimerFloor(timerFloorSamples, timerFloorSleep, pins.cpu)
+	floor, err := measureTimerFloor(timerFloorWindows, pins.cpu, &pins.rest)
 	if err != nil {
 		return nil, err
 	}
