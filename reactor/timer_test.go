@@ -679,3 +679,33 @@ func TestCoalescedTimersShareOneWait(t *testing.T) {
 		t.Fatalf("woke at %d, before the later deadline %d", now, b.node.Deadline())
 	}
 }
+
+// TestLessBitMatchesLexicographicOrder checks the branch-free comparison
+// against the plain (deadline, seq) order, on edge values (negative
+// deadlines from an injected clock, the int64 extremes, equal deadlines,
+// the uint64 extremes of seq) and on random pairs.
+func TestLessBitMatchesLexicographicOrder(t *testing.T) {
+	plain := func(a, b *timerEntry) bool {
+		return a.deadline < b.deadline || (a.deadline == b.deadline && a.seq < b.seq)
+	}
+	deadlines := []int64{math.MinInt64, math.MinInt64 + 1, -1 << 40, -1, 0, 1, 1 << 40, math.MaxInt64 - 1, math.MaxInt64}
+	seqs := []uint64{0, 1, 2, 1 << 63, math.MaxUint64 - 1, math.MaxUint64}
+	var es []timerEntry
+	for _, d := range deadlines {
+		for _, s := range seqs {
+			es = append(es, timerEntry{deadline: d, seq: s})
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		es = append(es, timerEntry{deadline: rng.Int64N(64) - 32, seq: rng.Uint64N(8)})
+	}
+	for i := range es {
+		for j := range es {
+			a, b := &es[i], &es[j]
+			if got, want := lessBit(a, b) == 1, plain(a, b); got != want {
+				t.Fatalf("lessBit(%+v, %+v) = %v, want %v", *a, *b, got, want)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -347,5 +348,66 @@ func BenchmarkTimerFireSparse(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*n), "ns/fire")
 			})
 		}
+	}
+}
+
+// wheelChurnWaiter is churnWaiter on the wheel prototype.
+type wheelChurnWaiter struct {
+	node   wheelNode
+	wh     *timerWheel
+	now    *int64
+	delays []time.Duration
+	k      *int
+	woken  int
+	_      [256]byte
+}
+
+func (w *wheelChurnWaiter) OnTimer() {
+	w.woken++
+	*w.k++
+	w.wh.start(&w.node, *w.now+int64(w.delays[*w.k&(len(w.delays)-1)]))
+}
+
+// BenchmarkTimerWheelChurn is BenchmarkTimerChurn (the Timer scenario's
+// steady state: random 50 µs–5 ms re-arms, 100 µs phases) on the wheel
+// prototype.
+func BenchmarkTimerWheelChurn(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("timers=%d", n), func(b *testing.B) {
+			now := int64(1000)
+			wh := newTimerWheel(now)
+			rng := rand.New(rand.NewPCG(1, 2))
+			delays := make([]time.Duration, 1<<16)
+			for i := range delays {
+				delays[i] = 50*time.Microsecond + time.Duration(rng.Int64N(int64(5*time.Millisecond-50*time.Microsecond)))
+			}
+			k := 0
+			for range n {
+				w := &wheelChurnWaiter{node: wheelNode{slot: -1}, wh: wh, now: &now, delays: delays, k: &k}
+				w.node.h = w
+				k++
+				wh.start(&w.node, now+int64(delays[k&(len(delays)-1)]))
+			}
+			for range 100 {
+				now += int64(100 * time.Microsecond)
+				wh.run(now)
+			}
+			fired := 0
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPU()
+			b.ResetTimer()
+			for fired < b.N {
+				now += int64(100 * time.Microsecond)
+				fired += wh.run(now)
+			}
+			b.StopTimer()
+			cpu := threadCPU() - cpu0
+			if wh.n != n {
+				b.Fatalf("wheel holds %d, want %d", wh.n, n)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fired), "ns/fire")
+			b.ReportMetric(float64(cpu)/float64(fired), "cpu-ns/fire")
+		})
 	}
 }

@@ -53,3 +53,61 @@ func BenchmarkTimerWake(b *testing.B) {
 		})
 	}
 }
+
+// randSleeper sleeps durations from a shared table, left times, then
+// finishes: the Timer scenario's random sleeps without its body's clock
+// reads and sample writes.
+type randSleeper struct {
+	Coro
+	left   int
+	k      int
+	delays []time.Duration
+	wakes  *int
+	_      [128]byte // the rest of a Timer-scenario task: records do not share cache lines
+}
+
+func (t *randSleeper) Resume(c *Context) Step {
+	if c.Err() != nil {
+		return c.Fail(c.Err())
+	}
+	if t.left == 0 {
+		return c.Done()
+	}
+	t.left--
+	*t.wakes++
+	t.k = (t.k + 7919) & (len(t.delays) - 1)
+	return c.Sleep(t.delays[t.k])
+}
+
+// BenchmarkTimerWakeRandom is BenchmarkTimerWake with the n tasks sleeping
+// random 1–100 µs: far more wakes than a core can serve, so the scheduler
+// never blocks and every figure is the CPU of the wake path itself, but
+// the timer heap holds n random deadlines, as in the Timer scenario past
+// its knee (BenchmarkTimerWake's equal sleeps push every new deadline at
+// the heap's bottom).
+func BenchmarkTimerWakeRandom(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			s := New()
+			defer s.Close()
+			delays := make([]time.Duration, 1<<12)
+			for i := range delays {
+				delays[i] = time.Microsecond + time.Duration(uint64(i)*0x9e3779b97f4a7c15%uint64(99*time.Microsecond))
+			}
+			tasks := make([]randSleeper, n)
+			wakes := 0
+			per := (b.N + n - 1) / n
+			for i := range tasks {
+				tasks[i] = randSleeper{left: per, k: i, delays: delays, wakes: &wakes}
+				if err := s.Spawn(&tasks[i]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m := startMeter(b)
+			if err := s.Run(); err != nil {
+				b.Fatal(err)
+			}
+			m.stop(wakes, "wake")
+		})
+	}
+}
