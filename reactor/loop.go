@@ -340,7 +340,8 @@ func (l *Loop) Stats() Stats {
 // Tick runs one iteration of the loop and returns how many callbacks ran.
 // With noWait it only collects what is ready now; otherwise it blocks until
 // an fd event, a trigger, a signal, a process exit or the nearest timer — but
-// never when nothing is active (Active() == 0) or something is already ready.
+// never when nothing is active (Active() == 0), something is already ready,
+// or its timer phase has just run a callback (the caller may have work now).
 func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	if l.closed {
 		return 0, ErrLoopClosed
@@ -355,8 +356,12 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	if l.closed { // by a timer callback
 		return int(l.stats.Fired - before), nil
 	}
-	// 3. Decide whether the poll may block, and until when.
-	block := !noWait && l.active > 0 && len(l.ready) == 0 && !l.timerDue()
+	// 3. Decide whether the poll may block, and until when. Not after step 2
+	//    ran a callback: it may have made work for the caller (a coroutine
+	//    made runnable), which must not wait behind another event or the next
+	//    timer. A blocking Tick therefore returns at once after firing due
+	//    timers; the caller's next Tick blocks if there is still nothing to do.
+	block := !noWait && l.active > 0 && len(l.ready) == 0 && !l.timerDue() && l.stats.Fired == before
 	deadline := noDeadline
 	if block && l.timers.len() > 0 {
 		deadline = l.wakeDeadline()

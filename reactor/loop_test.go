@@ -1176,3 +1176,27 @@ func TestOwnThreadLowersTimerSlack(t *testing.T) {
 		t.Fatalf("a timerfd loop changed the slack to %d", got)
 	}
 }
+
+// TestTickDoesNotBlockAfterFiringTimers: a timer due when a Tick starts
+// fires in its timer phase, and its callback may have made work for the
+// caller (a coroutine made runnable). The same Tick must then not block,
+// even with another event active: it used to wait for that event or the
+// next timer, and with nothing else to come it waited forever (a sleeper's
+// wake lost behind an idle pool job, seen under qemu-user).
+func TestTickDoesNotBlockAfterFiringTimers(t *testing.T) {
+	l := newLoop(t, Options{})
+	r, _, err := l.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := r.NewPoll(Readable, func() { t.Error("the empty pipe's poll fired") })
+	idle.Start() // active, and never ready: a blocking wait would last
+	tick(t, l, true) // consume the registration's first edges (the write end's EPOLLOUT)
+	due := l.NewTimer(func() {})
+	due.StartAt(l.Now()) // due at the Tick's first clock reading
+	later := l.NewTimer(func() { t.Error("the later timer fired: the Tick blocked after firing the due one") })
+	later.Start(2 * time.Second) // ends a wrong blocking wait, so the test fails rather than hangs
+	if n := tick(t, l, false); n != 1 || due.Active() || !later.Active() {
+		t.Fatalf("Tick(false) fired %d (want 1, the due timer), due active %v, later active %v", n, due.Active(), later.Active())
+	}
+}
