@@ -1190,7 +1190,7 @@ func TestTickDoesNotBlockAfterFiringTimers(t *testing.T) {
 		t.Fatal(err)
 	}
 	idle := r.NewPoll(Readable, func() { t.Error("the empty pipe's poll fired") })
-	idle.Start() // active, and never ready: a blocking wait would last
+	idle.Start()     // active, and never ready: a blocking wait would last
 	tick(t, l, true) // consume the registration's first edges (the write end's EPOLLOUT)
 	due := l.NewTimer(func() {})
 	due.StartAt(l.Now()) // due at the Tick's first clock reading
