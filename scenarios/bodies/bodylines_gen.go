@@ -284,10 +284,10 @@ var BodyLines = map[string]LineCount{
 		Blocking: BodySize{Lines: 52, Decls: []DeclLines{
 			{"timerBlocking", 52},
 		}},
-		StateMachine: BodySize{Lines: 96, Decls: []DeclLines{
-			{"timerStateMachine", 33},
-			{"timerTask", 16},
-			{"(*timerTask).Resume", 35},
+		StateMachine: BodySize{Lines: 98, Decls: []DeclLines{
+			{"timerStateMachine", 32},
+			{"timerTask", 17},
+			{"(*timerTask).Resume", 37},
 			{"timerStarter", 6},
 			{"(*timerStarter).Resume", 6},
 		}},

@@ -31,7 +31,8 @@ var Timer = register(&scenarios.Scenario{
 		"and its lateness counts from the scheduled deadline, so a row that cannot keep up shows it in its lateness (no coordinated "+
 		"omission); the next window starts afresh from the coroutine's last wake, so a backlog lasts at most a window and the "+
 		"lateness does not depend on N. lateness = wake − scheduled deadline: the timer's resolution and the wait for the woken "+
-		"coroutine to run. The coroutines start only once all have started, and the timed region starts there, so spawn cost "+
+		"coroutine to run. The body's own work per wake is the same on every row: one clock reading (which also dates the "+
+		"next sleep) and one store to the next free slot of a preallocated sample buffer. The coroutines start only once all have started, and the timed region starts there, so spawn cost "+
 		"stays out of both. p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of "+
 		"the run; cpu-ns/wake is the process's CPU time (user + system, all threads) per wake over the run's steady part, until the "+
 		"first coroutine has finished its windows (after that fewer coroutines offer less than the rate). The results "+
@@ -154,18 +155,21 @@ func LatencyPercentiles(samples []int64) (p50, p99 int64) {
 	return int64(lat.P50), int64(lat.P99)
 }
 
-// timerPlan is where each coroutine's samples go: coroutine i's are
-// samples[off[i]:off[i+1]], one per sleep of its N windows.
-func timerPlan(n, windows int) (off []int) {
-	off = make([]int, n+1)
+// timerSamples is how many sleeps n coroutines make in their N windows:
+// the size of the sample buffer. A wake stores its lateness in the slot
+// its wake count names (the k-th wake of the run in samples[k-1]), so the
+// buffer fills front to back: at n=10000, one slot per coroutine would put
+// every wake's store on a different, cold cache line, and the store's miss
+// would count in the runtime's CPU per wake.
+func timerSamples(n, windows int) (total int) {
 	for i := 0; i < n; i++ {
 		j, dur := 0, timerDurations(i)
 		for range windows {
 			j = timerWindowEnd(j, dur)
 		}
-		off[i+1] = off[i] + j
+		total += j
 	}
-	return off
+	return total
 }
 
 // timerWakeTag is what wake k adds to the checksum. The coroutines of
@@ -206,12 +210,15 @@ func timerWait(deadline, now int64) time.Duration { return time.Duration(max(dea
 // each runs its N windows: at a window's start it reads the clock, then
 // for each sleep of the window sleeps until the window's start plus the
 // durations so far (yields if that has passed), reads the clock again, and
-// stores the lateness in its own slots of a preallocated sample buffer (no
-// two coroutines share a slot).
+// stores the lateness in the slot of a preallocated sample buffer that its
+// wake count names (timerSamples; a count is never handed out twice). One
+// clock reading per wake: the reading that measures a wake's lateness is
+// also the "now" the next sleep's duration is taken from. It is a few ns
+// old by then, so the sleep ends that much after its deadline, never
+// before.
 func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
 	n, windows := env.Int("n"), env.N
-	off := timerPlan(n, windows)
-	samples := make([]int64, off[n])
+	samples := make([]int64, timerSamples(n, windows))
 	var tags atomic.Uint64
 	var started, left, wakes atomic.Int64
 	var open atomic.Bool
@@ -230,22 +237,23 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 			for !open.Load() {
 				rt.Yield()
 			}
-			out, dur := samples[off[i]:off[i+1]], timerDurations(i)
+			dur := timerDurations(i)
 			var tag uint64
 			j := 0
 			for range windows {
-				anchor, at := monoNow(), time.Duration(0)
+				now := monoNow()
+				anchor, at := now, time.Duration(0)
 				for end := timerWindowEnd(j, dur); j < end; j++ {
 					at += dur(j)
 					deadline := anchor + int64(at)
-					if d := timerWait(deadline, monoNow()); d > 0 {
+					if d := timerWait(deadline, now); d > 0 {
 						rt.Sleep(d)
 					} else {
 						rt.Yield()
 					}
-					out[j] = monoNow() - deadline
+					now = monoNow()
+					samples[wakes.Add(1)-1] = now - deadline
 					tag += timerWakeTag(timerKey(i, j))
-					wakes.Add(1)
 				}
 			}
 			steady.end(cpu0, wakes.Load())
@@ -312,8 +320,7 @@ func timerOutcome(samples []int64, checksum uint64, cpu time.Duration, cpuWakes 
 // coroutine, sleeping with Context.Sleep on the reactor's timers.
 func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	n, windows := env.Int("n"), env.N
-	off := timerPlan(n, windows)
-	samples := make([]int64, off[n])
+	samples := make([]int64, timerSamples(n, windows))
 	var tags uint64 // one goroutine runs every task: no atomics needed
 	var open bool   // the start gate, opened by timerStarter
 	var wakes int64
@@ -322,7 +329,7 @@ func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	s := stackless.New()
 	defer s.Close()
 	for i := range tasks {
-		tasks[i] = timerTask{i: i, windows: windows, dur: timerDurations(i), out: samples[off[i]:off[i+1]], tags: &tags, open: &open,
+		tasks[i] = timerTask{i: i, windows: windows, dur: timerDurations(i), samples: samples, tags: &tags, open: &open,
 			wakes: &wakes, steady: &steady}
 		if err := s.Spawn(&tasks[i]); err != nil {
 			return scenarios.Outcome{}, err
@@ -356,10 +363,11 @@ type timerTask struct {
 	i, w, windows    int
 	j, end           int
 	anchor, deadline int64
+	now              int64 // the last clock reading: one per wake, as in timerBlocking
 	at               time.Duration
 	tag              uint64
 	dur              func(j int) time.Duration
-	out              []int64
+	samples          []int64 // shared: slot k holds the run's wake k+1 (timerSamples)
 	tags             *uint64
 	wakes            *int64         // every task's wakes so far
 	cpu0             *time.Duration // timerStarter.cpu0
@@ -376,11 +384,12 @@ func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 		t.gateOpen = true
 	}
 	if t.asleep {
-		t.out[t.j] = monoNow() - t.deadline
+		t.now = monoNow()
+		t.samples[*t.wakes] = t.now - t.deadline
+		*t.wakes++
 		t.tag += timerWakeTag(timerKey(t.i, t.j))
 		t.j++
 		t.asleep = false
-		*t.wakes++
 	}
 	if err := c.Err(); err != nil {
 		return c.Fail(err)
@@ -392,13 +401,14 @@ func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 			return c.Done()
 		}
 		t.w++
-		t.anchor, t.at = monoNow(), 0
+		t.now = monoNow()
+		t.anchor, t.at = t.now, 0
 		t.end = timerWindowEnd(t.j, t.dur)
 	}
 	t.at += t.dur(t.j)
 	t.deadline = t.anchor + int64(t.at)
 	t.asleep = true
-	if d := timerWait(t.deadline, monoNow()); d > 0 {
+	if d := timerWait(t.deadline, t.now); d > 0 {
 		return c.Sleep(d)
 	}
 	return c.Yield()

@@ -65,13 +65,13 @@ func TestTimerWindowEnd(t *testing.T) {
 
 // TestTimerPlanFollowsTheWindows: with the real durations, every window of
 // every coroutine lasts [10 ms, 15 ms), its last sleep starting before 10
-// ms; the plan gives each coroutine one slot per sleep of its N windows;
-// the checksum is the sum of those sleeps' tags. And coroutine i's
+// ms; the sample buffer has one slot per sleep of every coroutine's N
+// windows; the checksum is the sum of those sleeps' tags. And coroutine i's
 // schedule does not depend on n.
 func TestTimerPlanFollowsTheWindows(t *testing.T) {
 	const n, windows = 50, 3
-	off := timerPlan(n, windows)
 	var want uint64
+	total, first3 := 0, 0
 	for i := 0; i < n; i++ {
 		dur := timerDurations(i)
 		j := 0
@@ -88,8 +88,8 @@ func TestTimerPlanFollowsTheWindows(t *testing.T) {
 				t.Fatalf("coroutine %d window %d: timerWindowEnd(%d) = %d, want %d", i, w, start, end, j)
 			}
 		}
-		if got := off[i+1] - off[i]; got != j {
-			t.Fatalf("coroutine %d: %d slots, want %d sleeps", i, got, j)
+		if total += j; i == 2 {
+			first3 = total
 		}
 		for k := 0; k < j; k++ {
 			want += timerWakeTag(timerKey(i, k))
@@ -97,7 +97,10 @@ func TestTimerPlanFollowsTheWindows(t *testing.T) {
 	}
 	// About 4.5 sleeps per window (10 ms / 2.525 ms, plus the one that
 	// crosses the end): the offered rate is n / timerMeanSleep.
-	if per := float64(off[n]) / (n * windows); per < 3.5 || per > 5.5 {
+	if got := timerSamples(n, windows); got != total {
+		t.Fatalf("timerSamples(%d, %d) = %d, want the %d planned sleeps", n, windows, got, total)
+	}
+	if per := float64(total) / (n * windows); per < 3.5 || per > 5.5 {
 		t.Errorf("%.2f sleeps per window", per)
 	}
 	env := &scenarios.Env{N: windows, Params: map[string]string{"n": "50"}}
@@ -108,8 +111,8 @@ func TestTimerPlanFollowsTheWindows(t *testing.T) {
 	if timerWakeTag(timerKey(0, 1)) == timerWakeTag(timerKey(0, 2)) {
 		t.Fatal("two wake tags are equal")
 	}
-	if small := timerPlan(3, windows); small[1] != off[1] || small[3] != off[3] {
-		t.Errorf("coroutines 0..2 plan %v with n=3, %v with n=50: want the same schedule", small, off[:4])
+	if small := timerSamples(3, windows); small != first3 {
+		t.Errorf("coroutines 0..2 sleep %d times with n=3, %d with n=50: want the same schedule", small, first3)
 	}
 }
 

@@ -6,11 +6,11 @@ import (
 )
 
 // TimerWindow is the bodies' schedule: window by window it holds the
-// sleeps timerPlan counts for n=1, with timerDuration's durations, and
+// sleeps timerSamples counts for n=1, with timerDuration's durations, and
 // each window's sleeps start under timerWindow.
 func TestTimerWindow(t *testing.T) {
 	const windows = 50
-	off := timerPlan(1, windows)
+	planned := timerSamples(1, windows)
 	j := 0
 	for w := range windows {
 		durs, next := TimerWindow(0, j)
@@ -32,8 +32,8 @@ func TestTimerWindow(t *testing.T) {
 		}
 		j = next
 	}
-	if j != off[1] {
-		t.Errorf("%d windows hold %d sleeps, timerPlan counts %d", windows, j, off[1])
+	if j != planned {
+		t.Errorf("%d windows hold %d sleeps, timerSamples counts %d", windows, j, planned)
 	}
 }
 
