@@ -209,13 +209,13 @@ func TestMarkAppliesOnOneP(t *testing.T) {
 	if judge(timed, Options{NoMark: true, Disturbed: Disturbed}) != nil {
 		t.Error("NoMark left a mark")
 	}
-	for _, name := range []string{"memory", "burst", "exec", "offload"} {
+	for _, name := range []string{"memory", "burst", "exec", "offload", "timer"} {
 		s, _ := scenarios.Lookup(name)
 		if judge(s, Options{}) != nil {
 			t.Errorf("%s is judged by default on one P", name)
 		}
 	}
-	for _, name := range []string{"switch", "timer", "fdwake", "shutdown"} {
+	for _, name := range []string{"switch", "fdwake", "shutdown", "pingpong"} {
 		s, _ := scenarios.Lookup(name)
 		if judge(s, Options{}) == nil {
 			t.Errorf("%s is not judged by default on one P", name)

@@ -27,6 +27,7 @@ type adaptRule struct {
 	targetCV float64       // a cell at or below it is stable
 	maxReps  int           // no cell gets more repetitions than this
 	budget   time.Duration // wall time the extra repetitions may take in all
+	asked    time.Duration // --adapt-budget, before the run budget cut it to budget
 }
 
 // adaptVerdict is the decision for one cell.
@@ -139,7 +140,7 @@ func repsText(reps int, v adaptVerdict, c float64, r adaptRule, budgetSpent bool
 		why = fmt.Sprintf("cv %s > target %s; cap of %d repetitions reached", pct(c), pct(r.targetCV), r.maxReps)
 	case budgetSpent:
 		why = fmt.Sprintf("%s; time budget of %v for extra repetitions spent", over, roundBudget(r.budget))
-	case r.budget <= 0 && r.maxReps > 0:
+	case r.budget <= 0 && r.asked > 0 && r.maxReps > 0:
 		why = fmt.Sprintf("%s; no time left for extra repetitions (--run-budget spent by the planned ones)", over)
 	default:
 		why = fmt.Sprintf("%s; extra repetitions off (--max-count or --adapt-budget)", over)

@@ -297,9 +297,13 @@ func TestRunAdaptBudget(t *testing.T) {
 			t.Errorf("runAdaptBudget(adapt %v, run %v, planned %v) = %v, want %v", c.adapt, c.run, c.planned, got, c.want)
 		}
 	}
-	r := adaptRule{targetCV: 0.05, maxReps: 9}
+	r := adaptRule{targetCV: 0.05, maxReps: 9, asked: 5 * m}
 	if got := repsText(3, verdictMore, 0.2, r, false, 3, 3, 0, 0); !strings.Contains(got, "--run-budget") {
 		t.Errorf("a cell left noisy because the run budget was spent reads %q, want it to name --run-budget", got)
+	}
+	r.asked = 0 // --adapt-budget 0: the user turned them off, the run budget did not
+	if got := repsText(3, verdictMore, 0.2, r, false, 3, 3, 0, 0); strings.Contains(got, "--run-budget") || !strings.Contains(got, "extra repetitions off") {
+		t.Errorf("a cell left noisy with --adapt-budget 0 reads %q, want extra repetitions off, not the run budget blamed", got)
 	}
 }
 

@@ -335,7 +335,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 
 	// Extra rounds (adapt.go): only the cells whose CV is still above the
 	// target, one repetition each per round, in plan order.
-	rule := adaptRule{targetCV: opts.TargetCV, maxReps: opts.MaxCount,
+	rule := adaptRule{targetCV: opts.TargetCV, maxReps: opts.MaxCount, asked: opts.AdaptBudget,
 		budget: runAdaptBudget(opts.AdaptBudget, opts.RunBudget, time.Since(runStart))}
 	if rule.targetCV <= 0 {
 		rule.targetCV = DefaultTargetCV
