@@ -140,10 +140,11 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 			case "await-timeout":
 				allowed = 1000
 			case "sleepers":
-				// Plus 1%: coro's goroutines make the runtime allocate
-				// now and then; a timer object or closure per sleep
-				// would be 1000 or more.
-				allowed = spawnMallocs(t, s, 1000) + 10
+				// Plus 10%: coro's goroutines make the runtime allocate
+				// now and then (1% was exceeded by 14 in one run of
+				// three, without the race detector); a timer object or
+				// closure per sleep would be 1000 or more.
+				allowed = spawnMallocs(t, s, 1000) + 100
 			}
 			if large > small+allowed {
 				t.Errorf("%s: 1000 more iterations made %d more allocations (allowed %d)", name, large-small, allowed)
