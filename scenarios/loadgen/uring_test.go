@@ -28,21 +28,29 @@ func forEachEngine(t *testing.T, f func(t *testing.T, engine string)) {
 	}
 }
 
-// TestRingSendsAndReceives drives the ring alone over a socket pair: a
-// SEND on one end and a RECV on the other complete with the byte counts
-// and user data they were queued with, and the bytes arrive.
-func TestRingSendsAndReceives(t *testing.T) {
-	r, err := newRing(4)
+// ringAndSocketPair returns a ring of the given size and a connected
+// socket pair, all closed when the test ends; it skips the test on a
+// kernel that makes no ring.
+func ringAndSocketPair(t *testing.T, entries uint32) (*ring, [2]int) {
+	t.Helper()
+	r, err := newRing(entries)
 	if err != nil {
 		t.Skipf("this kernel makes no io_uring: %v", err)
 	}
-	defer r.close()
+	t.Cleanup(r.close)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	return r, [2]int(fds)
+}
+
+// TestRingSendsAndReceives drives the ring alone over a socket pair: a
+// SEND on one end and a RECV on the other complete with the byte counts
+// and user data they were queued with, and the bytes arrive.
+func TestRingSendsAndReceives(t *testing.T) {
+	r, fds := ringAndSocketPair(t, 4)
 	out, in := []byte("hello, ring"), make([]byte, 64)
 	if err := r.queue(uringOpRecv, fds[1], in, 0, 7); err != nil {
 		t.Fatal(err)
@@ -69,17 +77,7 @@ func TestRingSendsAndReceives(t *testing.T) {
 // TestRingRefusesWhenFull: queue says so when every slot holds an entry
 // the kernel has not consumed, and accepts again after an enter.
 func TestRingRefusesWhenFull(t *testing.T) {
-	r, err := newRing(2)
-	if err != nil {
-		t.Skipf("this kernel makes no io_uring: %v", err)
-	}
-	defer r.close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	r, fds := ringAndSocketPair(t, 2)
 	b := []byte{1}
 	for i := range r.sqEntries {
 		if err := r.queue(uringOpSend, fds[0], b, 0, uint64(i)); err != nil {
