@@ -61,11 +61,18 @@ import (
 // its body (its untimed set-up included: a disturbance of the set-up
 // shows up on the machine the timed region ran on as well).
 type Signal struct {
-	Wall     time.Duration // the body's wall time, set-up included
+	Wall     time.Duration // the window the figures cover: the body, set-up included, and the two readings
 	RunDelay time.Duration // runqueue wait of the thread that ran most
 	AllDelay time.Duration // Σ over the process's threads of runqueue wait
 	CPU      time.Duration // Σ over the process's threads of CPU time
-	Nivcsw   int64         // involuntary context switches of the process
+	// Own is the CPU time the process's other threads (all but the one
+	// that ran most: sysmon, a timer or reactor thread, a thread the
+	// runtime started) got over the run. On the one CPU a single-P cell is
+	// pinned to, that is time the body's thread waited for the row's own
+	// threads, which is the row's behaviour and not a disturbance; Wait
+	// takes it off RunDelay.
+	Own    time.Duration
+	Nivcsw int64 // involuntary context switches of the process
 }
 
 // DisturbedShare is the mark: a timed run whose body's thread waited on a
@@ -76,7 +83,9 @@ type Signal struct {
 // the mark sits above that.
 const DisturbedShare = 0.15
 
-// Disturbed is the default mark (DisturbedShare).
+// Disturbed is the default mark: the body's thread waited for other
+// tasks (Wait, the process's own threads' time taken off) more than
+// DisturbedShare of the run's wall time.
 func Disturbed(s Signal) bool { return s.DelayShare() > DisturbedShare }
 
 // notOneThread lists the scenarios whose cells' runqueue wait is partly
@@ -114,14 +123,27 @@ func judgedByDefault(s *scenarios.Scenario) bool {
 	return strings.Contains(s.Metrics[0].Unit, "ns/")
 }
 
-// DelayShare is the share of the body's wall time the process's threads
-// spent waiting on a runqueue (it can exceed 1 when several threads wait
-// at once). 0 when no wall time was taken.
+// Wait is the body's thread's runqueue wait that the process's own
+// threads do not account for: RunDelay less the CPU time the other
+// threads got over the run (Own), at least 0. On the one CPU a judged
+// cell is pinned to, every ns another thread of the process ran is a ns
+// the body's thread, runnable, may have waited for it; what is left is
+// another task's doing. It is an upper bound of the row's own share, not
+// an exact one: a helper that ran while the body was blocked (not
+// runnable) excuses a wait it did not cause. For the cells judged (one
+// runnable thread by design) the body is runnable nearly all the time, so
+// the two are close.
+func (s Signal) Wait() time.Duration { return max(0, s.RunDelay-s.Own) }
+
+// DelayShare is the share of the run's wall time the body's thread waited
+// on a runqueue for other tasks (Wait): the figure the mark compares with
+// DisturbedShare. It can exceed 1 only through clock granularity. 0 when
+// no wall time was taken.
 func (s Signal) DelayShare() float64 {
 	if s.Wall <= 0 {
 		return 0
 	}
-	return float64(s.RunDelay) / float64(s.Wall)
+	return float64(s.Wait()) / float64(s.Wall)
 }
 
 // schedTotals is the process's threads' schedstat figures, per thread
@@ -174,15 +196,20 @@ func readSched() schedTotals {
 	return t
 }
 
-// since is the signal between t0 (before the body) and now. RunDelay is
-// the wait of the thread that ran most in between (the body's: on one P
-// the others are the runtime's helpers, sysmon above all, whose own waits
-// for the body's thread are not a disturbance; a quiet Yield n=262144 on
-// stackful-asm summed 15% of its wall time over every thread);
-// AllDelay sums every thread's.
-func (t0 schedTotals) since(wall time.Duration) Signal {
+// since is the signal between t0, read at start, and a reading taken
+// now. Wall runs from start (taken before t0's reading) to the end of
+// this one, so that it covers every ns the threads' figures can: reading
+// the process's schedstat files takes a few µs per thread, which is
+// nothing beside a long run but is not beside a 16 µs shutdown cycle.
+// RunDelay is the wait of the thread that ran most in between (the
+// body's: on one P the others are the runtime's helpers, sysmon above
+// all, whose own waits for the body's thread are not a disturbance; a
+// quiet Yield n=262144 on stackful-asm summed 15% of its wall time over
+// every thread); Own is what the others ran; AllDelay sums every
+// thread's wait.
+func (t0 schedTotals) since(start time.Time) Signal {
 	t1 := readSched()
-	s := Signal{Wall: wall, Nivcsw: t1.nivcsw - t0.nivcsw}
+	s := Signal{Wall: time.Since(start), Nivcsw: t1.nivcsw - t0.nivcsw}
 	if !t0.ok || !t1.ok {
 		return s
 	}
@@ -195,5 +222,6 @@ func (t0 schedTotals) since(wall time.Duration) Signal {
 			most, s.RunDelay = ran, max(0, th.delay-before.delay)
 		}
 	}
+	s.Own = max(0, s.CPU-most)
 	return s
 }

@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"sync"
@@ -15,9 +16,10 @@ import (
 )
 
 // TestDisturbedMark checks the default mark on hand-made signals: above
-// DisturbedShare of the wall time waiting on a runqueue, and only then.
+// DisturbedShare of the wall time waiting on a runqueue for tasks other
+// than the process's own threads, and only then.
 func TestDisturbedMark(t *testing.T) {
-	ms := time.Millisecond
+	ms, us := time.Millisecond, time.Microsecond
 	for _, c := range []struct {
 		sig  Signal
 		want bool
@@ -31,6 +33,15 @@ func TestDisturbedMark(t *testing.T) {
 		{Signal{Wall: 100 * ms, RunDelay: 150 * ms}, true},                   // several threads waiting
 		{Signal{Wall: 100 * ms, CPU: 5 * ms, Nivcsw: 1000}, false},           // only the wait counts
 		{Signal{RunDelay: ms}, false},                                        // no wall time: no verdict
+		// The process's own threads ran while the body waited: their
+		// time comes off the wait, and only the rest is judged.
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 40 * ms}, false},  // sysmon, a reactor thread: the row's own
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 60 * ms}, false},  // more than the wait: 0, not negative
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 25 * ms}, false},  // 15 ms left: at the mark
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 25*ms - 1}, true}, // another task ran too
+		{Signal{Wall: 100 * ms, RunDelay: 90 * ms, Own: 10 * ms}, true},   // mostly another task
+		{Signal{Wall: 16 * us, RunDelay: 12 * us, Own: 12 * us}, false},   // a shutdown cycle: one wake of our own thread
+		{Signal{Wall: 16 * us, RunDelay: 12 * us, Own: 3 * us}, true},     // … and of another task's
 	} {
 		if got := Disturbed(c.sig); got != c.want {
 			t.Errorf("Disturbed(%+v) = %v (share %.3f), want %v", c.sig, got, c.sig.DelayShare(), c.want)
@@ -55,7 +66,8 @@ func TestReadSchedSeesARunqueueWait(t *testing.T) {
 		}
 	}
 	const spin = 60 * time.Millisecond
-	t0, start := readSched(), time.Now()
+	start := time.Now()
+	t0 := readSched()
 	var spun, wg sync.WaitGroup
 	release := make(chan struct{})
 	for range 2 {
@@ -78,16 +90,82 @@ func TestReadSchedSeesARunqueueWait(t *testing.T) {
 		}()
 	}
 	spun.Wait()
-	sig := t0.since(time.Since(start))
+	sig := t0.since(start)
 	close(release)
 	wg.Wait()
 	// Each thread wants 60 ms of one CPU within the same 60 ms or so:
 	// whatever the order, each waits for the other a good part of it, the
 	// one that ran most included. Read loosely: a third of one spin.
 	// (Each spins for 60 ms of wall time, not of CPU: on a busy machine
-	// it gets less, and waits more.)
+	// it gets less, and waits more.) The other spinner is a thread of
+	// this process: what it ran is Own, and it is the wait's cause, so
+	// the mark's Wait is that much less than RunDelay.
 	if sig.RunDelay < spin/3 || sig.AllDelay < sig.RunDelay || sig.CPU <= 0 {
 		t.Errorf("two threads spinning %v each on cpu%d: %+v, want a run delay of at least %v, all threads' at least that, some CPU", spin, cpu, sig, spin/3)
+	}
+	if sig.Own < spin/6 || sig.Own > sig.CPU || sig.Wait() != max(0, sig.RunDelay-sig.Own) {
+		t.Errorf("two threads spinning %v each on cpu%d: %+v, want the other spinner's CPU time (at least %v) as Own, and Wait = RunDelay - Own = %v", spin, cpu, sig, spin/6, sig.Wait())
+	}
+}
+
+// TestReadSchedMarksAnotherTask: a thread of this process spinning on a
+// CPU beside another process spinning there waits for that process, and
+// that wait is not taken off as the process's own (Own stays small): the
+// run is marked.
+func TestReadSchedMarksAnotherTask(t *testing.T) {
+	if b, err := os.ReadFile("/proc/self/schedstat"); err != nil || string(b[:2]) == "0 " {
+		t.Skipf("no scheduler statistics here (%v)", err)
+	}
+	yes, err := exec.LookPath("yes")
+	if err != nil {
+		t.Skip("no yes(1) to spin beside the test")
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	cpu := -1
+	for i := 0; i < 1024 && cpu < 0; i++ {
+		if set.IsSet(i) {
+			cpu = i
+		}
+	}
+	var one unix.CPUSet
+	one.Set(cpu)
+	other := exec.Command(yes) // its output goes to /dev/null: it spins, never blocks
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = other.Process.Kill()
+		_ = other.Wait()
+	}()
+	if err := unix.SchedSetaffinity(other.Process.Pid, &one); err != nil {
+		t.Fatal(err)
+	}
+	const spin = 60 * time.Millisecond
+	done := make(chan Signal)
+	go func() {
+		runtime.LockOSThread() // the thread ends with the goroutine: its affinity goes with it
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			t.Error(err)
+			close(done)
+			return
+		}
+		start := time.Now()
+		t0 := readSched()
+		for end := time.Now().Add(spin); time.Now().Before(end); {
+		}
+		done <- t0.since(start)
+	}()
+	sig, ok := <-done
+	if !ok {
+		return
+	}
+	// yes(1) and the spinner share the CPU: the spinner waits about half
+	// of its 60 ms, for a task that is not this process's.
+	if sig.Wait() < spin/4 || !Disturbed(sig) {
+		t.Errorf("a spinner beside yes(1) on cpu%d: %+v (wait %v, share %.2f), want a wait for another task of at least %v, marked disturbed", cpu, sig, sig.Wait(), sig.DelayShare(), spin/4)
 	}
 }
 

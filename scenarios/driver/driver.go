@@ -346,9 +346,10 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 		}
 		stop = opts.FinalStop
 	}
-	sched, bodyStart := readSched(), time.Now()
+	bodyStart := time.Now()
+	sched := readSched()
 	env, out, err := runBody(s, row, params, env)
-	sig := sched.since(time.Since(bodyStart))
+	sig := sched.since(bodyStart)
 	if stop != nil {
 		stop() // before the checksum: Want may take a while
 	}

@@ -297,8 +297,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 				if r.Disturbed {
 					mark = " DISTURBED"
 				}
-				fmt.Fprintf(logFile, "    run %d: %.6g %s, wall %v, run delay %v (%.1f%%), all threads' %v, cpu %v, nivcsw %d%s\n",
-					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.AllDelay), time.Duration(r.CPU), r.Nivcsw, mark)
+				fmt.Fprintf(logFile, "    run %d: %.6g %s, wall %v, run delay %v (%.1f%%), all threads' %v, cpu %v, own threads' %v, wait for others %.1f%%, nivcsw %d%s\n",
+					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.AllDelay), time.Duration(r.CPU), time.Duration(r.Own), 100*r.waitShare(), r.Nivcsw, mark)
 			}
 			if out.stealShare > stealMark {
 				text := fmt.Sprintf("rep %d: steal %v = %.1f%% of %v wall on %s (marked above %.0f%%)", c.Rep, out.stolen, 100*out.stealShare, out.wall.Round(time.Millisecond), out.stealOn, 100*stealMark)
@@ -472,7 +472,7 @@ func disturbedText(c Cell, rep childReport) string {
 	var shares []string
 	for _, r := range rep.Runs {
 		if r.Disturbed {
-			shares = append(shares, fmt.Sprintf("%.0f%%", 100*float64(r.RunDelay)/float64(max(1, r.Wall))))
+			shares = append(shares, fmt.Sprintf("%.0f%%", 100*r.waitShare()))
 		}
 	}
 	return fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed (runqueue wait %s of wall, marked above %.0f%%)",
