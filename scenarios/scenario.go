@@ -212,6 +212,15 @@ type Scenario struct {
 	// runtime with PoolThreads() pool threads, so the pool's threads have
 	// Ps of their own (capabilities_offload.go, Row.CellGOMAXPROCS).
 	UsesPool bool
+	// NotJudged, when not "", says why the disturbance mark does not judge
+	// this scenario's cells even on one P (docs/design.md §6.7): a
+	// runqueue wait that is partly the cell's own beyond the process's
+	// threads (a helper process beside the body, wake-ups on an idle
+	// CPU), or a headline a wait does not move (a byte count). Empty: its
+	// single-P cells are judged, and a timed run whose body's thread
+	// waited for other tasks is re-taken. package scenarios/driver reads
+	// it; --list and the README's scenario table show it.
+	NotJudged string
 
 	// Blocking is the body shared by the stackful and goroutine rows. Nil
 	// means no blocking body exists yet: those rows report not supported.

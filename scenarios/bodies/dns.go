@@ -31,6 +31,7 @@ var DNS = register(&scenarios.Scenario{
 	Params: []scenarios.Param{
 		{Key: "c", Full: []string{"1", "64"}, Quick: []string{"16"}, Doc: "resolving coroutines", Min: 1, Max: reactor.DefaultPoolQueue, BytesPer: scenarios.CoroutineBytes},
 	},
+	NotJudged: "its responder is a process of its own, running beside it",
 	Metrics: []scenarios.Metric{
 		{Unit: "ns/lookup", Kind: scenarios.TimePerOp, Headline: "DNS lookup (local responder)"},
 		{Unit: "lookups/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true},

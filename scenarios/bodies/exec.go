@@ -28,6 +28,7 @@ var Exec = register(&scenarios.Scenario{
 	Params: []scenarios.Param{
 		{Key: "c", Full: []string{"1", "8"}, Quick: []string{"2"}, Doc: "spawning coroutines", Min: 1, Max: 256, BytesPer: scenarios.CoroutineBytes},
 	},
+	NotJudged: "its children are processes of their own, running beside it",
 	Metrics: []scenarios.Metric{
 		{Unit: "ns/child", Kind: scenarios.TimePerOp, Headline: "spawn, read and reap a child"},
 	},

@@ -27,6 +27,7 @@ var FileIO = register(&scenarios.Scenario{
 	Params: []scenarios.Param{
 		{Key: "c", Full: []string{"1", "16"}, Quick: []string{"4"}, Doc: "reading coroutines", Min: 1, Max: 4096, BytesPer: scenarios.CoroutineBytes + fileIOBlock},
 	},
+	NotJudged: "a blocking read hands the P to another thread on the goroutine rows",
 	Metrics: []scenarios.Metric{
 		{Unit: "ns/read", Kind: scenarios.TimePerOp, Headline: "4 KiB file read"},
 		{Unit: "reads/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true},

@@ -31,6 +31,7 @@ var FSWatch = register(&scenarios.Scenario{
 		{Unit: "p50-ns/wake", Kind: scenarios.BodyMeasured},
 		{Unit: "p99-ns/wake", Kind: scenarios.BodyMeasured},
 	},
+	NotJudged:    "a blocking file write hands the P to another thread, and the inotify wake-up comes from the kernel's side",
 	Blocking:     fsWatchBlocking,
 	StateMachine: fsWatchStateMachine,
 	Want:         fsWatchWant,

@@ -31,6 +31,7 @@ var Offload = register(&scenarios.Scenario{
 		{Key: "c", Full: []string{"1", "8"}, Quick: []string{"4"}, Doc: "offloading coroutines", Min: 1, Max: 4096, BytesPer: scenarios.CoroutineBytes},
 		{Key: "kb", Full: []string{"16", "256"}, Quick: []string{"64"}, Doc: "KiB checksummed per chunk", Min: 1, Max: 65536, BytesPer: 1 << 10},
 	},
+	NotJudged: "a blocking read hands the P to another thread on the goroutine rows",
 	Metrics: []scenarios.Metric{
 		{Unit: "ns/chunk", Kind: scenarios.TimePerOp, Headline: "offloaded CPU chunk"},
 		{Unit: "MB/s", Kind: scenarios.BodyMeasured, HigherIsBetter: true},

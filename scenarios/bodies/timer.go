@@ -38,6 +38,7 @@ var Timer = register(&scenarios.Scenario{
 		"first coroutine has finished its windows (after that fewer coroutines offer less than the rate). The results "+
 		"file's timer-floor line names each row's clock and wait syscall.",
 		timerMeanSleep, timerWindow, timerWindow, timerWindow, timerWindow+timerMax),
+	NotJudged: "its coroutines wake from idle thousands of times a run, and a wake-up on an idle vCPU counts as runqueue wait: 13–20% of the wall time with nothing else running",
 	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
 		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
 	Params: []scenarios.Param{{Key: "n", Full: timerSweep, Quick: []string{"1", "1000", "10000"},

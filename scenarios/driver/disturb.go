@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,12 +28,17 @@ import (
 //     record: the runtime's helpers (sysmon) wait for the body's thread
 //     on one CPU, and a multi-P cell's threads wait for each other.
 //   - CPU: the CPU time the process's threads got (schedstat's
-//     sum_exec_runtime), for the record.
+//     sum_exec_runtime), for the record; Own: the part of it the threads
+//     other than the body's got. On the one CPU a judged cell is pinned
+//     to, the body's thread waits for those too (sysmon, a thread the
+//     runtime starts), and that wait is the row's own, so the mark judges
+//     RunDelay less Own (Signal.Wait).
 //   - Nivcsw: involuntary context switches of the process (getrusage),
 //     for the record: it counts preemptions of any length, so it ranks
 //     disturbances less well than the time they took.
 //
-// The mark (Disturbed) is the run-delay share alone. Measured on the
+// The mark (Disturbed) is the share of the wall time the body's thread
+// waited for other tasks alone (Signal.DelayShare). Measured on the
 // shared 2-core VM this was built on, over ~1260 timed runs of single-P
 // cells (README, "Measurement: noise and pinning"), a run whose threads'
 // summed runqueue wait was over 10% of its wall time was slower than its
@@ -49,9 +53,10 @@ import (
 // so it marked layouts, not neighbours.
 //
 // The mark applies to a cell on one P only (runtime.GOMAXPROCS(0) == 1,
-// every single-P row's cells) whose scenario runs no helper beside its
-// body (notOneThread) and whose headline figure is a time: there the
-// body's threads are one runnable thread by design, so any runqueue wait
+// every single-P row's cells) whose scenario does not declare itself not
+// judged (Scenario.NotJudged: a helper beside its body, or a headline that
+// is not a time): there the body's threads are one runnable thread by
+// design, so a runqueue wait the process's own threads do not account for
 // is another task's doing. A multi-P cell's own threads wait for each other (goroutine-multi's
 // spinning Ms on two CPUs: 100–190% of wall time in undisturbed runs whose
 // figure was at its cell's median), so the same figure says nothing there
@@ -76,7 +81,8 @@ type Signal struct {
 }
 
 // DisturbedShare is the mark: a timed run whose body's thread waited on a
-// runqueue for more than this share of the body's wall time is disturbed.
+// runqueue for other tasks (Signal.Wait) for more than this share of the
+// run's wall time is disturbed.
 // Blocking by design does not count (a blocked thread is not runnable);
 // an undisturbed blocking cell's wake-ups wait ~3–4% of its wall time
 // (FDWake), the body's thread of Spawn pool=cold on stackful-asm 8–12%, so
@@ -88,39 +94,22 @@ const DisturbedShare = 0.15
 // DisturbedShare of the run's wall time.
 func Disturbed(s Signal) bool { return s.DelayShare() > DisturbedShare }
 
-// notOneThread lists the scenarios whose cells' runqueue wait is partly
-// their own even on one P, with the reason: their own helpers take the
-// CPU the body waits for, or their body wakes from idle thousands of
-// times a run. Measured with the mark on, goroutine-single's Offload and
-// FSWatch runs waited 40–125% of their wall time; Timer's n=300–3000 cells
-// waited 13–20% (stackless, stackful-coro) in a full run on a quiet
-// machine in which nothing else ran beside them (the rest of the machine's
-// CPU over their processes: 0 ticks): a thread woken on an idle vCPU waits
-// for the VM to resume that CPU, and schedstat counts the wait as runqueue
-// wait. Keyed by scenario name; TestNotOneThreadNamesScenarios keeps it in
-// step with the registry.
-var notOneThread = map[string]string{
-	"timer":   "its coroutines wake from idle thousands of times a run (a wake-up on an idle vCPU counts as runqueue wait)",
-	"echo":    "its load generator is a process of its own",
-	"exec":    "its children run beside it",
-	"dns":     "its responder is a process of its own",
-	"fswatch": "a blocking file write hands the P to another thread",
-	"offload": "a blocking read hands the P to another thread (goroutine rows)",
-	"fileio":  "a blocking read hands the P to another thread (goroutine rows)",
-}
-
 // judgedByDefault reports whether the default mark applies to a cell of s
-// measured in this process: one P, a scenario whose cells are one
-// runnable thread (notOneThread), and a headline figure that is a time (a
-// byte count, Memory's and Burst's, does not move with a runqueue wait).
+// measured in this process: one P, and a scenario that does not say why
+// it is not judged (Scenario.NotJudged: a helper process beside the body,
+// wake-ups on an idle CPU, a headline that is a byte count). There the
+// process's threads are one runnable thread and the runtime's helpers,
+// whose time Signal.Wait takes off, so a wait that is left is another
+// task's doing. The declarations' measured grounds: with the mark on,
+// goroutine-single's Offload and FSWatch runs waited 40–125% of their wall
+// time (summed over the process's threads, before Own was taken off);
+// Timer's n=300–3000 cells waited 13–20% (stackless, stackful-coro) in a
+// full run on a quiet machine in which nothing else ran beside them (the
+// rest of the machine's CPU over their processes: 0 ticks): a thread
+// woken on an idle vCPU waits for the VM to resume that CPU, and schedstat
+// counts the wait as runqueue wait.
 func judgedByDefault(s *scenarios.Scenario) bool {
-	if runtime.GOMAXPROCS(0) != 1 || len(s.Metrics) == 0 {
-		return false
-	}
-	if _, ok := notOneThread[s.Name]; ok {
-		return false
-	}
-	return strings.Contains(s.Metrics[0].Unit, "ns/")
+	return runtime.GOMAXPROCS(0) == 1 && len(s.Metrics) > 0 && s.NotJudged == ""
 }
 
 // Wait is the body's thread's runqueue wait that the process's own

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -318,11 +319,33 @@ func TestMarkAppliesOnOneP(t *testing.T) {
 	}
 }
 
-// TestNotOneThreadNamesScenarios: every scenario the list exempts exists.
-func TestNotOneThreadNamesScenarios(t *testing.T) {
-	for name := range notOneThread {
-		if _, ok := scenarios.Lookup(name); !ok {
-			t.Errorf("notOneThread names %q, which is not a scenario", name)
+// TestNotJudgedIsReadFromTheScenario: the driver's verdict on every
+// registered scenario is its declaration (Scenario.NotJudged) read back,
+// on one P; a scenario whose headline is not a time declares it; and a
+// declaration on a scenario made here turns the default mark off.
+func TestNotJudgedIsReadFromTheScenario(t *testing.T) {
+	old := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(old)
+	if len(scenarios.All) == 0 {
+		t.Fatal("no scenario registered: is package scenarios/bodies linked into the test?")
+	}
+	for _, s := range scenarios.All {
+		if got, want := judge(s, Options{}) != nil, s.NotJudged == ""; got != want {
+			t.Errorf("%s: judged %v, but its NotJudged is %q", s.Name, got, s.NotJudged)
 		}
+		if !strings.Contains(s.Metrics[0].Unit, "ns/") && s.NotJudged == "" {
+			t.Errorf("%s: its headline %s is not a time, which a runqueue wait does not move, and it does not say so in NotJudged", s.Name, s.Metrics[0].Unit)
+		}
+	}
+	s := touchScenario(0)
+	if judge(s, Options{}) == nil {
+		t.Fatal("a scenario without NotJudged is not judged on one P")
+	}
+	s.NotJudged = "a helper of its own"
+	if judge(s, Options{}) != nil {
+		t.Error("a scenario with NotJudged is judged on one P")
+	}
+	if judge(s, Options{Disturbed: Disturbed}) == nil {
+		t.Error("NotJudged overrode an explicit Options.Disturbed")
 	}
 }

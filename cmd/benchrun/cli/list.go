@@ -50,3 +50,13 @@ func settings(n, quick int) string {
 	}
 	return fmt.Sprintf("%d %s (quick: %d)", n, unit, quick)
 }
+
+// listMark writes, under a scenario's --list entry, why the disturbance
+// mark does not judge its cells (Scenario.NotJudged, the one place that
+// says so; the driver reads the same field): nothing for a scenario whose
+// single-P cells are judged.
+func listMark(w io.Writer, s *scenarios.Scenario) {
+	if s.NotJudged != "" {
+		fmt.Fprintf(w, "      not judged by the disturbance mark: %s\n", s.NotJudged)
+	}
+}

@@ -82,3 +82,34 @@ func TestListShowsEveryScenariosGrids(t *testing.T) {
 		t.Skip("no registered scenario has grids")
 	}
 }
+
+// TestListShowsTheMarkDeclaration: --list says "not judged" under every
+// scenario that declares it (Scenario.NotJudged), with its reason, and
+// under no other.
+func TestListShowsTheMarkDeclaration(t *testing.T) {
+	var out bytes.Buffer
+	listScenarios(&out)
+	blocks := map[string]string{}
+	var name string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "  "); ok && !strings.HasPrefix(rest, " ") {
+			name, _, _ = strings.Cut(rest, " ")
+		}
+		blocks[name] += line + "\n"
+	}
+	declared := 0
+	for _, s := range scenarios.All {
+		got := strings.Contains(blocks[s.Name], "      not judged by the disturbance mark: ")
+		if s.NotJudged != "" {
+			declared++
+			if !strings.Contains(blocks[s.Name], "      not judged by the disturbance mark: "+s.NotJudged+"\n") {
+				t.Errorf("%s declares NotJudged %q; its --list entry lacks it:\n%s", s.Name, s.NotJudged, blocks[s.Name])
+			}
+		} else if got {
+			t.Errorf("%s is judged, but --list says it is not:\n%s", s.Name, blocks[s.Name])
+		}
+	}
+	if declared == 0 {
+		t.Error("no registered scenario declares NotJudged: the test checks nothing")
+	}
+}

@@ -262,6 +262,7 @@ func listScenarios(w io.Writer) {
 			fmt.Fprintf(w, "      --param %s=%s (quick: %s; valid: %s)\n", p.Key, strings.Join(p.Full, ","), strings.Join(p.Quick, ","), p.Range())
 		}
 		listGrids(w, s) // list.go
+		listMark(w, s)  // list.go
 	}
 	fmt.Fprintf(w, "rows: %s\n", strings.Join(scenarios.RowNames(), ", "))
 	for _, r := range scenarios.Rows {
