@@ -81,6 +81,39 @@ func TestCheckNamesFileAndLine(t *testing.T) {
 	}
 }
 
+// TestReadmeShowsTheMarkDeclaration: each scenario's line in the README's
+// scenario table ends with the disturbance mark's column as its
+// declaration reads (Scenario.NotJudged), so the README's list of scenarios
+// not judged is the code's.
+func TestReadmeShowsTheMarkDeclaration(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	if !strings.Contains(text, "| scenario | benchmark | measures | units | disturbance mark |") {
+		t.Fatal("README.md's scenario table has no disturbance mark column")
+	}
+	for _, s := range scenarios.All {
+		want := " judged |"
+		if s.NotJudged != "" {
+			want = " not judged: " + s.NotJudged + " |"
+		}
+		found := false
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "| `"+s.Name+"` | "+s.Bench+" |") {
+				found = true
+				if !strings.HasSuffix(line, "|"+want) {
+					t.Errorf("README.md's line for %s does not end with %q (its NotJudged)", s.Name, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("README.md has no scenario table line for %s", s.Name)
+		}
+	}
+}
+
 // TestReadmeListsScenariosAndRows keeps README.md in step with the code:
 // every scenario and row has a line in its tables, and no table line names
 // a scenario that does not exist.
