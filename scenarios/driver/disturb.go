@@ -66,7 +66,7 @@ import (
 // its body (its untimed set-up included: a disturbance of the set-up
 // shows up on the machine the timed region ran on as well).
 type Signal struct {
-	Wall     time.Duration // the window the figures cover: the body, set-up included, and the two readings
+	Wall     time.Duration // the window RunDelay covers: the body, set-up included, between two readings of its thread
 	RunDelay time.Duration // runqueue wait of the thread that ran most
 	AllDelay time.Duration // Σ over the process's threads of runqueue wait
 	CPU      time.Duration // Σ over the process's threads of CPU time
@@ -144,8 +144,13 @@ type schedTotals struct {
 	ok          bool
 }
 
-// threadSched is one thread's schedstat figures.
-type threadSched struct{ exec, delay time.Duration }
+// threadSched is one thread's schedstat figures, and when they were read
+// (just after the read: each thread's figures cover the time between its
+// own two readings, not the whole of either reading).
+type threadSched struct {
+	exec, delay time.Duration
+	at          time.Time
+}
 
 // readSched reads /proc/self/task/*/schedstat ("exec_ns run_delay_ns
 // timeslices"). A thread that ended between two readings takes its
@@ -176,7 +181,7 @@ func readSched() schedTotals {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		th := threadSched{time.Duration(exec), time.Duration(delay)}
+		th := threadSched{time.Duration(exec), time.Duration(delay), time.Now()}
 		t.threads[e.Name()] = th
 		t.exec += th.exec
 		t.delay += th.delay
@@ -186,19 +191,27 @@ func readSched() schedTotals {
 }
 
 // since is the signal between t0, read at start, and a reading taken
-// now. Wall runs from start (taken before t0's reading) to the end of
-// this one, so that it covers every ns the threads' figures can: reading
-// the process's schedstat files takes a few µs per thread, which is
-// nothing beside a long run but is not beside a 16 µs shutdown cycle.
-// RunDelay is the wait of the thread that ran most in between (the
+// now. RunDelay is the wait of the thread that ran most in between (the
 // body's: on one P the others are the runtime's helpers, sysmon above
 // all, whose own waits for the body's thread are not a disturbance; a
 // quiet Yield n=262144 on stackful-asm summed 15% of its wall time over
 // every thread); Own is what the others ran; AllDelay sums every
-// thread's wait.
+// thread's wait. Wall is the window RunDelay covers: from just after the
+// body's thread's file was read in t0 to just after it was read now.
+// Reading the process's schedstat files takes tens of µs (a few per
+// thread); the time from start (taken before t0's reading) to the end of
+// this one would count both readings whole, which is nothing beside a
+// long run but would more than double a Shutdown cycle's ~50 µs window
+// (~17 µs timed) and dilute its wait. A thread started since t0 (no
+// figures there) falls back to that whole window.
 func (t0 schedTotals) since(start time.Time) Signal {
-	t1 := readSched()
-	s := Signal{Wall: time.Since(start), Nivcsw: t1.nivcsw - t0.nivcsw}
+	return t0.to(readSched(), start, time.Now())
+}
+
+// to is the signal between readings t0 and t1, taken between start and
+// end (since's arithmetic, apart for tests of hand-made readings).
+func (t0 schedTotals) to(t1 schedTotals, start, end time.Time) Signal {
+	s := Signal{Wall: end.Sub(start), Nivcsw: t1.nivcsw - t0.nivcsw}
 	if !t0.ok || !t1.ok {
 		return s
 	}
@@ -206,9 +219,14 @@ func (t0 schedTotals) since(start time.Time) Signal {
 	s.CPU = max(0, t1.exec-t0.exec)
 	var most time.Duration = -1
 	for id, th := range t1.threads {
-		before := t0.threads[id] // zero for a thread started since
+		before, seen := t0.threads[id] // zero for a thread started since
 		if ran := th.exec - before.exec; ran > most {
 			most, s.RunDelay = ran, max(0, th.delay-before.delay)
+			if seen {
+				s.Wall = th.at.Sub(before.at)
+			} else {
+				s.Wall = end.Sub(start)
+			}
 		}
 	}
 	s.Own = max(0, s.CPU-most)

@@ -50,6 +50,61 @@ func TestDisturbedMark(t *testing.T) {
 	}
 }
 
+// TestSignalFromReadings: the signal's arithmetic on hand-made schedstat
+// readings. The body's thread is the one that ran most; its wait less
+// what the other threads ran is judged, over the time between its own
+// two readings.
+func TestSignalFromReadings(t *testing.T) {
+	us := time.Microsecond
+	t0 := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	reading := func(ths map[string]threadSched) schedTotals {
+		r := schedTotals{threads: ths, ok: true}
+		for _, th := range ths {
+			r.exec += th.exec
+			r.delay += th.delay
+		}
+		return r
+	}
+	// A shutdown cycle: the body's thread (1) ran 40 µs of a 60 µs
+	// window and waited 20 µs, while sysmon (2) ran 12 µs and a thread
+	// the runtime started during the run (3) ran 8 µs: all of the wait
+	// is the process's own.
+	before := reading(map[string]threadSched{
+		"1": {exec: 1000 * us, delay: 100 * us, at: at(10 * us)},
+		"2": {exec: 50 * us, delay: 5 * us, at: at(15 * us)},
+	})
+	after := reading(map[string]threadSched{
+		"1": {exec: 1040 * us, delay: 120 * us, at: at(70 * us)},
+		"2": {exec: 62 * us, delay: 9 * us, at: at(75 * us)},
+		"3": {exec: 8 * us, delay: 1 * us, at: at(76 * us)},
+	})
+	sig := before.to(after, at(0), at(80*us))
+	want := Signal{Wall: 60 * us, RunDelay: 20 * us, AllDelay: 25 * us, CPU: 60 * us, Own: 20 * us}
+	if sig != want || sig.Wait() != 0 || Disturbed(sig) {
+		t.Errorf("own threads only: %+v (wait %v), want %+v, wait 0, not disturbed", sig, sig.Wait(), want)
+	}
+	// The same run, but the body's thread waited 35 µs: 15 µs of it for
+	// another task, 25% of its 60 µs window.
+	after.threads["1"] = threadSched{exec: 1040 * us, delay: 135 * us, at: at(70 * us)}
+	after.delay += 15 * us
+	sig = before.to(after, at(0), at(80*us))
+	if sig.RunDelay != 35*us || sig.Own != 20*us || sig.Wait() != 15*us || !Disturbed(sig) {
+		t.Errorf("another task too: %+v (wait %v, share %.2f), want a wait of 15µs for others, disturbed", sig, sig.Wait(), sig.DelayShare())
+	}
+	// A body's thread started during the run has no first reading: its
+	// window is the whole one.
+	delete(before.threads, "1")
+	if sig = before.to(after, at(0), at(80*us)); sig.Wall != 80*us {
+		t.Errorf("a body thread started since the first reading: wall %v, want the whole 80µs", sig.Wall)
+	}
+	// No readings (no schedstat): only the wall time, and no verdict.
+	sig = schedTotals{}.to(schedTotals{}, at(0), at(80*us))
+	if sig != (Signal{Wall: 80 * us}) || Disturbed(sig) {
+		t.Errorf("no readings: %+v, want the wall time alone", sig)
+	}
+}
+
 // TestReadSchedSeesARunqueueWait: two threads that spin on one CPU wait
 // for each other, and the process's summed run delay shows it.
 func TestReadSchedSeesARunqueueWait(t *testing.T) {
