@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/corobench/corobench/scenarios"
 )
 
@@ -76,7 +78,13 @@ type Signal struct {
 	// pinned to, that is time the body's thread waited for the row's own
 	// threads, which is the row's behaviour and not a disturbance; Wait
 	// takes it off RunDelay.
-	Own    time.Duration
+	Own time.Duration
+	// OneCPU says the reading thread was allowed one CPU only (the
+	// harness pins a single-P cell's process there, and its threads
+	// inherit it): the premise of taking Own off. Unpinned (benchrun
+	// --pin=false, benchrun profile, a test), the other threads can run
+	// beside the body on another CPU, and Wait takes nothing off.
+	OneCPU bool
 	Nivcsw int64 // involuntary context switches of the process
 }
 
@@ -114,7 +122,8 @@ func judgedByDefault(s *scenarios.Scenario) bool {
 
 // Wait is the body's thread's runqueue wait that the process's own
 // threads do not account for: RunDelay less the CPU time the other
-// threads got over the run (Own), at least 0. On the one CPU a judged
+// threads got over the run (Own), at least 0, when the process is on one
+// CPU (OneCPU), else RunDelay whole. On the one CPU a judged
 // cell is pinned to, every ns another thread of the process ran is a ns
 // the body's thread, runnable, may have waited for it; what is left is
 // another task's doing. It is an upper bound of the row's own share, not
@@ -122,7 +131,12 @@ func judgedByDefault(s *scenarios.Scenario) bool {
 // runnable) excuses a wait it did not cause. For the cells judged (one
 // runnable thread by design) the body is runnable nearly all the time, so
 // the two are close.
-func (s Signal) Wait() time.Duration { return max(0, s.RunDelay-s.Own) }
+func (s Signal) Wait() time.Duration {
+	if !s.OneCPU {
+		return s.RunDelay
+	}
+	return max(0, s.RunDelay-s.Own)
+}
 
 // DelayShare is the share of the run's wall time the body's thread waited
 // on a runqueue for other tasks (Wait): the figure the mark compares with
@@ -136,12 +150,12 @@ func (s Signal) DelayShare() float64 {
 }
 
 // schedTotals is the process's threads' schedstat figures, per thread
-// and summed.
+// and summed, and whether the reading thread was allowed one CPU only.
 type schedTotals struct {
 	exec, delay time.Duration
 	threads     map[string]threadSched // by thread id
 	nivcsw      int64
-	ok          bool
+	ok, oneCPU  bool
 }
 
 // threadSched is one thread's schedstat figures, and when they were read
@@ -159,6 +173,8 @@ type threadSched struct {
 // zeros) gives ok=false or zeros, and the run's signal says nothing.
 func readSched() schedTotals {
 	t := schedTotals{threads: map[string]threadSched{}}
+	var set unix.CPUSet
+	t.oneCPU = unix.SchedGetaffinity(0, &set) == nil && set.Count() == 1
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		t.nivcsw = ru.Nivcsw
@@ -230,5 +246,6 @@ func (t0 schedTotals) to(t1 schedTotals, start, end time.Time) Signal {
 		}
 	}
 	s.Own = max(0, s.CPU-most)
+	s.OneCPU = t0.oneCPU && t1.oneCPU
 	return s
 }

@@ -34,15 +34,18 @@ func TestDisturbedMark(t *testing.T) {
 		{Signal{Wall: 100 * ms, RunDelay: 150 * ms}, true},                   // several threads waiting
 		{Signal{Wall: 100 * ms, CPU: 5 * ms, Nivcsw: 1000}, false},           // only the wait counts
 		{Signal{RunDelay: ms}, false},                                        // no wall time: no verdict
+		// Not on one CPU: the other threads may have run beside the
+		// body on another, so nothing is taken off.
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 40 * ms}, true},
 		// The process's own threads ran while the body waited: their
 		// time comes off the wait, and only the rest is judged.
-		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 40 * ms}, false},  // sysmon, a reactor thread: the row's own
-		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 60 * ms}, false},  // more than the wait: 0, not negative
-		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 25 * ms}, false},  // 15 ms left: at the mark
-		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 25*ms - 1}, true}, // another task ran too
-		{Signal{Wall: 100 * ms, RunDelay: 90 * ms, Own: 10 * ms}, true},   // mostly another task
-		{Signal{Wall: 16 * us, RunDelay: 12 * us, Own: 12 * us}, false},   // a shutdown cycle: one wake of our own thread
-		{Signal{Wall: 16 * us, RunDelay: 12 * us, Own: 3 * us}, true},     // … and of another task's
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 40 * ms, OneCPU: true}, false},  // sysmon, a reactor thread: the row's own
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 60 * ms, OneCPU: true}, false},  // more than the wait: 0, not negative
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 25 * ms, OneCPU: true}, false},  // 15 ms left: at the mark
+		{Signal{Wall: 100 * ms, RunDelay: 40 * ms, Own: 25*ms - 1, OneCPU: true}, true}, // another task ran too
+		{Signal{Wall: 100 * ms, RunDelay: 90 * ms, Own: 10 * ms, OneCPU: true}, true},   // mostly another task
+		{Signal{Wall: 16 * us, RunDelay: 12 * us, Own: 12 * us, OneCPU: true}, false},   // a shutdown cycle: one wake of our own thread
+		{Signal{Wall: 16 * us, RunDelay: 12 * us, Own: 3 * us, OneCPU: true}, true},     // … and of another task's
 	} {
 		if got := Disturbed(c.sig); got != c.want {
 			t.Errorf("Disturbed(%+v) = %v (share %.3f), want %v", c.sig, got, c.sig.DelayShare(), c.want)
@@ -59,7 +62,7 @@ func TestSignalFromReadings(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	reading := func(ths map[string]threadSched) schedTotals {
-		r := schedTotals{threads: ths, ok: true}
+		r := schedTotals{threads: ths, ok: true, oneCPU: true}
 		for _, th := range ths {
 			r.exec += th.exec
 			r.delay += th.delay
@@ -80,7 +83,7 @@ func TestSignalFromReadings(t *testing.T) {
 		"3": {exec: 8 * us, delay: 1 * us, at: at(76 * us)},
 	})
 	sig := before.to(after, at(0), at(80*us))
-	want := Signal{Wall: 60 * us, RunDelay: 20 * us, AllDelay: 25 * us, CPU: 60 * us, Own: 20 * us}
+	want := Signal{Wall: 60 * us, RunDelay: 20 * us, AllDelay: 25 * us, CPU: 60 * us, Own: 20 * us, OneCPU: true}
 	if sig != want || sig.Wait() != 0 || Disturbed(sig) {
 		t.Errorf("own threads only: %+v (wait %v), want %+v, wait 0, not disturbed", sig, sig.Wait(), want)
 	}
@@ -92,6 +95,13 @@ func TestSignalFromReadings(t *testing.T) {
 	if sig.RunDelay != 35*us || sig.Own != 20*us || sig.Wait() != 15*us || !Disturbed(sig) {
 		t.Errorf("another task too: %+v (wait %v, share %.2f), want a wait of 15µs for others, disturbed", sig, sig.Wait(), sig.DelayShare())
 	}
+	// The same readings off one CPU: the other threads may have run
+	// beside the body, so nothing is taken off its 35 µs.
+	before.oneCPU = false
+	if sig = before.to(after, at(0), at(80*us)); sig.OneCPU || sig.Wait() != 35*us {
+		t.Errorf("not on one CPU: %+v (wait %v), want the whole 35µs", sig, sig.Wait())
+	}
+	before.oneCPU = true
 	// A body's thread started during the run has no first reading: its
 	// window is the whole one.
 	delete(before.threads, "1")
@@ -159,8 +169,9 @@ func TestReadSchedSeesARunqueueWait(t *testing.T) {
 	if sig.RunDelay < spin/3 || sig.AllDelay < sig.RunDelay || sig.CPU <= 0 {
 		t.Errorf("two threads spinning %v each on cpu%d: %+v, want a run delay of at least %v, all threads' at least that, some CPU", spin, cpu, sig, spin/3)
 	}
-	if sig.Own < spin/6 || sig.Own > sig.CPU || sig.Wait() != max(0, sig.RunDelay-sig.Own) {
-		t.Errorf("two threads spinning %v each on cpu%d: %+v, want the other spinner's CPU time (at least %v) as Own, and Wait = RunDelay - Own = %v", spin, cpu, sig, spin/6, sig.Wait())
+	// The reading thread here is not pinned: nothing is taken off.
+	if sig.Own < spin/6 || sig.Own > sig.CPU || sig.OneCPU == (set.Count() > 1) || (!sig.OneCPU && sig.Wait() != sig.RunDelay) {
+		t.Errorf("two threads spinning %v each on cpu%d: %+v, want the other spinner's CPU time (at least %v) as Own, OneCPU %v, and Wait = RunDelay unpinned (%v)", spin, cpu, sig, spin/6, set.Count() == 1, sig.Wait())
 	}
 }
 
@@ -220,7 +231,7 @@ func TestReadSchedMarksAnotherTask(t *testing.T) {
 	}
 	// yes(1) and the spinner share the CPU: the spinner waits about half
 	// of its 60 ms, for a task that is not this process's.
-	if sig.Wait() < spin/4 || !Disturbed(sig) {
+	if !sig.OneCPU || sig.Wait() < spin/4 || !Disturbed(sig) {
 		t.Errorf("a spinner beside yes(1) on cpu%d: %+v (wait %v, share %.2f), want a wait for another task of at least %v, marked disturbed", cpu, sig, sig.Wait(), sig.DelayShare(), spin/4)
 	}
 }

@@ -51,7 +51,8 @@ type runReport struct {
 	RunDelay int64   `json:"delay"`
 	AllDelay int64   `json:"alldelay"`
 	CPU      int64   `json:"cpu"`
-	Own      int64   `json:"own"` // the process's other threads' CPU time (driver.Signal.Own)
+	Own      int64   `json:"own"`  // the process's other threads' CPU time (driver.Signal.Own)
+	Wait     int64   `json:"wait"` // the wait the mark judges (driver.Signal.Wait)
 	Nivcsw   int64   `json:"nivcsw"`
 	// Disturbed: the mark found this run disturbed.
 	Disturbed bool `json:"disturbed,omitempty"`
@@ -59,16 +60,16 @@ type runReport struct {
 
 // waitShare is the share of the run's wall time its body's thread waited
 // for other tasks: the figure the mark judges (driver.Signal.DelayShare,
-// the process's own threads' time taken off the wait).
+// the process's own threads' time taken off the wait on one CPU).
 func (r runReport) waitShare() float64 {
-	return float64(max(0, r.RunDelay-r.Own)) / float64(max(1, r.Wall))
+	return float64(r.Wait) / float64(max(1, r.Wall))
 }
 
 // runReports is a sample's timed runs as the child reports them.
 func runReports(sm *driver.Sample) []runReport {
 	var out []runReport
 	for i, sig := range sm.Signals {
-		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Nivcsw: sig.Nivcsw}
+		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Wait: int64(sig.Wait()), Nivcsw: sig.Nivcsw}
 		if i < len(sm.Runs) && len(sm.Runs[i]) > 0 {
 			r.Value = sm.Runs[i][0]
 		}
