@@ -61,8 +61,15 @@ type runReport struct {
 // waitShare is the share of the run's wall time its body's thread waited
 // for other tasks: the figure the mark judges (driver.Signal.DelayShare,
 // the process's own threads' time taken off the wait on one CPU).
+// A report without the wait and own fields (a child from before they
+// existed, a scripted one) is judged by its run delay whole, as then:
+// a real child reports Wait = RunDelay whenever Own is 0.
 func (r runReport) waitShare() float64 {
-	return float64(r.Wait) / float64(max(1, r.Wall))
+	wait := r.Wait
+	if wait == 0 && r.Own == 0 {
+		wait = r.RunDelay
+	}
+	return float64(wait) / float64(max(1, r.Wall))
 }
 
 // runReports is a sample's timed runs as the child reports them.
