@@ -24,12 +24,13 @@ const spawnColdRuns = 1000
 // steady state: on plain goroutines (no harness, GOMAXPROCS=1, collector
 // off) the round after a single warm-up read a median 391 ns/spawn
 // (320-437 over 27 processes), the next 301, then 271 and 271; after three
-// warm-up rounds the first timed one read 278 (260-383), as steady as the
-// rounds after it, and stackful-asm's rounds fall the same way. That first
-// rounds' excess differs from process to process, so the figure of the
-// round after one warm-up spread 1.5x between processes that waited for
-// nothing. Spinning 20 ms instead of the extra rounds did not help (418),
-// so it is the runtime's and the pool's state, not the CPU's clock.
+// warm-up rounds the first timed one read 278 (260-383), as low as the
+// rounds after it. stackful-asm's rounds fall the same way (453, 320, 274,
+// 240). So with one warm-up the cell timed a transient, not the warm pool.
+// Spinning 20 ms instead of the extra rounds did not help (418), so it is
+// the runtime's and the pool's state, not the CPU's clock. This moves the
+// figure to the steady state; it did not measurably narrow the spread
+// between processes on a loaded machine.
 const spawnWarmRounds = 3
 
 // Spawn: create, run to completion, destroy.
@@ -56,8 +57,7 @@ var Spawn = register(&scenarios.Scenario{
 		"per task; goroutines: no dead g on Go's free list, so every go statement allocates a g and its 2 KiB "+
 		"stack. pool=warm first runs %d identical untimed rounds in the same runtime (stackful: stacks pooled, "+
 		"queue grown; stackless: the finished structs are re-spawned; goroutines: gfget reuses the dead gs, "+
-		"stacks included): the round after only one still reads 1.1-1.6x the steady cost, by an amount that "+
-		"differs from process to process. On goroutine-multi the other Ps steal and finish goroutines while main still spawns, "+
+		"stacks included): the round after only one still reads 1.06-1.65x the steady cost. On goroutine-multi the other Ps steal and finish goroutines while main still spawns, "+
 		"so even cold reuses some gs. The collector is held off in every row over a heap pre-grown and swept "+
 		"before the run (the results file's gc-policy), so heap allocations (stackful: a coroutine record and a closure "+
 		"per spawn) reuse warm pages; what still faults is memory outside the Go heap: minflt/op shows it.",
