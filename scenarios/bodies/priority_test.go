@@ -1,20 +1,40 @@
 package bodies
 
 import (
+	"math"
 	"testing"
+
+	"github.com/montanaflynn/stats"
 
 	"github.com/corobench/corobench/impl/stackful"
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/rows"
 )
 
-func TestWakeMedian(t *testing.T) {
-	got, err := wakeMedian([]float64{900, 100, 300, 200, 5000})
-	if err != nil || got != 300 {
-		t.Errorf("median = %v, %v; want 300", got, err)
+// TestWakeFigure: readings of a 34 ns latency on a clock with 10 ns steps
+// (each rounded down or up by where the fire fell in a step) give 34, not
+// the 30 their median gives; a sample over twice the median is left out.
+func TestWakeFigure(t *testing.T) {
+	const step, latency = 10.0, 34.0
+	var samples []float64
+	for k := 0; k < 100; k++ {
+		phase := float64(k) * step / 100 // where in a step the fire fell
+		samples = append(samples, step*(math.Floor((phase+latency)/step)-math.Floor(phase/step)))
 	}
-	if _, err := wakeMedian(nil); err == nil {
-		t.Error("median of no samples accepted")
+	if m, _ := stats.Percentile(samples, 50); m != 30 {
+		t.Fatalf("test set-up: median of the readings = %v, want the step below, 30", m)
+	}
+	got, err := wakeFigure(samples)
+	if err != nil || math.Abs(got-latency) > 1e-9 {
+		t.Errorf("figure = %v, %v; want %v", got, err, latency)
+	}
+	got, err = wakeFigure(append(samples, 5000, 59))
+	if err != nil || math.Abs(got-(latency*100+59)/101) > 1e-9 {
+		t.Errorf("figure with an interrupted wake (5000) and a slow one (59, under twice the median 30) = %v, %v; want %v (5000 left out)",
+			got, err, (latency*100+59)/101)
+	}
+	if _, err := wakeFigure(nil); err == nil {
+		t.Error("figure of no samples accepted")
 	}
 }
 

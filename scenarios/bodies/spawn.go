@@ -19,6 +19,20 @@ const spawnCount = 10000
 // tenth of a second.
 const spawnColdRuns = 1000
 
+// spawnWarmRounds is how many identical untimed rounds an alive=10000
+// pool=warm cell runs before its timed one. One is not enough to reach the
+// steady state: on plain goroutines (no harness, GOMAXPROCS=1, collector
+// off) the round after a single warm-up read a median 391 ns/spawn
+// (320-437 over 27 processes), the next 301, then 271 and 271; after three
+// warm-up rounds the first timed one read 278 (260-383), as low as the
+// rounds after it. stackful-asm's rounds fall the same way (453, 320, 274,
+// 240). So with one warm-up the cell timed a transient, not the warm pool.
+// Spinning 20 ms instead of the extra rounds did not help (418), so it is
+// the runtime's and the pool's state, not the CPU's clock. This moves the
+// figure to the steady state; it did not measurably narrow the spread
+// between processes on a loaded machine.
+const spawnWarmRounds = 3
+
 // Spawn: create, run to completion, destroy.
 var Spawn = register(&scenarios.Scenario{
 	Name:    "spawn",
@@ -41,13 +55,13 @@ var Spawn = register(&scenarios.Scenario{
 		"fresh runtime: empty stack pool, so every stackful-asm fiber takes a fresh stack (a slab mmap per "+
 		"16–1024 stacks and a first-touch page fault each), run queue not grown; stackless: a new state struct "+
 		"per task; goroutines: no dead g on Go's free list, so every go statement allocates a g and its 2 KiB "+
-		"stack. pool=warm first runs an identical untimed round in the same runtime (stackful: stacks pooled, "+
+		"stack. pool=warm first runs %d identical untimed rounds in the same runtime (stackful: stacks pooled, "+
 		"queue grown; stackless: the finished structs are re-spawned; goroutines: gfget reuses the dead gs, "+
-		"stacks included). On goroutine-multi the other Ps steal and finish goroutines while main still spawns, "+
+		"stacks included): the round after only one still reads 1.06-1.65x the steady cost. On goroutine-multi the other Ps steal and finish goroutines while main still spawns, "+
 		"so even cold reuses some gs. The collector is held off in every row over a heap pre-grown and swept "+
 		"before the run (the results file's gc-policy), so heap allocations (stackful: a coroutine record and a closure "+
 		"per spawn) reuse warm pages; what still faults is memory outside the Go heap: minflt/op shows it.",
-		spawnColdRuns, spawnCount),
+		spawnColdRuns, spawnCount, spawnWarmRounds),
 	Claim: "The context pool removes the mmap/mprotect latency from spawning (docs/design.md §1); cold and warm spawn " +
 		"differ by ~40× (docs/design.md §8: libcopp).",
 	Params: []scenarios.Param{{
@@ -112,7 +126,9 @@ func spawnBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 		return spawnLifecycle(rt, env, warm)
 	}
 	if warm {
-		spawnRound(rt, 0, env.N, true)
+		for range spawnWarmRounds {
+			spawnRound(rt, 0, env.N, true)
+		}
 	}
 	env.ResetTimer()
 	sum := spawnRound(rt, 0, env.N, true)
@@ -197,12 +213,17 @@ func spawnStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 		tasks = make([]spawnTask, env.N)
 		for i := range tasks {
 			tasks[i] = spawnTask{id: uint64(i), sum: &sum, together: true}
-			if err := s.Spawn(&tasks[i]); err != nil {
+		}
+		for range spawnWarmRounds {
+			for i := range tasks {
+				tasks[i].state = spawnStart
+				if err := s.Spawn(&tasks[i]); err != nil {
+					return scenarios.Outcome{}, err
+				}
+			}
+			if err := s.Run(); err != nil {
 				return scenarios.Outcome{}, err
 			}
-		}
-		if err := s.Run(); err != nil {
-			return scenarios.Outcome{}, err
 		}
 		sum = 0
 	}

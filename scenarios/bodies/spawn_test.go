@@ -4,8 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corobench/corobench/impl/stackful"
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/driver"
+	"github.com/corobench/corobench/scenarios/rows"
 )
 
 // TestSpawnLifecycleColdIsColdEveryTime: in the lifecycle's cold cell
@@ -59,5 +61,47 @@ func TestSpawnCellsAreDeclared(t *testing.T) {
 	}
 	if Spawn.CheckCell(map[string]string{"alive": "2", "pool": "cold"}, 0) == nil {
 		t.Error("alive=2 accepted: alive is an enumeration of 1 and 10000")
+	}
+}
+
+// countingRow counts the coroutines a body spawns, and how many of them it
+// spawned while the env's clock ran (the timed ones).
+type countingRow struct {
+	scenarios.Blocking
+	env           *scenarios.Env
+	spawns, timed int
+}
+
+func (c *countingRow) Go(fn func()) {
+	c.spawns++
+	if c.env.Timing() {
+		c.timed++
+	}
+	c.Blocking.Go(fn)
+}
+
+// TestSpawnWarmRunsItsWarmRoundsUntimed: alive=10000 pool=warm spawns
+// spawnWarmRounds untimed rounds, then one timed round; pool=cold spawns
+// only the timed one. Both still sum every coroutine of the timed round
+// once.
+func TestSpawnWarmRunsItsWarmRoundsUntimed(t *testing.T) {
+	const n = 50
+	for _, c := range []struct {
+		pool   string
+		spawns int
+	}{{"cold", n}, {"warm", (spawnWarmRounds + 1) * n}} {
+		env := &scenarios.Env{N: n, Params: map[string]string{"alive": "10000", "pool": c.pool}}
+		row := &countingRow{Blocking: rows.Fibers(stackful.Asm, false), env: env}
+		var out scenarios.Outcome
+		runOnStackful(t, stackful.Asm, func() (err error) {
+			out, err = spawnBlocking(row, env)
+			return err
+		})
+		if row.spawns != c.spawns || row.timed != n {
+			t.Errorf("pool=%s: %d spawns, %d of them timed; want %d, %d timed", c.pool, row.spawns, row.timed, c.spawns, n)
+		}
+		if out.Checksum != spawnWant(env) || out.Ops != n {
+			t.Errorf("pool=%s: checksum %#x ops %d, want %#x %d", c.pool, out.Checksum, out.Ops, spawnWant(env), n)
+		}
 	}
 }
