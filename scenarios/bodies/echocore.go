@@ -1,0 +1,223 @@
+package bodies
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The echo server's cost per request on its core (the cpu-ns/req metric).
+//
+// Below its knee a row is not what limits the load, so its achieved rate
+// says nothing about how much more it could take; what it spends per
+// request does. An echo cell pins its server's process to one core, and on
+// loopback that core also runs the kernel's TCP path for every reply the
+// server sends (the sender pays the receiver's softirq), so the measure is
+// the core's busy time (everything but idle and iowait, softirq included)
+// over the timed window, divided by the requests served in it. 1e9 over it
+// is the rate one such core could sustain; the report ranks rows by it
+// where the generator's ceiling caps the measured knee. See docs/design.md
+// §6 (Measurement).
+//
+// Why the core's idle time and not the server thread's own CPU time: on
+// the reference VM the thread's scheduler runtime (getrusage RUSAGE_THREAD,
+// schedstat) read 85% where perf's samples on that core gave the server's
+// thread 93% and the core 95% busy, and the core's idle counters 96–97%
+// (trivial server at 200k req/s): work done on the core outside the
+// thread's accounted runtime (softirq run from the idle task, wake-up
+// IPIs) is the server's cost too, since nothing else runs there.
+//
+// Sources, most precise first: the cpuidle driver's per-state residency
+// (/sys/devices/system/cpu/cpuN/cpuidle/state*/time, µs; POLL included:
+// polling for work is idle), else /proc/stat's idle + iowait for the core
+// (USER_HZ = 10 ms units: coarse over a 0.2 s window, so only a fallback).
+// Without a pinned core (one allowed CPU) there is no core of the
+// server's own: the process's CPU time (getrusage RUSAGE_SELF) stands in.
+//
+// The reads are plain pread system calls on descriptors opened before the
+// window, into a buffer allocated then: safe on a coroutine's own stack
+// (no goroutine park) and nothing allocated inside the window.
+
+// coreSource names where a coreMeter's idle time comes from.
+type coreSource int
+
+const (
+	coreCPUIdle  coreSource = iota // cpuidle state residency, µs
+	coreProcStat                   // /proc/stat idle + iowait, USER_HZ
+	coreProcess                    // no core: the process's CPU time
+)
+
+// The counters' paths (variables for the tests, which point them at files
+// of their own).
+var (
+	cpuSysRoot   = "/sys/devices/system/cpu"
+	procStatPath = "/proc/stat"
+)
+
+// userHZ is the unit of /proc/stat's times: fixed at 100 by the kernel's
+// ABI, whatever the kernel's tick rate.
+const userHZ = 100
+
+// coreMeter measures one core's busy time, or the process's CPU time when
+// cpu < 0.
+type coreMeter struct {
+	cpu    int
+	source coreSource
+	fds    []int  // the files read per sample; closed by close
+	buf    []byte // read buffer, sized when opened
+	// start is the sample at the window's start and err what taking it
+	// said; valid after begin.
+	start coreSample
+	err   error
+}
+
+// coreSample is one reading: monotonic time and, for a core, its
+// cumulative idle time; for the process, its cumulative CPU time.
+type coreSample struct {
+	at, idle, proc int64 // ns
+}
+
+// openCoreMeter opens the counters of cpu (cpu < 0: the process's CPU
+// time). It never fails outright: a core whose counters cannot be read
+// falls back to the next source, and the process's CPU time always reads.
+func openCoreMeter(cpu int) *coreMeter {
+	m := &coreMeter{cpu: cpu, source: coreProcess}
+	if cpu < 0 {
+		return m
+	}
+	for state := 0; ; state++ {
+		fd, err := unix.Open(fmt.Sprintf("%s/cpu%d/cpuidle/state%d/time", cpuSysRoot, cpu, state), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		m.fds = append(m.fds, fd)
+	}
+	if len(m.fds) > 0 {
+		m.source, m.buf = coreCPUIdle, make([]byte, 64)
+		if _, err := m.sample(); err == nil {
+			return m
+		}
+		m.close()
+	}
+	if fd, err := unix.Open(procStatPath, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		m.fds, m.source, m.buf = []int{fd}, coreProcStat, make([]byte, 256<<10)
+		if _, err := m.sample(); err == nil {
+			return m
+		}
+		m.close()
+	}
+	m.source = coreProcess
+	return m
+}
+
+// sample reads the counters now (monoNow: timer.go's clock).
+func (m *coreMeter) sample() (coreSample, error) {
+	s := coreSample{at: monoNow()}
+	switch m.source {
+	case coreCPUIdle:
+		for _, fd := range m.fds {
+			n, err := unix.Pread(fd, m.buf, 0)
+			if err != nil {
+				return s, fmt.Errorf("reading cpu%d's idle residency: %w", m.cpu, err)
+			}
+			us, err := strconv.ParseInt(string(bytes.TrimSpace(m.buf[:n])), 10, 64)
+			if err != nil {
+				return s, fmt.Errorf("cpu%d's idle residency %q: %w", m.cpu, m.buf[:n], err)
+			}
+			s.idle += us * 1000
+		}
+	case coreProcStat:
+		n, err := unix.Pread(m.fds[0], m.buf, 0)
+		if err != nil {
+			return s, fmt.Errorf("reading /proc/stat: %w", err)
+		}
+		ticks, err := procStatIdle(m.buf[:n], m.cpu)
+		if err != nil {
+			return s, err
+		}
+		s.idle = ticks * (int64(time.Second) / userHZ)
+	case coreProcess:
+		var ru unix.Rusage
+		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+			return s, fmt.Errorf("getrusage: %w", err)
+		}
+		s.proc = ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	return s, nil
+}
+
+// begin takes the window's first sample.
+func (m *coreMeter) begin() {
+	m.start, m.err = m.sample()
+}
+
+// end takes the window's last sample and returns the busy time per
+// request over the window (ns).
+func (m *coreMeter) end(requests int) (float64, error) {
+	if m.err != nil {
+		return 0, m.err
+	}
+	s, err := m.sample()
+	if err != nil {
+		return 0, err
+	}
+	return costPerRequest(m.source, m.start, s, requests)
+}
+
+// costPerRequest is the busy time between samples a and b per request:
+// wall time less idle time for a core, CPU time for the process.
+func costPerRequest(src coreSource, a, b coreSample, requests int) (float64, error) {
+	if requests <= 0 {
+		return 0, fmt.Errorf("echo: cost per request over %d requests", requests)
+	}
+	if b.at <= a.at {
+		return 0, errors.New("echo: the server core's window is empty")
+	}
+	var busy int64
+	if src == coreProcess {
+		busy = b.proc - a.proc
+	} else {
+		// Idle counters and the clock are read at slightly different
+		// moments (and /proc/stat's in 10 ms steps), so busy may come out
+		// a little below zero on an idle core: that is zero.
+		busy = max((b.at-a.at)-(b.idle-a.idle), 0)
+	}
+	return float64(busy) / float64(requests), nil
+}
+
+// procStatIdle returns idle + iowait (USER_HZ ticks) of cpu's line of
+// /proc/stat ("cpuN user nice system idle iowait irq softirq …").
+func procStatIdle(stat []byte, cpu int) (int64, error) {
+	prefix := []byte("cpu" + strconv.Itoa(cpu) + " ")
+	for line := range bytes.SplitSeq(stat, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) < 5 {
+			return 0, fmt.Errorf("/proc/stat: cpu%d's line has %d fields, want at least 5 (user nice system idle iowait)", cpu, len(f))
+		}
+		var sum int64
+		for _, v := range f[3:5] {
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/stat: cpu%d: %w", cpu, err)
+			}
+			sum += n
+		}
+		return sum, nil
+	}
+	return 0, fmt.Errorf("/proc/stat has no line for cpu%d", cpu)
+}
+
+func (m *coreMeter) close() {
+	for _, fd := range m.fds {
+		unix.Close(fd)
+	}
+	m.fds = nil
+}
