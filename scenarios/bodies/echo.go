@@ -54,7 +54,7 @@ const (
 	echoKneeBound = 2 * time.Millisecond
 	echoKneeShare = 0.95
 	// echoCostUnit is the server core's busy time per request
-	// (echocore.go): LoadSweep.Capacity, from which the report estimates
+	// (loadgen.CoreMeter): LoadSweep.Capacity, from which the report estimates
 	// what one core sustains where the generator caps the knee.
 	echoCostUnit = "cpu-ns/req"
 )
@@ -263,7 +263,7 @@ func echoConn(conn io.ReadWriter, echoed *atomic.Int64) error {
 }
 
 // echoOutcome turns the generator's report and the server core's busy
-// time per request (echocore.go) into the cell's figures.
+// time per request (loadgen.CoreMeter) into the cell's figures.
 func echoOutcome(rep *loadgen.Report, echoed int64, requests int, cost float64) (scenarios.Outcome, error) {
 	if rep.Requests != requests || len(rep.LatencyNs) != requests {
 		return scenarios.Outcome{}, fmt.Errorf("echo: the generator reported %d requests and %d latencies, want %d", rep.Requests, len(rep.LatencyNs), requests)
@@ -297,7 +297,7 @@ type loadgenRun struct {
 	unpin     func() error // nil when nothing was pinned
 	// meter reads the server's core (the process's CPU time when nothing
 	// was pinned) over the timed window: the cpu-ns/req figure.
-	meter *coreMeter
+	meter *loadgen.CoreMeter
 }
 
 // startLoadgen pins this process to one core and starts the generator,
@@ -333,7 +333,7 @@ func startLoadgen(command scenarios.LoadgenCommand, port, conns, requests int, r
 	} else {
 		serverCPU = -1
 	}
-	g.meter = openCoreMeter(serverCPU)
+	g.meter = loadgen.OpenCoreMeter(serverCPU)
 	var err error
 	if g.out, err = unlinkedTemp(); err == nil {
 		g.errs, err = unlinkedTemp()
@@ -390,11 +390,11 @@ func (g *loadgenRun) checkAccepting(deadline time.Time) error {
 // compare.)
 func (g *loadgenRun) startWindow(env *scenarios.Env) {
 	env.ResetTimer()
-	g.meter.begin()
+	g.meter.Begin()
 }
 
 func (g *loadgenRun) endWindow(env *scenarios.Env, requests int) (float64, error) {
-	cost, err := g.meter.end(requests)
+	cost, err := g.meter.End(requests)
 	env.StopTimer()
 	return cost, err
 }
@@ -441,7 +441,7 @@ func (g *loadgenRun) stderr() string {
 
 func (g *loadgenRun) cleanup() {
 	if g.meter != nil {
-		g.meter.close()
+		g.meter.Close()
 	}
 	if g.out != nil {
 		g.out.Close()

@@ -1,4 +1,4 @@
-package bodies
+package loadgen
 
 import (
 	"bytes"
@@ -10,7 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The echo server's cost per request on its core (the cpu-ns/req metric).
+// The echo server's cost per request on its core (the echo scenario's
+// cpu-ns/req metric, and the trivial server's in a -self-echo Report).
 //
 // Below its knee a row is not what limits the load, so its achieved rate
 // says nothing about how much more it could take; what it spends per
@@ -26,10 +27,12 @@ import (
 // Why the core's idle time and not the server thread's own CPU time: on
 // the reference VM the thread's scheduler runtime (getrusage RUSAGE_THREAD,
 // schedstat) read 85% where perf's samples on that core gave the server's
-// thread 93% and the core 95% busy, and the core's idle counters 96–97%
-// (trivial server at 200k req/s): work done on the core outside the
-// thread's accounted runtime (softirq run from the idle task, wake-up
-// IPIs) is the server's cost too, since nothing else runs there.
+// thread 93% and the core 95% busy, and /proc/stat 96% busy (trivial
+// server at 200k req/s): work done on the core outside the thread's
+// accounted runtime (softirq run from the idle task, wake-up IPIs) is the
+// server's cost too, since nothing else of ours runs there. (Other tenants
+// of the core are counted too: that is the measure's noise on a shared
+// machine, which the report's ties allow for.)
 //
 // Sources, most precise first: the cpuidle driver's per-state residency
 // (/sys/devices/system/cpu/cpuN/cpuidle/state*/time, µs; POLL included:
@@ -38,17 +41,24 @@ import (
 // Without a pinned core (one allowed CPU) there is no core of the
 // server's own: the process's CPU time (getrusage RUSAGE_SELF) stands in.
 //
+// A sample taken from another core (the -self-echo generator reads its
+// server's) misses that core's idle period in progress, since cpuidle
+// counts a period when it ends: the busy time can read high by the idle
+// period in progress at the window's start (the server waiting for the
+// first request) and low by the one at its end. An echo cell reads its own
+// core, which is busy while it reads.
+//
 // The reads are plain pread system calls on descriptors opened before the
 // window, into a buffer allocated then: safe on a coroutine's own stack
 // (no goroutine park) and nothing allocated inside the window.
 
-// coreSource names where a coreMeter's idle time comes from.
-type coreSource int
+// CoreSource names where a CoreMeter's idle time comes from.
+type CoreSource int
 
 const (
-	coreCPUIdle  coreSource = iota // cpuidle state residency, µs
-	coreProcStat                   // /proc/stat idle + iowait, USER_HZ
-	coreProcess                    // no core: the process's CPU time
+	CoreCPUIdle  CoreSource = iota // cpuidle state residency, µs
+	CoreProcStat                   // /proc/stat idle + iowait, USER_HZ
+	CoreProcess                    // no core: the process's CPU time
 )
 
 // The counters' paths (variables for the tests, which point them at files
@@ -62,15 +72,15 @@ var (
 // ABI, whatever the kernel's tick rate.
 const userHZ = 100
 
-// coreMeter measures one core's busy time, or the process's CPU time when
+// CoreMeter measures one core's busy time, or the process's CPU time when
 // cpu < 0.
-type coreMeter struct {
+type CoreMeter struct {
 	cpu    int
-	source coreSource
-	fds    []int  // the files read per sample; closed by close
+	source CoreSource
+	fds    []int  // the files read per sample; closed by Close
 	buf    []byte // read buffer, sized when opened
 	// start is the sample at the window's start and err what taking it
-	// said; valid after begin.
+	// said; valid after Begin.
 	start coreSample
 	err   error
 }
@@ -81,11 +91,11 @@ type coreSample struct {
 	at, idle, proc int64 // ns
 }
 
-// openCoreMeter opens the counters of cpu (cpu < 0: the process's CPU
+// OpenCoreMeter opens the counters of cpu (cpu < 0: the process's CPU
 // time). It never fails outright: a core whose counters cannot be read
 // falls back to the next source, and the process's CPU time always reads.
-func openCoreMeter(cpu int) *coreMeter {
-	m := &coreMeter{cpu: cpu, source: coreProcess}
+func OpenCoreMeter(cpu int) *CoreMeter {
+	m := &CoreMeter{cpu: cpu, source: CoreProcess}
 	if cpu < 0 {
 		return m
 	}
@@ -97,28 +107,28 @@ func openCoreMeter(cpu int) *coreMeter {
 		m.fds = append(m.fds, fd)
 	}
 	if len(m.fds) > 0 {
-		m.source, m.buf = coreCPUIdle, make([]byte, 64)
+		m.source, m.buf = CoreCPUIdle, make([]byte, 64)
 		if _, err := m.sample(); err == nil {
 			return m
 		}
-		m.close()
+		m.Close()
 	}
 	if fd, err := unix.Open(procStatPath, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
-		m.fds, m.source, m.buf = []int{fd}, coreProcStat, make([]byte, 256<<10)
+		m.fds, m.source, m.buf = []int{fd}, CoreProcStat, make([]byte, 256<<10)
 		if _, err := m.sample(); err == nil {
 			return m
 		}
-		m.close()
+		m.Close()
 	}
-	m.source = coreProcess
+	m.source = CoreProcess
 	return m
 }
 
-// sample reads the counters now (monoNow: timer.go's clock).
-func (m *coreMeter) sample() (coreSample, error) {
-	s := coreSample{at: monoNow()}
+// sample reads the counters now .
+func (m *CoreMeter) sample() (coreSample, error) {
+	s := coreSample{at: monotonic()}
 	switch m.source {
-	case coreCPUIdle:
+	case CoreCPUIdle:
 		for _, fd := range m.fds {
 			n, err := unix.Pread(fd, m.buf, 0)
 			if err != nil {
@@ -130,7 +140,7 @@ func (m *coreMeter) sample() (coreSample, error) {
 			}
 			s.idle += us * 1000
 		}
-	case coreProcStat:
+	case CoreProcStat:
 		n, err := unix.Pread(m.fds[0], m.buf, 0)
 		if err != nil {
 			return s, fmt.Errorf("reading /proc/stat: %w", err)
@@ -140,7 +150,7 @@ func (m *coreMeter) sample() (coreSample, error) {
 			return s, err
 		}
 		s.idle = ticks * (int64(time.Second) / userHZ)
-	case coreProcess:
+	case CoreProcess:
 		var ru unix.Rusage
 		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 			return s, fmt.Errorf("getrusage: %w", err)
@@ -150,14 +160,14 @@ func (m *coreMeter) sample() (coreSample, error) {
 	return s, nil
 }
 
-// begin takes the window's first sample.
-func (m *coreMeter) begin() {
+// Begin takes the window's first sample.
+func (m *CoreMeter) Begin() {
 	m.start, m.err = m.sample()
 }
 
-// end takes the window's last sample and returns the busy time per
+// End takes the window's last sample and returns the busy time per
 // request over the window (ns).
-func (m *coreMeter) end(requests int) (float64, error) {
+func (m *CoreMeter) End(requests int) (float64, error) {
 	if m.err != nil {
 		return 0, m.err
 	}
@@ -170,7 +180,7 @@ func (m *coreMeter) end(requests int) (float64, error) {
 
 // costPerRequest is the busy time between samples a and b per request:
 // wall time less idle time for a core, CPU time for the process.
-func costPerRequest(src coreSource, a, b coreSample, requests int) (float64, error) {
+func costPerRequest(src CoreSource, a, b coreSample, requests int) (float64, error) {
 	if requests <= 0 {
 		return 0, fmt.Errorf("echo: cost per request over %d requests", requests)
 	}
@@ -178,7 +188,7 @@ func costPerRequest(src coreSource, a, b coreSample, requests int) (float64, err
 		return 0, errors.New("echo: the server core's window is empty")
 	}
 	var busy int64
-	if src == coreProcess {
+	if src == CoreProcess {
 		busy = b.proc - a.proc
 	} else {
 		// Idle counters and the clock are read at slightly different
@@ -215,9 +225,26 @@ func procStatIdle(stat []byte, cpu int) (int64, error) {
 	return 0, fmt.Errorf("/proc/stat has no line for cpu%d", cpu)
 }
 
-func (m *coreMeter) close() {
+func (m *CoreMeter) Close() {
 	for _, fd := range m.fds {
 		unix.Close(fd)
 	}
 	m.fds = nil
+}
+
+// Source names what the meter reads, for a reader of its figures.
+func (m *CoreMeter) Source() string {
+	switch m.source {
+	case CoreCPUIdle:
+		return fmt.Sprintf("cpu%d's busy time (cpuidle residency)", m.cpu)
+	case CoreProcStat:
+		return fmt.Sprintf("cpu%d's busy time (/proc/stat idle and iowait)", m.cpu)
+	}
+	return "the process's CPU time (no core of its own)"
+}
+
+func monotonic() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
 }

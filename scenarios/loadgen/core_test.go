@@ -1,4 +1,4 @@
-package bodies
+package loadgen
 
 import (
 	"os"
@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/corobench/corobench/scenarios"
 )
 
 func TestProcStatIdleReadsIdleAndIOWait(t *testing.T) {
@@ -37,9 +35,9 @@ func TestCostPerRequestIsBusyTimeOverRequests(t *testing.T) {
 	a := coreSample{at: 1_000_000_000, idle: 5_000_000_000, proc: 7}
 	b := coreSample{at: 1_100_000_000, idle: 5_060_000_000, proc: 7 + 30_000_000}
 	for _, c := range []struct {
-		src  coreSource
+		src  CoreSource
 		want float64
-	}{{coreCPUIdle, 4000}, {coreProcStat, 4000}, {coreProcess, 3000}} {
+	}{{CoreCPUIdle, 4000}, {CoreProcStat, 4000}, {CoreProcess, 3000}} {
 		got, err := costPerRequest(c.src, a, b, 10000)
 		if err != nil || got != c.want {
 			t.Errorf("source %d: %v, %v; want %v", c.src, got, err, c.want)
@@ -47,13 +45,13 @@ func TestCostPerRequestIsBusyTimeOverRequests(t *testing.T) {
 	}
 	// An idle core whose idle counter ran a little ahead of the clock
 	// costs nothing, not a negative time.
-	if got, _ := costPerRequest(coreCPUIdle, a, coreSample{at: a.at + 1000, idle: a.idle + 2000}, 1); got != 0 {
+	if got, _ := costPerRequest(CoreCPUIdle, a, coreSample{at: a.at + 1000, idle: a.idle + 2000}, 1); got != 0 {
 		t.Errorf("idle core: %v, want 0", got)
 	}
-	if _, err := costPerRequest(coreCPUIdle, a, b, 0); err == nil {
+	if _, err := costPerRequest(CoreCPUIdle, a, b, 0); err == nil {
 		t.Error("no requests: no error")
 	}
-	if _, err := costPerRequest(coreCPUIdle, b, a, 1); err == nil {
+	if _, err := costPerRequest(CoreCPUIdle, b, a, 1); err == nil {
 		t.Error("an empty window: no error")
 	}
 }
@@ -80,9 +78,9 @@ func TestCoreMeterReadsItsSources(t *testing.T) {
 	write(filepath.Join(dir, "cpu/cpu1/cpuidle/state1/time"), "2500\n")
 	write(procStatPath, "cpu  1 1 1 1 1 1 1 1 0 0\ncpu0 1 2 3 40 5 6 7 8 0 0\ncpu1 1 2 3 70 0 0 0 0 0 0\n")
 
-	m := openCoreMeter(1)
-	defer m.close()
-	if m.source != coreCPUIdle {
+	m := OpenCoreMeter(1)
+	defer m.Close()
+	if m.source != CoreCPUIdle {
 		t.Fatalf("cpu1 with cpuidle states: source %d, want cpuidle", m.source)
 	}
 	s, err := m.sample()
@@ -90,19 +88,19 @@ func TestCoreMeterReadsItsSources(t *testing.T) {
 		t.Fatalf("cpu1: idle %d ns, %v; want 3500000 (1000 + 2500 µs)", s.idle, err)
 	}
 
-	m0 := openCoreMeter(0)
-	defer m0.close()
-	if m0.source != coreProcStat {
+	m0 := OpenCoreMeter(0)
+	defer m0.Close()
+	if m0.source != CoreProcStat {
 		t.Fatalf("cpu0 without cpuidle states: source %d, want /proc/stat", m0.source)
 	}
 	if s, err := m0.sample(); err != nil || s.idle != 450_000_000 {
 		t.Fatalf("cpu0: idle %d ns, %v; want 450000000 (40 + 5 ticks of 10 ms)", s.idle, err)
 	}
 
-	if m5 := openCoreMeter(5); m5.source != coreProcess {
+	if m5 := OpenCoreMeter(5); m5.source != CoreProcess {
 		t.Errorf("cpu5, in neither source: source %d, want the process's CPU time", m5.source)
 	}
-	if mp := openCoreMeter(-1); mp.source != coreProcess {
+	if mp := OpenCoreMeter(-1); mp.source != CoreProcess {
 		t.Errorf("no core: source %d, want the process's CPU time", mp.source)
 	}
 }
@@ -132,24 +130,24 @@ func TestCoreMeterCountsABusyLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.SchedSetaffinity(0, &orig)
-	m := openCoreMeter(cpu)
-	defer m.close()
-	if m.source == coreProcess {
+	m := OpenCoreMeter(cpu)
+	defer m.Close()
+	if m.source == CoreProcess {
 		t.Skipf("cpu%d has neither cpuidle states nor a /proc/stat line", cpu)
 	}
 	const burn = 30 * time.Millisecond
-	m.begin()
+	m.Begin()
 	t0 := threadCPU()
 	for threadCPU()-t0 < burn {
 	}
-	wall := monoNow() - m.start.at
-	cost, err := m.end(1)
+	wall := monotonic() - m.start.at
+	cost, err := m.End(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// /proc/stat's idle moves in 10 ms steps.
 	slack := 0.0
-	if m.source == coreProcStat {
+	if m.source == CoreProcStat {
 		slack = float64(20 * time.Millisecond)
 	}
 	if cost < float64(burn)-slack || cost > float64(wall)+slack+float64(time.Millisecond) {
@@ -161,34 +159,4 @@ func threadCPU() time.Duration {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
 	return time.Duration(ts.Nano())
-}
-
-// TestEchoReportsItsServerCost runs one echo cell per kind of body: each
-// must report a positive cpu-ns/req, the metric the report's capacity
-// estimate (LoadSweep.Capacity) reads.
-func TestEchoReportsItsServerCost(t *testing.T) {
-	if Echo.Load.Capacity != echoCostUnit {
-		t.Fatalf("Echo.Load.Capacity = %q, want %q", Echo.Load.Capacity, echoCostUnit)
-	}
-	idx := -1
-	for i, m := range Echo.Metrics {
-		if m.Unit == echoCostUnit {
-			idx = i
-		}
-	}
-	if idx < 0 {
-		t.Fatalf("Echo's metrics lack %s", echoCostUnit)
-	}
-	for _, row := range []scenarios.Row{scenarios.Stackless, scenarios.GoroutineSingle} {
-		t.Run(string(row), func(t *testing.T) {
-			withRowGOMAXPROCS(t, row)
-			sm, err := measureEcho(row, map[string]string{"c": "4", "rate": "20000"}, testLoadgen)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v := sm.Values[idx]; !(v > 0) {
-				t.Errorf("%s = %v, want a positive time", echoCostUnit, v)
-			}
-		})
-	}
 }
