@@ -213,7 +213,7 @@ func kneeCells(sc *cells.Scenario, sw *sweep, l *headlineLine, rows []string) []
 			for _, rr := range ranked {
 				i := slices.Index(rows, rr.row)
 				if rr.fig.estimated {
-					out[i].Flags = append(out[i].Flags, "one core ≈ "+units.Format(rr.fig.value, l.Unit)+" (estimate)")
+					out[i].Flags = append(out[i].Flags, "one core ≥ "+units.Format(rr.fig.value, l.Unit)+" (estimated at "+units.Format(rr.fig.at, l.Unit)+")")
 					out[i].Title += "; ranked by " + sw.estimateText(rr.fig)
 				}
 				out[i].Best = rr.ok && rr.rank == 1 && out[i].Kind == "fig"

@@ -313,8 +313,8 @@ func (sw *sweep) view(sc *cells.Scenario) *kneeView {
 		kv.Rows = append(kv.Rows, kr)
 	}
 	if estimated(ranked) {
-		kv.RankNote = fmt.Sprintf("Rows whose knee is at or above %.0f%% of the generator's ceiling are ranked by the rate one core of their server could sustain, 1e9 over the %s (the busy time of the server's core per %s, median over the runs) at the highest rate each sustained below that mark; a measured knee below it ranks its row as measured. Rows whose figures' intervals overlap (an estimate's 95%% CI, a knee's step to the next rate) are tied.",
-			100*genBound, sw.load.Capacity, strings.TrimSuffix(l.What, "s"))
+		kv.RankNote = fmt.Sprintf("Rows whose knee is at or above %.0f%% of the generator's ceiling may be measuring the generator, so they are ranked above the others and among themselves by the busy time of their server's core per %s (%s, median over the runs) at the highest rate of the sweep below that mark, which they all sustained: the figure is 1e9 over it, the rate one core would sustain if every %s cost that much. It is a lower bound, for comparing rows at one rate: the cost per %s falls as the load rises (wake-ups and system calls are shared by more of them). A knee measured below the mark ranks its row as measured. Rows ranked alike whose intervals overlap (an estimate's 95%% CI, a knee's step to the next rate) are tied.",
+			100*genBound, strings.TrimSuffix(l.What, "s"), sw.load.Capacity, strings.TrimSuffix(l.What, "s"), strings.TrimSuffix(l.What, "s"))
 	}
 	return kv
 }
