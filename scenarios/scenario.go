@@ -140,7 +140,8 @@ type LoadSweep struct {
 	// Capacity, when set, is the metric of the busy time per operation of
 	// the one core the row's server runs on ("cpu-ns/req", in ns): where
 	// the load generator's ceiling caps the measured knee, the report ranks
-	// the row by the rate that core could sustain, 1e9 over it.
+	// such rows by it at one common rate (1e9 over it: a lower bound on the
+	// rate that core sustains).
 	Capacity string
 }
 

@@ -84,7 +84,7 @@ var Echo = register(&scenarios.Scenario{
 		"summarised by an HdrHistogram (3 significant digits; the max exact); "+
 		"req/s is the requests completed over the load's duration (the achieved rate, beside the offered one). Every reply is verified byte for byte. "+
 		"%s is the busy time (all but idle and iowait, softirq included: on loopback the server's core also runs the kernel's path for its replies) of the core the server is pinned to, "+
-		"over the timed window, per request (the process's CPU time per request where nothing is pinned); 1e9 over it estimates the rate one core sustains. "+
+		"over the timed window, per request (the process's CPU time per request where nothing is pinned); 1e9 over it is a lower bound on the rate one core sustains (the cost per request falls as the load rises). "+
 		"A row's knee is the highest offered rate at which it completes at least %.0f%% of it with p99 within %v; "+
 		"the results file's loadgen-ceiling line is the generator's own rate against a trivial server.",
 		echoSize, echoSweepConns, echoModerateRate, echoMinBatch, echoCostUnit, 100*echoKneeShare, echoKneeBound),

@@ -20,9 +20,11 @@ import (
 // server sends (the sender pays the receiver's softirq), so the measure is
 // the core's busy time (everything but idle and iowait, softirq included)
 // over the timed window, divided by the requests served in it. 1e9 over it
-// is the rate one such core could sustain; the report ranks rows by it
-// where the generator's ceiling caps the measured knee. See docs/design.md
-// §6 (Measurement).
+// is a lower bound on the rate one such core sustains (the cost per request
+// falls as the load rises: wake-ups and system calls are shared by more
+// requests); the report ranks rows by it, at one common rate, where the
+// generator's ceiling caps the measured knee. See docs/design.md §6
+// (Measurement).
 //
 // Why the core's idle time and not the server thread's own CPU time: on
 // the reference VM the thread's scheduler runtime (getrusage RUSAGE_THREAD,

@@ -202,7 +202,7 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 		// The check of the report's capacity estimate on the one server
 		// whose ceiling the sweep measures: what its core spent per
 		// request at a light rate, and at the ceiling.
-		parts = append(parts, fmt.Sprintf("the trivial server's core busy %v per request at %.0f req/s (one core would sustain %.0f req/s), %v at %.0f req/s",
+		parts = append(parts, fmt.Sprintf("the trivial server's core busy %v per request at %.0f req/s (1e9 over it, %.0f req/s, is the report's lower bound on one core), %v at %.0f req/s",
 			time.Duration(firstTry.srvCost).Round(10*time.Nanosecond), first, 1e9/firstTry.srvCost, time.Duration(lastTry.srvCost).Round(10*time.Nanosecond), last))
 	}
 	parts = append(parts, fmt.Sprintf("measured in %v", time.Since(start).Round(100*time.Millisecond)))
