@@ -137,6 +137,12 @@ type LoadSweep struct {
 	// row completed at least Share of it, whatever its latency.
 	Achieved string
 	Share    float64
+	// Capacity, when set, is the metric of the busy time per operation of
+	// the one core the row's server runs on ("cpu-ns/req", in ns): where
+	// the load generator's ceiling caps the measured knee, the report ranks
+	// such rows by it at one common rate (1e9 over it: a lower bound on the
+	// rate that core sustains).
+	Capacity string
 }
 
 // Scenario is one entry of the scenario set. See the package doc.
@@ -358,6 +364,9 @@ func (s *Scenario) checkLoad() error {
 	}
 	if l.Achieved != "" && (!hasMetric(l.Achieved) || !(l.Share > 0 && l.Share <= 1)) {
 		return fmt.Errorf("scenario %q: Load.Achieved %q must be one of its metrics, with a Share in (0, 1] (got %v)", s.Name, l.Achieved, l.Share)
+	}
+	if l.Capacity != "" && !hasMetric(l.Capacity) {
+		return fmt.Errorf("scenario %q: Load.Capacity %q is not one of its metrics", s.Name, l.Capacity)
 	}
 	return nil
 }

@@ -53,6 +53,10 @@ const (
 	// the offered rate it must complete.
 	echoKneeBound = 2 * time.Millisecond
 	echoKneeShare = 0.95
+	// echoCostUnit is the server core's busy time per request
+	// (loadgen.CoreMeter): LoadSweep.Capacity, from which the report estimates
+	// what one core sustains where the generator caps the knee.
+	echoCostUnit = "cpu-ns/req"
 )
 
 // echoBatch is the number of requests in one iteration at c connections:
@@ -79,9 +83,11 @@ var Echo = register(&scenarios.Scenario{
 		"Latency is a round trip measured by the generator from each request's intended send time to its whole reply (no coordinated omission), "+
 		"summarised by an HdrHistogram (3 significant digits; the max exact); "+
 		"req/s is the requests completed over the load's duration (the achieved rate, beside the offered one). Every reply is verified byte for byte. "+
+		"%s is the busy time (all but idle and iowait, softirq included: on loopback the server's core also runs the kernel's path for its replies) of the core the server is pinned to, "+
+		"over the timed window, per request (the process's CPU time per request where nothing is pinned); 1e9 over it is a lower bound on the rate one core sustains (the cost per request falls as the load rises). "+
 		"A row's knee is the highest offered rate at which it completes at least %.0f%% of it with p99 within %v; "+
 		"the results file's loadgen-ceiling line is the generator's own rate against a trivial server.",
-		echoSize, echoSweepConns, echoModerateRate, echoMinBatch, 100*echoKneeShare, echoKneeBound),
+		echoSize, echoSweepConns, echoModerateRate, echoMinBatch, echoCostUnit, 100*echoKneeShare, echoKneeBound),
 	NotJudged: "its load generator is a process of its own, running beside the server",
 	Claim: "Measurement (docs/design.md §6): closed-loop load and averages hide tails, so the load is open-loop from intended send times, with percentiles; " +
 		"reference: TrueAsync HTTP server 43k req/s, p99 2.3 ms on one thread; Go net echo p99 2.12 ms at c=100 (cloudwego/netpoll-benchmark#3).",
@@ -107,6 +113,7 @@ var Echo = register(&scenarios.Scenario{
 			HeadlineAt: []string{"c=" + echoSweepConns + "/rate=" + echoModerateRate, "c=1/rate=" + echoModerateRate}},
 		{Unit: "p99.9-ns/req", Kind: scenarios.BodyMeasured},
 		{Unit: "max-ns/req", Kind: scenarios.BodyMeasured},
+		{Unit: echoCostUnit, Kind: scenarios.BodyMeasured},
 	},
 	Load: &scenarios.LoadSweep{
 		Rate: func(params map[string]string) float64 {
@@ -119,6 +126,7 @@ var Echo = register(&scenarios.Scenario{
 		Key:      "rate",
 		Achieved: "req/s",
 		Share:    echoKneeShare,
+		Capacity: echoCostUnit,
 		Why: "2 ms: a loopback round trip at light load costs tens of µs, so a p99 many times that is requests queueing behind a server that cannot keep up " +
 			"(at an offered rate r over a capacity C the queue grows by r−C a second: 2% over for 0.1 s is 2 ms), and it is the p99 published for Go's net echo server at c=100 " +
 			"(2.12 ms, cloudwego/netpoll-benchmark#3) and the Timer scenario's bound; " +
@@ -223,14 +231,14 @@ func echoBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome,
 		}
 		return scenarios.Outcome{}, errors.Join(acceptErr, genErr)
 	}
-	env.ResetTimer()
+	gen.startWindow(env)
 	allDone.Wait()
-	env.StopTimer()
+	cost, costErr := gen.endWindow(env, env.N*echoBatch(conns))
 	rep, genErr := gen.finish()
-	if err := errors.Join(errors.Join(errs...), genErr); err != nil {
+	if err := errors.Join(errors.Join(errs...), genErr, costErr); err != nil {
 		return scenarios.Outcome{}, err
 	}
-	return echoOutcome(rep, echoed.Load(), env.N*echoBatch(conns))
+	return echoOutcome(rep, echoed.Load(), env.N*echoBatch(conns), cost)
 }
 
 // echoConn echoes everything it reads until the peer closes.
@@ -255,8 +263,9 @@ func echoConn(conn io.ReadWriter, echoed *atomic.Int64) error {
 	}
 }
 
-// echoOutcome turns the generator's report into the cell's figures.
-func echoOutcome(rep *loadgen.Report, echoed int64, requests int) (scenarios.Outcome, error) {
+// echoOutcome turns the generator's report and the server core's busy
+// time per request (loadgen.CoreMeter) into the cell's figures.
+func echoOutcome(rep *loadgen.Report, echoed int64, requests int, cost float64) (scenarios.Outcome, error) {
 	if rep.Requests != requests || len(rep.LatencyNs) != requests {
 		return scenarios.Outcome{}, fmt.Errorf("echo: the generator reported %d requests and %d latencies, want %d", rep.Requests, len(rep.LatencyNs), requests)
 	}
@@ -274,6 +283,7 @@ func echoOutcome(rep *loadgen.Report, echoed int64, requests int) (scenarios.Out
 			"p99-ns/req":   lat.P99,
 			"p99.9-ns/req": lat.P999,
 			"max-ns/req":   lat.Max,
+			echoCostUnit:   cost,
 		},
 	}, nil
 }
@@ -286,6 +296,9 @@ type loadgenRun struct {
 	cmd       *exec.Cmd
 	out, errs *os.File
 	unpin     func() error // nil when nothing was pinned
+	// meter reads the server's core (the process's CPU time when nothing
+	// was pinned) over the timed window: the cpu-ns/req figure.
+	meter *loadgen.CoreMeter
 }
 
 // startLoadgen pins this process to one core and starts the generator,
@@ -307,7 +320,8 @@ func startLoadgen(command scenarios.LoadgenCommand, port, conns, requests int, r
 		Timeout: time.Duration(float64(requests)/rate*float64(time.Second)) + 20*time.Second,
 	}
 	g := &loadgenRun{}
-	if serverCPU, clientCPU, ok := loadgen.PinCPUs(); ok {
+	serverCPU, clientCPU, ok := loadgen.PinCPUs()
+	if ok {
 		// One generator thread per core after the generator's (thread t
 		// on clientCPU+t): one on a 2-core machine. Counted before this
 		// process narrows its own affinity to the server's core.
@@ -317,7 +331,10 @@ func startLoadgen(command scenarios.LoadgenCommand, port, conns, requests int, r
 			return nil, fmt.Errorf("echo: pinning the server: %w", err)
 		}
 		g.unpin, cfg.CPU = unpin, clientCPU
+	} else {
+		serverCPU = -1
 	}
+	g.meter = loadgen.OpenCoreMeter(serverCPU)
 	var err error
 	if g.out, err = unlinkedTemp(); err == nil {
 		g.errs, err = unlinkedTemp()
@@ -367,6 +384,22 @@ func (g *loadgenRun) checkAccepting(deadline time.Time) error {
 	return nil
 }
 
+// startWindow starts the cell's timed window and the server core's meter
+// in it; endWindow ends both and returns the core's busy time per request
+// over the window. (The bodies call these in place of env.ResetTimer and
+// env.StopTimer, so the meter adds no line to what the bodies' line counts
+// compare.)
+func (g *loadgenRun) startWindow(env *scenarios.Env) {
+	env.ResetTimer()
+	g.meter.Begin()
+}
+
+func (g *loadgenRun) endWindow(env *scenarios.Env, requests int) (float64, error) {
+	cost, err := g.meter.End(requests)
+	env.StopTimer()
+	return cost, err
+}
+
 // finish waits for the generator to exit and returns its report.
 func (g *loadgenRun) finish() (*loadgen.Report, error) {
 	defer g.cleanup()
@@ -408,6 +441,9 @@ func (g *loadgenRun) stderr() string {
 }
 
 func (g *loadgenRun) cleanup() {
+	if g.meter != nil {
+		g.meter.Close()
+	}
 	if g.out != nil {
 		g.out.Close()
 	}
@@ -448,15 +484,15 @@ func echoStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 		return scenarios.Outcome{}, errors.Join(err, gen.kill())
 	}
 	runErr := s.Run()
-	env.StopTimer()
+	cost, costErr := gen.endWindow(env, env.N*echoBatch(conns))
 	if runErr != nil {
 		return scenarios.Outcome{}, errors.Join(runErr, gen.kill())
 	}
 	rep, err := gen.finish()
-	if err != nil {
+	if err := errors.Join(err, costErr); err != nil {
 		return scenarios.Outcome{}, err
 	}
-	return echoOutcome(rep, echoed, env.N*echoBatch(conns))
+	return echoOutcome(rep, echoed, env.N*echoBatch(conns), cost)
 }
 
 // echoAcceptor accepts the generator's connections and spawns an echo task
@@ -507,7 +543,7 @@ func (a *echoAcceptor) Resume(c *stackless.Context) stackless.Step {
 		a.accepted++
 	}
 	a.lf.Close()
-	a.env.ResetTimer()
+	a.gen.startWindow(a.env)
 	return c.Done()
 }
 

@@ -130,3 +130,33 @@ func TestEchoGivesThePinBack(t *testing.T) {
 		}
 	}
 }
+
+// TestEchoReportsItsServerCost runs one echo cell per kind of body: each
+// must report a positive cpu-ns/req, the metric the report's capacity
+// estimate (LoadSweep.Capacity) reads.
+func TestEchoReportsItsServerCost(t *testing.T) {
+	if Echo.Load.Capacity != echoCostUnit {
+		t.Fatalf("Echo.Load.Capacity = %q, want %q", Echo.Load.Capacity, echoCostUnit)
+	}
+	idx := -1
+	for i, m := range Echo.Metrics {
+		if m.Unit == echoCostUnit {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		t.Fatalf("Echo's metrics lack %s", echoCostUnit)
+	}
+	for _, row := range []scenarios.Row{scenarios.Stackless, scenarios.GoroutineSingle} {
+		t.Run(string(row), func(t *testing.T) {
+			withRowGOMAXPROCS(t, row)
+			sm, err := measureEcho(row, map[string]string{"c": "4", "rate": "20000"}, testLoadgen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := sm.Values[idx]; !(v > 0) {
+				t.Errorf("%s = %v, want a positive time", echoCostUnit, v)
+			}
+		})
+	}
+}

@@ -73,6 +73,12 @@ type Report struct {
 	// to its close: near zero, the ceiling is the server's, not the
 	// generator's.
 	ServerIdleNs int64 `json:"server_idle_ns,omitempty"`
+	// ServerCostNs is, in a -self-echo run, the busy time of the server's
+	// core (CoreMeter) from the schedule's start to the last reply, per
+	// request: 1e9 over it estimates the rate one such core sustains.
+	// ServerCostSource says what was read (Source).
+	ServerCostNs     float64 `json:"server_cost_ns,omitempty"`
+	ServerCostSource string  `json:"server_cost_source,omitempty"`
 	// Engine is how the generator drove its sockets: EngineIOUring or
 	// EngineEpoll.
 	Engine string `json:"engine"`
@@ -141,6 +147,11 @@ type Config struct {
 	// With two cores or more the server's thread and the generator are
 	// pinned to two different ones (PinCPUs), as in an echo cell.
 	SelfEcho bool
+	// ServerBurn (-server-burn, SelfEcho only) makes the trivial server
+	// spin for this much thread CPU time per request it reads
+	// (StartBurningServer): a server of known extra cost whose knee lies
+	// below the generator's ceiling.
+	ServerBurn time.Duration
 }
 
 // Limits on a run, so a mistyped flag cannot become an unbounded load.
@@ -151,6 +162,9 @@ const (
 	MaxRate     = 10_000_000
 	MaxTimeout  = 10 * time.Minute
 	MaxThreads  = 256
+	// MaxServerBurn bounds -server-burn: a trivial server slower than
+	// 1000 req/s measures nothing the sweep needs.
+	MaxServerBurn = time.Millisecond
 )
 
 // Main is the generator's command line: it parses args, runs, writes the
@@ -207,12 +221,27 @@ func runSelfEcho(cfg Config) (*Report, error) {
 	} else {
 		serverCPU, clientCPU = -1, -1
 	}
-	srv, err := StartTrivialServer(serverCPU)
+	srv, err := StartBurningServer(serverCPU, cfg.ServerBurn, cfg.Size)
 	if err != nil {
 		return nil, err
 	}
+	meter := OpenCoreMeter(serverCPU)
+	defer meter.Close()
+	if serverCPU < 0 {
+		// No core of its own: the process's CPU time would count the
+		// generator too, so there is no server cost to give.
+		meter = nil
+	}
 	cfg.Addr, cfg.CPU, cfg.pinned = srv.Addr(), clientCPU, true // pinned above
-	rep, err := Run(cfg)
+	var onStart func()
+	if meter != nil {
+		onStart = meter.Begin
+	}
+	rep, err := run(cfg, onStart)
+	var cost float64
+	if err == nil && meter != nil {
+		cost, err = meter.End(cfg.Requests)
+	}
 	if cerr := srv.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -220,13 +249,20 @@ func runSelfEcho(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep.CPU, rep.ServerCPU, rep.ServerIdleNs = clientCPU, serverCPU, int64(srv.Blocked())
+	if meter != nil {
+		rep.ServerCostNs, rep.ServerCostSource = cost, meter.Source()
+	}
 	return rep, nil
 }
 
 // Args returns the command line that makes Main run cfg.
 func Args(cfg Config) []string {
 	if cfg.SelfEcho {
-		return append([]string{"-self-echo"}, args(cfg)[2:]...)
+		a := append([]string{"-self-echo"}, args(cfg)[2:]...)
+		if cfg.ServerBurn > 0 {
+			a = append(a, "-server-burn", cfg.ServerBurn.String())
+		}
+		return a
 	}
 	return args(cfg)
 }
@@ -259,13 +295,17 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	engine := fs.String("engine", "", "how to drive the sockets: auto (the default, also \"\"; io_uring when the kernel makes a ring, else epoll), io_uring, or epoll")
 	threads := fs.Int("threads", 0, "generator threads (0 or 1: one), each offering its share of the connections (the largest divisor of -conns not above it runs); with -cpu C, thread t is pinned to core C+t")
 	selfEcho := fs.Bool("self-echo", false, "run against a trivial echo server in this process (one thread, raw epoll) instead of -addr: the generator's own ceiling")
+	serverBurn := fs.Duration("server-burn", 0, "with -self-echo: the trivial server spins for this much of its thread's CPU time per request (a server of known extra cost, whose knee lies below the generator's ceiling)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q: loadgen takes flags only (see -h)", fs.Arg(0))
 	}
-	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho, Engine: *engine, Threads: *threads}
+	cfg := Config{Conns: *conns, Requests: *requests, Rate: *rate, Size: *size, CPU: *cpu, Timeout: *timeout, SelfEcho: *selfEcho, Engine: *engine, Threads: *threads, ServerBurn: *serverBurn}
+	if *serverBurn != 0 && (!*selfEcho || *serverBurn < 0 || *serverBurn > MaxServerBurn) {
+		return Config{}, fmt.Errorf("-server-burn %v: want a duration in (0, %v], with -self-echo (it slows the generator's own server)", *serverBurn, MaxServerBurn)
+	}
 	if *selfEcho {
 		if *addr != "" || *cpu != -1 {
 			return Config{}, errors.New("-self-echo serves itself and places itself: give no -addr and no -cpu")
@@ -345,6 +385,12 @@ type conn struct {
 
 // Run runs the generator in the calling goroutine and returns its report.
 func Run(cfg Config) (*Report, error) {
+	return run(cfg, nil)
+}
+
+// run is Run with onStart, when not nil, called just before the schedule's
+// start (t0), after every connection is open.
+func run(cfg Config, onStart func()) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -369,7 +415,7 @@ func Run(cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{LatencyNs: make([]int64, cfg.Requests), CPU: cfg.CPU}
-	if err := runThreads(cfg, conns, deadline, rep); err != nil {
+	if err := runThreads(cfg, conns, deadline, rep, onStart); err != nil {
 		return nil, err
 	}
 	return rep, nil

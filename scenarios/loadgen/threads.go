@@ -118,7 +118,7 @@ func (th *thread) load(cfg Config, conns []*conn, deadline time.Time) error {
 // epoll when its ring is refused), the others on goroutines locked to
 // threads of their own, pinned to cores cfg.CPU+t when cfg.CPU >= 0. Every
 // thread sets up before the schedule starts.
-func runThreads(cfg Config, conns []*conn, deadline time.Time, rep *Report) error {
+func runThreads(cfg Config, conns []*conn, deadline time.Time, rep *Report, onStart func()) error {
 	n := cfg.threadCount()
 	var stop atomic.Bool
 	ths := make([]*thread, n)
@@ -193,6 +193,9 @@ func runThreads(cfg Config, conns []*conn, deadline time.Time, rep *Report) erro
 		wg.Wait()
 		ths[0].release()
 		return setupErr
+	}
+	if onStart != nil {
+		onStart()
 	}
 	t0 := time.Now()
 	for t := 1; t < n; t++ {

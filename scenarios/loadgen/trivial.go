@@ -31,12 +31,31 @@ type TrivialServer struct {
 	// softirq work of its sends, most of what a loopback echo costs).
 	// Written by serve only, read after Close.
 	blocked time.Duration
+	// burn is the thread CPU time spent per size bytes read
+	// (StartBurningServer); zero for the trivial server itself.
+	burn time.Duration
+	size int
 }
 
 // StartTrivialServer listens on 127.0.0.1 (an ephemeral port) and serves
 // on a thread of its own, pinned to cpu when cpu >= 0.
 func StartTrivialServer(cpu int) (*TrivialServer, error) {
-	s := &TrivialServer{lfd: -1, epfd: -1, stop: -1, done: make(chan error, 1)}
+	return StartBurningServer(cpu, 0, 1)
+}
+
+// StartBurningServer is StartTrivialServer made slower by a known amount:
+// for every size bytes it reads (one request) it spins until its thread
+// has used burn more CPU time, then echoes. Its capacity is then set by
+// the server, not the generator (about 1e9 / (burn + the trivial server's
+// own cost) requests per second): a case where a server's measured knee
+// lies below the generator's ceiling, against which an estimate of
+// capacity from the server's cost per request can be checked
+// (-server-burn).
+func StartBurningServer(cpu int, burn time.Duration, size int) (*TrivialServer, error) {
+	if burn < 0 || size < 1 {
+		return nil, fmt.Errorf("trivial server: burn %v per %d bytes: want burn >= 0 and size >= 1", burn, size)
+	}
+	s := &TrivialServer{lfd: -1, epfd: -1, stop: -1, done: make(chan error, 1), burn: burn, size: size}
 	fail := func(err error) (*TrivialServer, error) {
 		s.closeFDs()
 		return nil, fmt.Errorf("trivial server: %w", err)
@@ -101,6 +120,7 @@ func (s *TrivialServer) Addr() netip.AddrPort { return s.addr }
 func (s *TrivialServer) serve() error {
 	events := make([]unix.EpollEvent, 256)
 	buf := make([]byte, 64<<10)
+	var unburnt int // bytes read whose burn is still owed (< size)
 	conns := map[int32]bool{}
 	defer func() {
 		for fd := range conns {
@@ -149,6 +169,11 @@ func (s *TrivialServer) serve() error {
 					delete(conns, ev.Fd)
 					continue
 				}
+				if s.burn > 0 {
+					unburnt += r
+					spinThreadCPU(s.burn * time.Duration(unburnt/s.size))
+					unburnt %= s.size
+				}
 				for p := buf[:r]; len(p) > 0; {
 					w, err := unix.Write(int(ev.Fd), p)
 					if err == unix.EINTR {
@@ -183,5 +208,19 @@ func (s *TrivialServer) closeFDs() {
 			unix.Close(*fd)
 			*fd = -1
 		}
+	}
+}
+
+// spinThreadCPU spins until the calling thread has used d more CPU time
+// (CLOCK_THREAD_CPUTIME_ID: the clock's own system calls count as spent).
+func spinThreadCPU(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	until := ts.Nano() + int64(d)
+	for ts.Nano() < until {
+		unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
 	}
 }

@@ -48,17 +48,7 @@ func TestTrivialServerEchoes(t *testing.T) {
 // allowed, the server and the generator on two different ones.
 func TestSelfEchoRunsAgainstItsOwnServer(t *testing.T) {
 	cfg := Config{Conns: 8, Requests: 2000, Rate: 50000, Size: 64, CPU: -1, Timeout: 20 * time.Second, SelfEcho: true}
-	cmd := exec.Command(os.Args[0], Args(cfg)...)
-	cmd.Env = append(os.Environ(), mainEnv+"=1")
-	var out, errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errs
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("loadgen -self-echo: %v: %s", err, errs.String())
-	}
-	var rep Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := runSelfEchoProcess(t, cfg)
 	if rep.Requests != cfg.Requests || len(rep.LatencyNs) != cfg.Requests || rep.ElapsedNs <= 0 {
 		t.Errorf("report %d requests, %d latencies, %d ns; want %d, %d, > 0", rep.Requests, len(rep.LatencyNs), rep.ElapsedNs, cfg.Requests, cfg.Requests)
 	}
@@ -82,9 +72,57 @@ func TestSelfEchoArgs(t *testing.T) {
 	if got != want {
 		t.Errorf("ParseArgs(Args(%+v)) = %+v", want, got)
 	}
-	for _, extra := range [][]string{{"-addr", "127.0.0.1:80"}, {"-cpu", "1"}} {
+	for _, extra := range [][]string{{"-addr", "127.0.0.1:80"}, {"-cpu", "1"}, {"-server-burn", "-1us"}, {"-server-burn", "2ms"}} {
 		if _, err := ParseArgs(append([]string{"-self-echo"}, extra...), &bytes.Buffer{}); err == nil {
 			t.Errorf("-self-echo %v accepted", extra)
 		}
+	}
+	want.ServerBurn = 7 * time.Microsecond
+	if got, err := ParseArgs(Args(want), &bytes.Buffer{}); err != nil || got.ServerBurn != want.ServerBurn {
+		t.Errorf("-server-burn round trip: %v, %v", got.ServerBurn, err)
+	}
+	if _, err := ParseArgs([]string{"-addr", "127.0.0.1:80", "-server-burn", "1us"}, &bytes.Buffer{}); err == nil {
+		t.Error("-server-burn without -self-echo accepted")
+	}
+}
+
+// runSelfEchoProcess runs Main -self-echo with cfg in a process of its own.
+func runSelfEchoProcess(t *testing.T, cfg Config) Report {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], Args(cfg)...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("loadgen %v: %v: %s", Args(cfg), err, errs.String())
+	}
+	var rep Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestBurningServerCostsWhatItBurns runs the trivial server slowed by
+// 200 µs of CPU time per request. Its core's busy time per request (the
+// cost the report's capacity estimate is made of) must hold at least the
+// burn, whatever else runs on the core; and an offered rate of twice what
+// the burn alone allows (1e9/200µs = 5000 req/s) must not be sustained: the
+// server, not the generator, sets this knee.
+func TestBurningServerCostsWhatItBurns(t *testing.T) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() < 2 {
+		t.Skip("fewer than two cores allowed: the server has no core of its own to measure")
+	}
+	const burn = 200 * time.Microsecond
+	cfg := Config{Conns: 4, Requests: 300, Rate: 1000, Size: 64, CPU: -1, Timeout: 20 * time.Second, SelfEcho: true, ServerBurn: burn}
+	rep := runSelfEchoProcess(t, cfg)
+	if rep.ServerCostSource == "" || rep.ServerCostNs < float64(burn) {
+		t.Errorf("at %v req/s: server cost %v ns per request (%s), want at least the burn, %v", cfg.Rate, rep.ServerCostNs, rep.ServerCostSource, burn)
+	}
+	cfg.Rate, cfg.Requests = 2*float64(time.Second/burn), 1000
+	rep = runSelfEchoProcess(t, cfg)
+	if achieved := float64(rep.Requests) / (float64(rep.ElapsedNs) / 1e9); achieved >= 0.95*cfg.Rate {
+		t.Errorf("offered %v req/s to a server that burns %v per request, achieved %.0f: a server this slow cannot", cfg.Rate, burn, achieved)
 	}
 }

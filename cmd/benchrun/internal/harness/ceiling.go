@@ -116,6 +116,9 @@ type ceilingTry struct {
 	// waiting for work in epoll_wait: how close each side was to its own
 	// limit (on a shared machine both shrink with what other tenants take).
 	genIdle, srvIdle float64
+	// srvCost is the busy time of the trivial server's core per request
+	// (loadgen.Report.ServerCostNs; 0 when it has no core of its own).
+	srvCost float64
 }
 
 func (tr ceilingTry) idleText() string {
@@ -149,6 +152,7 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 		return best, false, nil
 	}
 	fail, failTry := 0.0, ceilingTry{}
+	first, firstTry := 0.0, ceilingTry{} // the lowest rate sustained
 	for rate := ceilingStart; rate <= ceilingMaxRate; rate *= ceilingStep {
 		rate = float64(int(rate/1000)) * 1000 // whole thousands, for the reader
 		tr, ok, err := tryRate(rate)
@@ -160,6 +164,9 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 			break
 		}
 		last, lastTry = rate, tr
+		if first == 0 {
+			first, firstTry = rate, tr
+		}
 	}
 	// Between the last rate sustained and the first not, ceilingRefine
 	// halvings: a ×1.2 step alone leaves the ceiling 20% uncertain.
@@ -190,6 +197,13 @@ func measureCeiling(ctx context.Context, conns int, pins *pinPlan) string {
 	parts = append(parts, steps...)
 	if last > 0 {
 		parts = append(parts, fmt.Sprintf("p99 at %.0f req/s %v; %s", last, time.Duration(lastTry.p99).Round(time.Microsecond), lastTry.idleText()))
+	}
+	if first > 0 && firstTry.srvCost > 0 && lastTry.srvCost > 0 {
+		// The check of the report's capacity estimate on the one server
+		// whose ceiling the sweep measures: what its core spent per
+		// request at a light rate, and at the ceiling.
+		parts = append(parts, fmt.Sprintf("the trivial server's core busy %v per request at %.0f req/s (1e9 over it, %.0f req/s, is the report's lower bound on one core), %v at %.0f req/s",
+			time.Duration(firstTry.srvCost).Round(10*time.Nanosecond), first, 1e9/firstTry.srvCost, time.Duration(lastTry.srvCost).Round(10*time.Nanosecond), last))
 	}
 	parts = append(parts, fmt.Sprintf("measured in %v", time.Since(start).Round(100*time.Millisecond)))
 	how := strings.Join(parts, "; ")
@@ -247,6 +261,7 @@ func ceilingRun(ctx context.Context, conns int, rate float64, pins *pinPlan) (ce
 		engine:  engineText(rep),
 		genIdle: float64(rep.IdleNs) / float64(max(rep.Threads, 1)) / float64(rep.ElapsedNs),
 		srvIdle: float64(rep.ServerIdleNs) / float64(rep.ElapsedNs),
+		srvCost: rep.ServerCostNs,
 	}, nil
 }
 

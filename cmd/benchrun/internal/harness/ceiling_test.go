@@ -118,7 +118,13 @@ func TestCeilingFakeGenerator(t *testing.T) {
 	}
 	achieved := min(cfg.Rate, fakeGeneratorCapacity)
 	rep := loadgen.Report{Requests: cfg.Requests, ElapsedNs: int64(float64(cfg.Requests) / achieved * 1e9),
-		LatencyNs: make([]int64, cfg.Requests), CPU: 1, Engine: "io_uring", EngineNote: "ring setup flags FAKE", Threads: 1}
+		LatencyNs: make([]int64, cfg.Requests), CPU: 1, Engine: "io_uring", EngineNote: "ring setup flags FAKE", Threads: 1,
+		// A server core that costs 8 µs per request at the lowest rate and
+		// 4 µs from 100k on.
+		ServerCostNs: 8000}
+	if cfg.Rate >= 100_000 {
+		rep.ServerCostNs = 4000
+	}
 	for i := range rep.LatencyNs {
 		rep.LatencyNs[i] = 1000
 	}
@@ -129,7 +135,8 @@ func TestCeilingFakeGenerator(t *testing.T) {
 // TestCeilingRefines: after the ×1.2 sweep's first failure, the halvings
 // narrow the gap. A generator that completes up to 112k req/s sustains
 // 103k (97%) and not 124k (90%) in the sweep; 113k (99%) passes and 118k
-// (94.9%) fails in the halvings.
+// (94.9%) fails in the halvings. The line gives the trivial server's core
+// cost at the lowest rate sustained (50k) and at the ceiling (113k).
 func TestCeilingRefines(t *testing.T) {
 	old := ceilingCommand
 	ceilingCommand = func(ctx context.Context, args []string) *exec.Cmd {
@@ -140,7 +147,8 @@ func TestCeilingRefines(t *testing.T) {
 	defer func() { ceilingCommand = old }()
 	pins := &pinPlan{cpu: -1, off: "not pinned in this test"}
 	got := measureCeiling(context.Background(), 64, pins)
-	for _, want := range []string{"113000 req/s (", "first rate not sustained 118000 req/s (the best of 3 tries completed 95%", "generator engine io_uring (ring setup flags FAKE)", "2 halvings"} {
+	for _, want := range []string{"113000 req/s (", "first rate not sustained 118000 req/s (the best of 3 tries completed 95%", "generator engine io_uring (ring setup flags FAKE)", "2 halvings",
+		"the trivial server's core busy 8µs per request at 50000 req/s (1e9 over it, 125000 req/s, is the report's lower bound on one core), 4µs at 113000 req/s"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("ceiling %q does not contain %q", got, want)
 		}

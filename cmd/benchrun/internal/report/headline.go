@@ -169,7 +169,9 @@ func better(a, b float64, higher bool) bool {
 // kneeCells fills a knee line: each row's knee in the sweep's group
 // l.Setting, the highest marked best (a tie is a tie: the rates are the
 // sweep's steps), and a knee within reach of the load generator's ceiling
-// flagged.
+// flagged. Where rows of the main group are ranked by their estimated
+// capacity (rank.go), the line shows each estimate beside the knee and
+// marks best the rows that ranking puts first.
 func kneeCells(sc *cells.Scenario, sw *sweep, l *headlineLine, rows []string) []headlineCell {
 	out := make([]headlineCell, len(rows))
 	best := -1.0
@@ -203,6 +205,21 @@ func kneeCells(sc *cells.Scenario, sw *sweep, l *headlineLine, rows []string) []
 			out[i].Flags = append(out[i].Flags, "possibly generator-bound")
 		}
 		best = math.Max(best, rate)
+	}
+	if l.Setting == sw.main {
+		if ranked := sw.ranking(sc, rows); estimated(ranked) {
+			// Where the generator caps the knees, the ranking is the
+			// section's (rank.go): the best are the rows it ranks first.
+			for _, rr := range ranked {
+				i := slices.Index(rows, rr.row)
+				if rr.fig.estimated {
+					out[i].Flags = append(out[i].Flags, "one core ≥ "+units.Format(rr.fig.value, l.Unit)+" (estimated at "+units.Format(rr.fig.at, l.Unit)+")")
+					out[i].Title += "; ranked by " + sw.estimateText(rr.fig)
+				}
+				out[i].Best = rr.ok && rr.rank == 1 && out[i].Kind == "fig"
+			}
+			return out
+		}
 	}
 	for i, r := range rows {
 		if k, ok := sw.knees[r][l.Setting]; ok && k >= 0 && sw.rates[k] == best {

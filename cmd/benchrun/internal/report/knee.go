@@ -1,7 +1,6 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -227,13 +226,20 @@ type kneeView struct {
 	Main                           string // the main group's setting, "" for none
 	Ceiling                        string // the generator's ceiling, "" when not recorded
 	CeilingNote                    string
-	Rows                           []kneeRow
+	// RankNote says how rows are ranked when some are ranked by their
+	// estimated capacity (rank.go); "" when every row is ranked by its
+	// knee.
+	RankNote string
+	Rows     []kneeRow
 }
 
 type kneeRow struct {
 	Rank                     int
 	Row, Knee, Detail, Other string
 	GeneratorBound           bool
+	// Estimate is the row's estimated capacity when it is ranked by it
+	// (rankFigure), "" otherwise.
+	Estimate string
 }
 
 func rateText(r float64, what string) string {
@@ -289,33 +295,28 @@ func (sw *sweep) view(sc *cells.Scenario) *kneeView {
 		kr.Other = sw.otherGroups(sc, row)
 		kv.Rows = append(kv.Rows, kr)
 	}
-	// Rank by knee, highest first; rows without one last, in display order.
-	slices.SortStableFunc(kv.Rows, func(a, b kneeRow) int {
-		ka, kb := sw.knee(a.Row), sw.knee(b.Row)
-		ra, rb := -1.0, -1.0
-		if ka >= 0 {
-			ra = sw.rates[ka]
+	// Rank by knee, or where the generator caps it by the server's
+	// estimated capacity (rank.go); rows without a knee last, in display
+	// order.
+	ranked := sw.ranking(sc, sc.Rows)
+	byRow := map[string]kneeRow{}
+	for _, kr := range kv.Rows {
+		byRow[kr.Row] = kr
+	}
+	kv.Rows = kv.Rows[:0]
+	for _, r := range ranked {
+		kr := byRow[r.row]
+		kr.Rank = r.rank
+		if r.fig.estimated {
+			kr.Estimate = sw.estimateText(r.fig)
 		}
-		if kb >= 0 {
-			rb = sw.rates[kb]
-		}
-		return cmp.Compare(rb, ra)
-	})
-	for i := range kv.Rows {
-		kv.Rows[i].Rank = i + 1
-		if i > 0 && sw.kneeRate(kv.Rows[i].Row) == sw.kneeRate(kv.Rows[i-1].Row) {
-			kv.Rows[i].Rank = kv.Rows[i-1].Rank // a tie shares its rank
-		}
+		kv.Rows = append(kv.Rows, kr)
+	}
+	if estimated(ranked) {
+		kv.RankNote = fmt.Sprintf("Rows whose knee is at or above %.0f%% of the generator's ceiling may be measuring the generator, so they are ranked above the others and among themselves by the busy time of their server's core per %s (%s, median over the runs) at the highest rate of the sweep below that mark, which they all sustained: the figure is 1e9 over it, the rate one core would sustain if every %s cost that much. It is a lower bound, for comparing rows at one rate: the cost per %s falls as the load rises (wake-ups and system calls are shared by more of them). A knee measured below the mark ranks its row as measured. Rows ranked alike whose intervals overlap (an estimate's 95%% CI, a knee's step to the next rate) are tied.",
+			100*genBound, strings.TrimSuffix(l.What, "s"), sw.load.Capacity, strings.TrimSuffix(l.What, "s"), strings.TrimSuffix(l.What, "s"))
 	}
 	return kv
-}
-
-// kneeRate is the offered rate at the row's knee, -1 for none.
-func (sw *sweep) kneeRate(row string) float64 {
-	if k := sw.knee(row); k >= 0 {
-		return sw.rates[k]
-	}
-	return -1
 }
 
 // failText says why row does not sustain column i: its latency over the

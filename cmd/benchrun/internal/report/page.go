@@ -114,7 +114,7 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{range .Headline.Lines}}<tr><th class="row"><a href="{{.Href}}">{{.Label}}</a><div class="detail">{{.Scenario}}{{if .Setting}} {{.Setting}}{{end}} · {{if .Knee}}knee: the highest offered rate sustained, <code>{{.Unit}}</code>{{else}}<code>{{.Unit}}</code>{{end}} · {{if .Higher}}higher{{else}}lower{{end}} is better</div></th>{{range .Cells}}<td class="c-{{.Kind}}{{if .Best}} best{{end}}"{{if .Title}} title="{{.Title}}"{{end}}>{{if eq .Kind "fig"}}{{if .Best}}<span class="star">★</span> {{end}}<span class="med">{{.Median}}</span> <span class="ci">{{.CI}}</span>{{range .Flags}}<div class="flag">{{.}}</div>{{end}}{{else if eq .Kind "absent"}}—{{else}}<span class="status">{{.Kind}}</span>{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
-<p class="note">★ marks the best median of each line, and every figure the Mann-Whitney U test cannot tell from it at alpha {{.Stats.Alpha}}; on a knee line, the highest knee (knees are steps of the sweep, so equal knees tie). "above saturation" marks a latency taken at an offered rate above the row's knee: a queue of work waiting, not the service time. Each label links to its scenario's section, with every parameter setting, chart and caveat.</p>
+<p class="note">★ marks the best median of each line, and every figure the Mann-Whitney U test cannot tell from it at alpha {{.Stats.Alpha}}; on a knee line, the highest knee (knees are steps of the sweep, so equal knees tie), or where the load generator caps the knees, the rows the scenario's ranking puts first by their estimated capacity ("one core ≥ …", a lower bound; the scenario's section says how). "above saturation" marks a latency taken at an offered rate above the row's knee: a queue of work waiting, not the service time. Each label links to its scenario's section, with every parameter setting, chart and caveat.</p>
 {{else}}<p>This run has none of the headline figures.</p>
 {{end}}</section>
 
@@ -225,10 +225,11 @@ footer { margin-top: 40px; font-size: 12.5px; color: #666; }
 {{end}}<table class="kv">
 <thead><tr><th>rank</th><th>row</th><th>knee (offered {{.What}}/s)</th><th>where</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr><td>{{.Rank}}</td><th>{{.Row}}</th><td>{{.Knee}}{{if .GeneratorBound}}<div class="flag">possibly generator-bound</div>{{end}}</td><td>{{.Detail}}{{if .Other}}<div class="detail">other settings: {{.Other}}</div>{{end}}</td></tr>
+{{range .Rows}}<tr><td>{{.Rank}}</td><th>{{.Row}}</th><td>{{.Knee}}{{if .GeneratorBound}}<div class="flag">possibly generator-bound</div>{{end}}{{if .Estimate}}<div class="detail">ranked by {{.Estimate}}</div>{{end}}</td><td>{{.Detail}}{{if .Other}}<div class="detail">other settings: {{.Other}}</div>{{end}}</td></tr>
 {{end}}</tbody>
 </table>
-{{end}}{{range .Tables}}{{if .Unit}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>{{else}}<h3>No figures: every cell failed or is not supported</h3>{{end}}
+{{if .RankNote}}<p class="note">{{.RankNote}}</p>
+{{end}}{{end}}{{range .Tables}}{{if .Unit}}<h3><code>{{.Unit}}</code>: {{.Label}}, median ± 95% CI {{if .Higher}}(higher is better){{else}}(lower is better){{end}}</h3>{{else}}<h3>No figures: every cell failed or is not supported</h3>{{end}}
 <div class="wide"><table class="fig">
 <thead><tr><th>row</th>{{range .Columns}}<th>{{colLabel .}}</th>{{end}}</tr></thead>
 <tbody>
