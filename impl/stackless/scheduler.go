@@ -325,49 +325,92 @@ func (s *Scheduler) next() *Coro {
 	}
 }
 
-// resume runs one dequeued task until it waits, yields or finishes.
+// resume runs one dequeued task until it waits, yields or finishes. Then,
+// as long as nothing else needs Run's loop, it dequeues and runs the next
+// task itself: that is one hand-off without a return to Run and without
+// the calls of next and resume. "Nothing else" is exactly what Run's loop
+// would find at its next iteration: no microtask queued, no active reactor
+// event (so no tick is due), and a head of the queue that is not an
+// Ignored task to drop (next's job). The continuation is taken only after a
+// wait or a yield; a finished task returns to Run.
 func (s *Scheduler) resume(co *Coro) {
-	w := &co.waker
-	if co == s.left {
-		s.left = nil // the task that gave control up continues: no switch
-	} else {
-		if l := s.left; l != nil {
-			s.left = nil
-			if l.handlers != nil {
-				s.leaveBefore(l, co)
-				return
+	c := &s.ctx
+	for {
+		w := &co.waker
+		if co == s.left {
+			s.left = nil // the task that gave control up continues: no switch
+		} else {
+			if l := s.left; l != nil {
+				s.left = nil
+				if l.handlers != nil {
+					s.leaveBefore(l, co)
+					return
+				}
+			}
+			s.stats.Switches++
+			co.life = lifeRunning
+			if co.handlers != nil {
+				callHandlers(co, Enter)
 			}
 		}
-		s.stats.Switches++
-		co.life = lifeRunning
-		if co.handlers != nil {
-			callHandlers(co, Enter)
+		if w.waited {
+			w.waited = false
+			w.status = Result
+		} else {
+			w.status = NoStatus
 		}
+		if co.unwinding {
+			// Final phase: the wait does not deliver its outcome; the task unwinds.
+			w.triggered, w.result, w.err = nil, nil, ErrCancelled
+		}
+		c.cur = co
+		if !s.run(co, w, c) {
+			return
+		}
+		// Run's loop, for the case that needs nothing but the pop (see
+		// above): the same checks in the same order.
+		if s.micro.Len() > 0 || (s.r.loop != nil && s.r.loop.Active() > 0) {
+			return
+		}
+		next := s.queue.PopFront()
+		if next == nil {
+			return
+		}
+		if next.waker.status == Ignored && next.life != lifeRunning {
+			s.queue.PushFront(next) // next drops it
+			return
+		}
+		co = next
 	}
-	if w.waited {
-		w.waited = false
-		w.status = Result
-	} else {
-		w.status = NoStatus
-	}
-	if co.unwinding {
-		// Final phase: the wait does not deliver its outcome; the task unwinds.
-		w.triggered, w.result, w.err = nil, nil, ErrCancelled
-	}
-	c := &s.ctx
-	c.cur = co
+}
+
+// run calls co's Resume until it waits, yields or finishes, and starts
+// the wait it returns. It reports whether co gave control up by a wait or a
+// yield (s.left or its Leave handlers saw to that), so that resume may
+// go on to the next task.
+func (s *Scheduler) run(co *Coro, w *Waker, c *Context) bool {
 	spins := 0 // waits that ended at once in this resume (bounded while unwinding)
 	for {
 		s.stats.Resumes++
 		step := co.task.Resume(c)
 		switch step.kind {
 		case stepSuspend:
-			if w.start(s, co) {
+			// Waker.start's hot half, its twin, written out: one awaited
+			// event, nothing else (pingpong, most awaits).
+			if n := &w.nodes[slotEvent]; !w.extras && !co.cancelPending && !co.unwinding && n.ev != nil {
+				ev := n.ev
+				if ev.done {
+					w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
+					s.stats.FastPaths++
+					continue // the wait is already over: no suspend point, no switch
+				}
+				w.startWaiting(s, n, ev)
+			} else if w.startSlow(s, co) {
 				s.stats.FastPaths++
 				if co.unwinding {
 					if spins++; spins > maxUnwindSpins {
 						s.abandon(co)
-						break
+						return false
 					}
 				}
 				continue // the wait is already over: no suspend point, no switch
@@ -380,6 +423,7 @@ func (s *Scheduler) resume(co *Coro) {
 			} else {
 				s.left = co
 			}
+			return true
 		case stepYield:
 			if co.cancelPending || co.unwinding {
 				// Returns at once; the waker status stays as it was.
@@ -389,7 +433,7 @@ func (s *Scheduler) resume(co *Coro) {
 				if co.unwinding {
 					if spins++; spins > maxUnwindSpins {
 						s.abandon(co)
-						break
+						return false
 					}
 				}
 				continue
@@ -403,6 +447,7 @@ func (s *Scheduler) resume(co *Coro) {
 			} else {
 				s.left = co
 			}
+			return true
 		case stepDone:
 			s.finish(co, nil)
 		case stepFail:
@@ -412,10 +457,10 @@ func (s *Scheduler) resume(co *Coro) {
 		default:
 			s.finish(co, errors.New("its Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
 		}
-		break
+		// c.cur keeps pointing at co: Context is valid only inside Resume, and
+		// not clearing it saves a pointer store per resume.
+		return false
 	}
-	// c.cur keeps pointing at co: Context is valid only inside Resume, and
-	// not clearing it saves a pointer store per resume.
 }
 
 // leaveBefore runs the Leave handlers of l, a task whose Yield deferred
