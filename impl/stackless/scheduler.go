@@ -364,7 +364,77 @@ func (s *Scheduler) resume(co *Coro) {
 			w.triggered, w.result, w.err = nil, nil, ErrCancelled
 		}
 		c.cur = co
-		if !s.run(co, w, c) {
+		spins := 0 // waits that ended at once in this resume (bounded while unwinding)
+	run:
+		for {
+			s.stats.Resumes++
+			step := co.task.Resume(c)
+			switch step.kind {
+			case stepSuspend:
+				// Waker.start's hot half, its twin, written out: one awaited
+				// event, nothing else (pingpong, most awaits).
+				if n := &w.nodes[slotEvent]; !w.extras && !co.cancelPending && !co.unwinding && n.ev != nil {
+					ev := n.ev
+					if ev.done {
+						w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
+						s.stats.FastPaths++
+						continue // the wait is already over: no suspend point, no switch
+					}
+					w.startWaiting(s, n, ev)
+				} else if w.startSlow(s, co) {
+					s.stats.FastPaths++
+					if co.unwinding {
+						if spins++; spins > maxUnwindSpins {
+							s.abandon(co)
+							return
+						}
+					}
+					continue // the wait is already over: no suspend point, no switch
+				}
+				if co.handlers != nil {
+					// Leave is called as the task gives control up, before the
+					// scheduler picks the next task (as in TrueAsync), so a High
+					// task a Leave handler spawns runs next.
+					callHandlers(co, Leave)
+				} else {
+					s.left = co
+				}
+				break run // co gave control up
+			case stepYield:
+				if co.cancelPending || co.unwinding {
+					// Returns at once; the waker status stays as it was.
+					co.cancelPending = false
+					w.err = ErrCancelled
+					s.stats.FastPaths++
+					if co.unwinding {
+						if spins++; spins > maxUnwindSpins {
+							s.abandon(co)
+							return
+						}
+					}
+					continue
+				}
+				w.status = Queued
+				if !s.queue.tryPushBack(co) { // a yield always goes to the tail
+					s.queue.pushBackGrow(co)
+				}
+				if co.handlers != nil {
+					s.yieldLeave(co)
+				} else {
+					s.left = co
+				}
+				break run // co gave control up
+			case stepDone:
+				s.finish(co, nil)
+			case stepFail:
+				err := c.failErr
+				c.failErr = nil
+				s.finish(co, err)
+			default:
+				s.finish(co, errors.New("its Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
+			}
+			// c.cur keeps pointing at co: Context is valid only inside Resume, and
+			// not clearing it saves a pointer store per resume.
 			return
 		}
 		// Run's loop, for the case that needs nothing but the pop (see
@@ -381,85 +451,6 @@ func (s *Scheduler) resume(co *Coro) {
 			return
 		}
 		co = next
-	}
-}
-
-// run calls co's Resume until it waits, yields or finishes, and starts
-// the wait it returns. It reports whether co gave control up by a wait or a
-// yield (s.left or its Leave handlers saw to that), so that resume may
-// go on to the next task.
-func (s *Scheduler) run(co *Coro, w *Waker, c *Context) bool {
-	spins := 0 // waits that ended at once in this resume (bounded while unwinding)
-	for {
-		s.stats.Resumes++
-		step := co.task.Resume(c)
-		switch step.kind {
-		case stepSuspend:
-			// Waker.start's hot half, its twin, written out: one awaited
-			// event, nothing else (pingpong, most awaits).
-			if n := &w.nodes[slotEvent]; !w.extras && !co.cancelPending && !co.unwinding && n.ev != nil {
-				ev := n.ev
-				if ev.done {
-					w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
-					s.stats.FastPaths++
-					continue // the wait is already over: no suspend point, no switch
-				}
-				w.startWaiting(s, n, ev)
-			} else if w.startSlow(s, co) {
-				s.stats.FastPaths++
-				if co.unwinding {
-					if spins++; spins > maxUnwindSpins {
-						s.abandon(co)
-						return false
-					}
-				}
-				continue // the wait is already over: no suspend point, no switch
-			}
-			if co.handlers != nil {
-				// Leave is called as the task gives control up, before the
-				// scheduler picks the next task (as in TrueAsync), so a High
-				// task a Leave handler spawns runs next.
-				callHandlers(co, Leave)
-			} else {
-				s.left = co
-			}
-			return true
-		case stepYield:
-			if co.cancelPending || co.unwinding {
-				// Returns at once; the waker status stays as it was.
-				co.cancelPending = false
-				w.err = ErrCancelled
-				s.stats.FastPaths++
-				if co.unwinding {
-					if spins++; spins > maxUnwindSpins {
-						s.abandon(co)
-						return false
-					}
-				}
-				continue
-			}
-			w.status = Queued
-			if !s.queue.tryPushBack(co) { // a yield always goes to the tail
-				s.queue.pushBackGrow(co)
-			}
-			if co.handlers != nil {
-				s.yieldLeave(co)
-			} else {
-				s.left = co
-			}
-			return true
-		case stepDone:
-			s.finish(co, nil)
-		case stepFail:
-			err := c.failErr
-			c.failErr = nil
-			s.finish(co, err)
-		default:
-			s.finish(co, errors.New("its Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
-		}
-		// c.cur keeps pointing at co: Context is valid only inside Resume, and
-		// not clearing it saves a pointer store per resume.
-		return false
 	}
 }
 

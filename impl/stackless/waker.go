@@ -61,13 +61,13 @@ func (n *waitNode) linked() bool { return n.prev != nil || (n.ev != nil && n.ev.
 // is started; in every other status none of them is.
 type Waker struct {
 	status    WakerStatus
-	sleeping  bool  // the wait is a Sleep: the timer firing is success, not ErrTimeout
-	waited    bool  // the task's last wake-up ended a started wait (status becomes Result)
-	immediate bool  // the wait ends at start with err (a refused wait)
-	absolute  bool  // timer.deadline is an absolute deadline (SleepUntil), not a timeout
-	extras    bool  // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
-	general   bool  // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
-	hasGen    bool  // Scheduler.general holds an entry for the task (dropped when it finishes)
+	sleeping  bool // the wait is a Sleep: the timer firing is success, not ErrTimeout
+	waited    bool // the task's last wake-up ended a started wait (status becomes Result)
+	immediate bool // the wait ends at start with err (a refused wait)
+	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
+	extras    bool // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
+	general   bool // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
+	hasGen    bool // Scheduler.general holds an entry for the task (dropped when it finishes)
 	// plain: the wait was made by Await, which only records its event
 	// (nodes[slotEvent].ev) and sets plain; every other helper calls
 	// prepare, which clears it. A plain wait's extras, if set, are the
