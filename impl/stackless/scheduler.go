@@ -335,17 +335,17 @@ func (s *Scheduler) next() *Coro {
 // wait or a yield; a finished task returns to Run.
 func (s *Scheduler) resume(co *Coro) {
 	c := &s.ctx
+	// left is s.left held in a register: the task that gave control up
+	// without handlers, or nil. s.left stays nil while tasks run here and is
+	// set again only when control goes back to Run.
+	left := s.left
+	s.left = nil
 	for {
 		w := &co.waker
-		if co == s.left {
-			s.left = nil // the task that gave control up continues: no switch
-		} else {
-			if l := s.left; l != nil {
-				s.left = nil
-				if l.handlers != nil {
-					s.leaveBefore(l, co)
-					return
-				}
+		if co != left { // else the task that gave control up continues: no switch
+			if left != nil && left.handlers != nil {
+				s.leaveBefore(left, co)
+				return
 			}
 			s.stats.Switches++
 			co.life = lifeRunning
@@ -396,8 +396,9 @@ func (s *Scheduler) resume(co *Coro) {
 					// scheduler picks the next task (as in TrueAsync), so a High
 					// task a Leave handler spawns runs next.
 					callHandlers(co, Leave)
+					left = nil
 				} else {
-					s.left = co
+					left = co
 				}
 				break run // co gave control up
 			case stepYield:
@@ -419,10 +420,10 @@ func (s *Scheduler) resume(co *Coro) {
 					s.queue.pushBackGrow(co)
 				}
 				if co.handlers != nil {
-					s.yieldLeave(co)
-				} else {
-					s.left = co
+					s.yieldLeave(co) // may set s.left: Run's loop goes on
+					return
 				}
+				left = co
 				break run // co gave control up
 			case stepDone:
 				s.finish(co, nil)
@@ -440,14 +441,17 @@ func (s *Scheduler) resume(co *Coro) {
 		// Run's loop, for the case that needs nothing but the pop (see
 		// above): the same checks in the same order.
 		if s.micro.Len() > 0 || (s.r.loop != nil && s.r.loop.Active() > 0) {
+			s.left = left
 			return
 		}
 		next := s.queue.PopFront()
 		if next == nil {
+			s.left = left
 			return
 		}
 		if next.waker.status == Ignored && next.life != lifeRunning {
 			s.queue.PushFront(next) // next drops it
+			s.left = left
 			return
 		}
 		co = next
