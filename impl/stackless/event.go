@@ -69,7 +69,6 @@ func (e *Event) fire(v any, err error) bool {
 			w.status = Queued
 			w.triggered, w.result, w.err = e, v, err
 			s := co.sched
-			s.waiting--
 			if co.prio == High || !s.queue.tryPushBack(co) {
 				s.enqueue(co)
 			}
@@ -100,7 +99,6 @@ func wakeHot(e *Event, n *waitNode, v any, err error) bool {
 	w.status = Queued
 	w.triggered, w.result, w.err = e, v, err
 	s := co.sched
-	s.waiting--
 	// enqueue's normal-priority case spelled out, so that it inlines
 	// here (enqueue itself does not): the push of every hand-off costs
 	// no call. High priority and a full queue take enqueue.
@@ -127,10 +125,14 @@ func (e *Event) Waiters() int {
 // link appends n to the waiter list (FIFO wake order). The list is spelled
 // out here, not shared with impl/stackful's subscriber list or the live
 // lists: see the comment on link in impl/stackful/event.go.
+//
+// n's links are nil: a node out of a list keeps them nil (unlink clears
+// them, fire's one-waiter case finds them nil), so linking the first
+// waiter is two stores.
 func (e *Event) link(n *waitNode) {
-	n.prev, n.next = e.tail, nil
-	if e.tail != nil {
-		e.tail.next = n
+	if t := e.tail; t != nil {
+		n.prev = t
+		t.next = n
 	} else {
 		e.head = n
 	}

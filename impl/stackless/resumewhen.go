@@ -168,7 +168,6 @@ func (s *Scheduler) startGeneral(w *Waker, co *Coro) bool {
 	if w.timeout > 0 {
 		s.addTimer(co, w.timeout, false)
 	}
-	s.waiting++
 	return false
 }
 

@@ -30,7 +30,6 @@ type Scheduler struct {
 
 	liveHead, liveTail *Coro // unfinished tasks in spawn order
 	live               int   // len(live list)
-	waiting            int   // tasks whose waker is Waiting
 	nextID             uint32
 
 	// left is the task that last gave control up (waited or yielded) and

@@ -161,7 +161,6 @@ func (w *Waker) startWaiting(s *Scheduler, n *waitNode, ev *Event) {
 		w.result, w.err = nil, nil
 	}
 	ev.link(n)
-	s.waiting++
 }
 
 // startSlow is start for waits with a cancellation event, a timer or a
@@ -232,7 +231,6 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 	if w.src != nil {
 		w.src.ev.Start()
 	}
-	s.waiting++
 	return false
 }
 
@@ -270,7 +268,6 @@ func (s *Scheduler) wake(co *Coro, triggered *Event, result any, err error) {
 	w.stop(s, co)
 	w.status = Queued
 	w.triggered, w.result, w.err = triggered, result, err
-	s.waiting--
 	s.enqueue(co)
 }
 
