@@ -76,7 +76,6 @@ func (s *Scheduler) genOf(co *Coro) *genWait {
 	if g == nil {
 		g = &genWait{}
 		s.general[co] = g
-		co.waker.hasGen = true
 	}
 	return g
 }

@@ -327,11 +327,12 @@ func (s *Scheduler) next() *Coro {
 // resume runs one dequeued task until it waits, yields or finishes. Then,
 // as long as nothing else needs Run's loop, it dequeues and runs the next
 // task itself: that is one hand-off without a return to Run and without
-// the calls of next and resume. "Nothing else" is exactly what Run's loop
-// would find at its next iteration: no microtask queued, no active reactor
-// event (so no tick is due), and a head of the queue that is not an
-// Ignored task to drop (next's job). The continuation is taken only after a
-// wait or a yield; a finished task returns to Run.
+// the calls of next and resume. It does what Run's loop does at its next
+// iteration, in the same order (the throttled non-blocking tick, then the
+// pop), and returns to Run for everything else: a microtask queued, an
+// empty queue (a blocking tick, the end, a deadlock), an Ignored task at
+// the head (next drops it). The continuation is taken only after a wait or
+// a yield; a finished task returns to Run.
 func (s *Scheduler) resume(co *Coro) {
 	c := &s.ctx
 	// left is s.left held in a register: the task that gave control up
@@ -439,9 +440,12 @@ func (s *Scheduler) resume(co *Coro) {
 		}
 		// Run's loop, for the case that needs nothing but the pop (see
 		// above): the same checks in the same order.
-		if s.micro.Len() > 0 || (s.r.loop != nil && s.r.loop.Active() > 0) {
+		if s.micro.Len() > 0 {
 			s.left = left
 			return
+		}
+		if l := s.r.loop; l != nil && l.Active() > 0 {
+			s.tickThrottled() // the non-blocking tick does not leave: left may wait
 		}
 		next := s.queue.PopFront()
 		if next == nil {
@@ -507,9 +511,13 @@ func (s *Scheduler) finish(co *Coro, err error) {
 func (s *Scheduler) retire(co *Coro) {
 	co.life = lifeFinished
 	co.waker.status = NoStatus
-	if co.waker.hasGen {
+	if s.general != nil {
+		// The task's general-wait state, if it made one: a map delete per
+		// finished task, only on schedulers where a task used ResumeWhen
+		// or Suspend (a flag per waker would cost every task 8 bytes of
+		// header: the Waker's flag bytes are full).
 		delete(s.general, co)
-		co.waker.hasGen, co.waker.general = false, false
+		co.waker.general = false
 	}
 	co.cancelPending, co.unwinding = false, false
 	if co.livePrev != nil {

@@ -67,7 +67,6 @@ type Waker struct {
 	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
 	extras    bool // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
 	general   bool // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
-	hasGen    bool // Scheduler.general holds an entry for the task (dropped when it finishes)
 	// plain: the wait was made by Await, which only records its event
 	// (nodes[slotEvent].ev) and sets plain; every other helper calls
 	// prepare, which clears it. A plain wait's extras, if set, are the
@@ -181,6 +180,13 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 			}
 		}
 	}
+	if w.sleeping && !co.cancelPending && !co.unwinding && s.r.loop != nil {
+		// Sleep and SleepUntil: the timer is the wait's one event
+		// (nothing else sets sleeping), on a reactor that exists.
+		w.status, w.waited = Waiting, true
+		s.addTimer(co, w.timeout, w.absolute)
+		return false
+	}
 	if co.cancelPending || co.unwinding {
 		co.cancelPending = false
 		// Returns at once; the status stays as it was. A plain wait's
@@ -289,11 +295,22 @@ func (s *Scheduler) onEventFired(n *waitNode) {
 // onTimer is the timeout callback (coTimer.OnTimer); the reactor has
 // already disarmed the node.
 func (s *Scheduler) onTimer(co *Coro) {
-	if co.waker.sleeping {
-		s.wake(co, nil, nil, nil)
+	w := &co.waker
+	if !w.sleeping {
+		s.wake(co, nil, nil, ErrTimeout)
 		return
 	}
-	s.wake(co, nil, nil, ErrTimeout)
+	// wake for a sleep, which has nothing left to stop (its timer was its
+	// one event and has fired) and succeeds: twin of wake.
+	if w.status != Waiting {
+		return
+	}
+	w.status = Queued
+	w.triggered, w.result, w.err = nil, nil, nil
+	// enqueue's normal-priority case spelled out (see Event.fire).
+	if co.prio == High || !s.queue.tryPushBack(co) {
+		s.enqueue(co)
+	}
 }
 
 // setTimeout records the wait's timeout (> 0: a timeout); start arms the
