@@ -381,6 +381,11 @@ func (s *Scheduler) resume(co *Coro) {
 						continue // the wait is already over: no suspend point, no switch
 					}
 					w.startWaiting(s, n, ev)
+				} else if w.sleeping && !co.cancelPending && !co.unwinding && !w.plain && s.r.loop != nil {
+					// A Sleep or SleepUntil: startSlow's first case, its
+					// twin, written out (its timer is its one event).
+					w.status, w.waited = Waiting, true
+					s.addTimer(co, w.timeout, w.absolute)
 				} else if w.startSlow(s, co) {
 					s.stats.FastPaths++
 					if co.unwinding {
@@ -445,7 +450,17 @@ func (s *Scheduler) resume(co *Coro) {
 			return
 		}
 		if l := s.r.loop; l != nil && l.Active() > 0 {
-			s.tickThrottled() // the non-blocking tick does not leave: left may wait
+			// tickThrottled, its twin, written out (it is over the
+			// inliner's budget). The non-blocking tick does not leave:
+			// left may wait.
+			if s.r.fresh {
+				s.r.fresh = false
+			} else {
+				l.UpdateTime()
+			}
+			if l.Now()-s.r.lastTick >= s.r.interval {
+				s.tick(true)
+			}
 		}
 		next := s.queue.PopFront()
 		if next == nil {

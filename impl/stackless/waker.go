@@ -183,6 +183,7 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 	if w.sleeping && !co.cancelPending && !co.unwinding && s.r.loop != nil {
 		// Sleep and SleepUntil: the timer is the wait's one event
 		// (nothing else sets sleeping), on a reactor that exists.
+		// Twin of the case written out in Scheduler.resume.
 		w.status, w.waited = Waiting, true
 		s.addTimer(co, w.timeout, w.absolute)
 		return false
@@ -301,7 +302,8 @@ func (s *Scheduler) onTimer(co *Coro) {
 		return
 	}
 	// wake for a sleep, which has nothing left to stop (its timer was its
-	// one event and has fired) and succeeds: twin of wake.
+	// one event and has fired) and succeeds: twin of wake, and written
+	// out again in coTimer.OnTimer.
 	if w.status != Waiting {
 		return
 	}
