@@ -21,8 +21,10 @@ import (
 //
 // Switching between tasks is a return from one Resume and a call of the
 // next: there is no stack to switch, so the reference design's direct switch and its
-// scheduler coroutine collapse into the loop in Run. Every handoff goes
-// through that loop (two transfers of control, each a return or a call).
+// scheduler coroutine collapse into the run loop (Run, and resume, which
+// runs hand-off after hand-off itself while Run's loop would only pop the
+// next task). Every handoff goes through that loop (two transfers of
+// control, each a return or a call).
 //
 // A Scheduler is not safe for concurrent use: every method, and every Event
 // its tasks await, belongs to the goroutine that calls Run.
@@ -68,7 +70,7 @@ const (
 type Stats struct {
 	Spawns     uint64 // tasks spawned
 	Resumes    uint64 // calls of Task.Resume
-	Switches   uint64 // resumes of a task other than the one that last had control: real switches (each a return to Run's loop plus a call)
+	Switches   uint64 // resumes of a task other than the one that last had control: real switches (each a return to the run loop plus a call)
 	FastPaths  uint64 // waits that ended at start (event already fired, cancellation pending): no queue round trip
 	Microtasks uint64 // microtask handlers run
 	Ticks      uint64 // reactor ticks (non-blocking and blocking)
