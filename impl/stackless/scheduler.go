@@ -472,7 +472,7 @@ func (s *Scheduler) resume(co *Coro) {
 			s.left = left
 			return
 		}
-		if s.queue.n >= prefetchMin {
+		if s.queue.Len() >= prefetchMin {
 			s.prefetchAhead()
 		}
 		if next.waker.status == Ignored && next.life != lifeRunning {
@@ -500,8 +500,7 @@ var prefetchMin = 64
 //
 //go:noinline
 func (s *Scheduler) prefetchAhead() {
-	q := &s.queue
-	co := q.buf[(q.head+1)&(len(q.buf)-1)]
+	co := s.queue.at(1)
 	fiber.Prefetch(uintptr(unsafe.Pointer(co)))
 	fiber.Prefetch(uintptr(unsafe.Pointer(co)) + 64)
 }
