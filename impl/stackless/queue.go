@@ -75,9 +75,6 @@ func (q *taskQueue) PopFront() *Coro {
 	return co
 }
 
-// at returns the k-th queued task (0: the head); k < Len().
-func (q *taskQueue) at(k uint) *Coro { return q.buf[(q.head+k)&uint(len(q.buf)-1)] }
-
 // pushBackGrow is PushBack on a full queue (noinline: inlined, it would push
 // its callers over the inliner's budget).
 //

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unsafe"
-
-	"github.com/corobench/corobench/impl/stackful/fiber"
 
 	"github.com/corobench/corobench/internal/deadlock"
 	"github.com/corobench/corobench/internal/microtask"
@@ -472,9 +469,6 @@ func (s *Scheduler) resume(co *Coro) {
 			s.left = left
 			return
 		}
-		if s.queue.Len() >= prefetchMin {
-			s.prefetchAhead()
-		}
 		if next.waker.status == Ignored && next.life != lifeRunning {
 			s.queue.PushFront(next) // next drops it
 			s.left = left
@@ -482,27 +476,6 @@ func (s *Scheduler) resume(co *Coro) {
 		}
 		co = next
 	}
-}
-
-// prefetchMin is the run-queue length from which the run loop prefetches
-// the header of the task it will resume after next (prefetchAhead). A
-// long queue is a burst of tasks a reactor tick woke or a shutdown
-// cancelled, whose headers were last touched long ago; a short one is
-// likely in cache, where the prefetch's call costs more than it saves. A
-// variable so that the benchmarks can turn it off.
-var prefetchMin = 64
-
-// prefetchAhead starts loading the first cache line (the task interface,
-// the scheduler, the waker's status and flags) of the task queued after the
-// next one, a hand-off before it is needed: resuming a task among 10000
-// sleepers otherwise begins with a cache miss on it. fiber.Prefetch is a
-// hint (PREFETCHT0; a no-op where the fiber switch is unsupported).
-//
-//go:noinline
-func (s *Scheduler) prefetchAhead() {
-	co := s.queue.at(1)
-	fiber.Prefetch(uintptr(unsafe.Pointer(co)))
-	fiber.Prefetch(uintptr(unsafe.Pointer(co)) + 64)
 }
 
 // leaveBefore runs the Leave handlers of l, a task whose Yield deferred
