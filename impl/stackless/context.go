@@ -116,9 +116,17 @@ func (c *Context) Yield() Step {
 
 // Await suspends the task until ev is resolved or rejected. If ev is already
 // done the task does not suspend: it is resumed at once (fast path).
+//
+// Await is half of every hand-off, so it is two stores that inline into the
+// task's Resume: the event, and plain, which tells the start that the
+// waker was not prepared. The start (Scheduler.resume, Waker.startSlow)
+// then does what prepare would have: it panics on a nil ev and drops the
+// previous wait's extras. The previous wait's outcome is not cleared
+// either: every way this wait ends stores all three outcome fields.
 func (c *Context) Await(ev *Event) Step {
-	w := c.cur.waker.prepare()
-	w.subscribe(slotEvent, ev)
+	w := &c.cur.waker
+	w.nodes[slotEvent].ev = ev
+	w.plain = true
 	return Step{stepSuspend}
 }
 

@@ -84,7 +84,7 @@
 //
 // A task switch is a return from one Resume and the call of the next; the
 // reference design's direct switch and scheduler coroutine collapse into
-// Run's loop. A task that waits or yields and is the next to run continues
+// the run loop. A task that waits or yields and is the next to run continues
 // without a switch. [SwitchHandler]s (Enter, Leave, Finish; returning false
 // removes one): Leave is called when a task gives control up (it waits, or
 // yields with other tasks queued), before the scheduler picks the next

@@ -46,27 +46,64 @@ func (e *Event) fire(v any, err error) bool {
 	if e.done {
 		return false
 	}
-	e.done, e.result, e.err = true, v, err
-	for n := e.head; n != nil; n = e.head {
-		e.unlink(n)
+	// A pending event's outcome is nil (zero value, Reset): store only
+	// what is not.
+	e.done = true
+	if v != nil {
+		e.result = v
+	}
+	if err != nil {
+		e.err = err
+	}
+	n := e.head
+	if n == nil {
+		return true
+	}
+	if n.next == nil {
+		// The only waiter (pingpong's, most events'): the list empties;
+		// n's own links are nil already (it was head and tail).
+		e.head, e.tail = nil, nil
+		// wakeHot, its twin, written out: a call less per hand-off.
 		co := n.co
 		if w := &co.waker; n == &w.nodes[slotEvent] && w.status == Waiting && !w.extras {
-			// Hot path: the task waits on this event alone (no cancellation
-			// event, timeout or source to stop): queue it here.
 			w.status = Queued
 			w.triggered, w.result, w.err = e, v, err
 			s := co.sched
-			s.waiting--
-			// enqueue's normal-priority case spelled out, so that it
-			// inlines here (enqueue itself does not): the push of every
-			// hand-off costs no call. High priority and a full queue
-			// take enqueue.
 			if co.prio == High || !s.queue.tryPushBack(co) {
 				s.enqueue(co)
 			}
-			continue
+			return true
 		}
 		co.sched.onEventFired(n)
+		return true
+	}
+	for ; n != nil; n = e.head {
+		e.unlink(n)
+		if !wakeHot(e, n, v, err) {
+			n.co.sched.onEventFired(n)
+		}
+	}
+	return true
+}
+
+// wakeHot queues n's task if it waits on e alone (no cancellation event,
+// timeout or source to stop: the hot path of every hand-off) and reports
+// whether it did; otherwise the caller hands n to onEventFired. n is
+// unlinked already. Its twin is written out in fire's one-waiter case.
+func wakeHot(e *Event, n *waitNode, v any, err error) bool {
+	co := n.co
+	w := &co.waker
+	if n != &w.nodes[slotEvent] || w.status != Waiting || w.extras {
+		return false
+	}
+	w.status = Queued
+	w.triggered, w.result, w.err = e, v, err
+	s := co.sched
+	// enqueue's normal-priority case spelled out, so that it inlines
+	// here (enqueue itself does not): the push of every hand-off costs
+	// no call. High priority and a full queue take enqueue.
+	if co.prio == High || !s.queue.tryPushBack(co) {
+		s.enqueue(co)
 	}
 	return true
 }
@@ -88,10 +125,14 @@ func (e *Event) Waiters() int {
 // link appends n to the waiter list (FIFO wake order). The list is spelled
 // out here, not shared with impl/stackful's subscriber list or the live
 // lists: see the comment on link in impl/stackful/event.go.
+//
+// n's links are nil: a node out of a list keeps them nil (unlink clears
+// them, fire's one-waiter case finds them nil), so linking the first
+// waiter is two stores.
 func (e *Event) link(n *waitNode) {
-	n.prev, n.next = e.tail, nil
-	if e.tail != nil {
-		e.tail.next = n
+	if t := e.tail; t != nil {
+		n.prev = t
+		t.next = n
 	} else {
 		e.head = n
 	}

@@ -161,8 +161,14 @@ func suspendAll(t *testing.T, n int) uint64 {
 		s.resume(co)
 	}
 	runtime.ReadMemStats(&after)
-	if s.waiting != n || ev.Waiters() != n/2 || s.r.loop.Active() != n/2 {
-		t.Fatalf("waiting %d, event waiters %d, timers %d; want %d, %d, %d", s.waiting, ev.Waiters(), s.r.loop.Active(), n, n/2, n/2)
+	waiting := 0
+	for co := s.liveHead; co != nil; co = co.liveNext {
+		if co.waker.status == Waiting {
+			waiting++
+		}
+	}
+	if waiting != n || ev.Waiters() != n/2 || s.r.loop.Active() != n/2 {
+		t.Fatalf("waiting %d, event waiters %d, timers %d; want %d, %d, %d", waiting, ev.Waiters(), s.r.loop.Active(), n, n/2, n/2)
 	}
 	ev.Resolve(nil)
 	s.Shutdown()

@@ -183,10 +183,21 @@ func (s *Scheduler) WaitInfo() reactor.WaitInfo {
 // method set.
 type coTimer Coro
 
-// OnTimer is the timeout: the loop has already disarmed the node.
+// OnTimer is the timeout: the loop has already disarmed the node. The
+// end of a sleep, every Timer wake, is queued here without a further call
+// (Scheduler.onTimer's sleep case, its twin, written out).
 func (c *coTimer) OnTimer() {
 	co := (*Coro)(c)
-	co.sched.onTimer(co)
+	w := &co.waker
+	if !w.sleeping || w.status != Waiting {
+		co.sched.onTimer(co)
+		return
+	}
+	w.status = Queued
+	w.triggered, w.result, w.err = nil, nil, nil
+	if s := co.sched; co.prio == High || !s.queue.tryPushBack(co) {
+		s.enqueue(co)
+	}
 }
 
 // addTimer starts co's timer: at the absolute deadline t, or t ns from now

@@ -76,7 +76,6 @@ func (s *Scheduler) genOf(co *Coro) *genWait {
 	if g == nil {
 		g = &genWait{}
 		s.general[co] = g
-		co.waker.hasGen = true
 	}
 	return g
 }
@@ -168,7 +167,6 @@ func (s *Scheduler) startGeneral(w *Waker, co *Coro) bool {
 	if w.timeout > 0 {
 		s.addTimer(co, w.timeout, false)
 	}
-	s.waiting++
 	return false
 }
 

@@ -18,8 +18,10 @@ import (
 //
 // Switching between tasks is a return from one Resume and a call of the
 // next: there is no stack to switch, so the reference design's direct switch and its
-// scheduler coroutine collapse into the loop in Run. Every handoff goes
-// through that loop (two transfers of control, each a return or a call).
+// scheduler coroutine collapse into the run loop (Run, and resume, which
+// runs hand-off after hand-off itself while Run's loop would only pop the
+// next task). Every handoff goes through that loop (two transfers of
+// control, each a return or a call).
 //
 // A Scheduler is not safe for concurrent use: every method, and every Event
 // its tasks await, belongs to the goroutine that calls Run.
@@ -30,7 +32,6 @@ type Scheduler struct {
 
 	liveHead, liveTail *Coro // unfinished tasks in spawn order
 	live               int   // len(live list)
-	waiting            int   // tasks whose waker is Waiting
 	nextID             uint32
 
 	// left is the task that last gave control up (waited or yielded) and
@@ -66,7 +67,7 @@ const (
 type Stats struct {
 	Spawns     uint64 // tasks spawned
 	Resumes    uint64 // calls of Task.Resume
-	Switches   uint64 // resumes of a task other than the one that last had control: real switches (each a return to Run's loop plus a call)
+	Switches   uint64 // resumes of a task other than the one that last had control: real switches (each a return to the run loop plus a call)
 	FastPaths  uint64 // waits that ended at start (event already fired, cancellation pending): no queue round trip
 	Microtasks uint64 // microtask handlers run
 	Ticks      uint64 // reactor ticks (non-blocking and blocking)
@@ -325,97 +326,156 @@ func (s *Scheduler) next() *Coro {
 	}
 }
 
-// resume runs one dequeued task until it waits, yields or finishes.
+// resume runs one dequeued task until it waits, yields or finishes. Then,
+// as long as nothing else needs Run's loop, it dequeues and runs the next
+// task itself: that is one hand-off without a return to Run and without
+// the calls of next and resume. It does what Run's loop does at its next
+// iteration, in the same order (the throttled non-blocking tick, then the
+// pop), and returns to Run for everything else: a microtask queued, an
+// empty queue (a blocking tick, the end, a deadlock), an Ignored task at
+// the head (next drops it). The continuation is taken only after a wait or
+// a yield; a finished task returns to Run.
 func (s *Scheduler) resume(co *Coro) {
-	w := &co.waker
-	if co == s.left {
-		s.left = nil // the task that gave control up continues: no switch
-	} else {
-		if l := s.left; l != nil {
-			s.left = nil
-			if l.handlers != nil {
-				s.leaveBefore(l, co)
+	c := &s.ctx
+	// left is s.left held in a register: the task that gave control up
+	// without handlers, or nil. s.left stays nil while tasks run here and is
+	// set again only when control goes back to Run.
+	left := s.left
+	s.left = nil
+	for {
+		w := &co.waker
+		if co != left { // else the task that gave control up continues: no switch
+			if left != nil && left.handlers != nil {
+				s.leaveBefore(left, co)
 				return
 			}
-		}
-		s.stats.Switches++
-		co.life = lifeRunning
-		if co.handlers != nil {
-			callHandlers(co, Enter)
-		}
-	}
-	if w.waited {
-		w.waited = false
-		w.status = Result
-	} else {
-		w.status = NoStatus
-	}
-	if co.unwinding {
-		// Final phase: the wait does not deliver its outcome; the task unwinds.
-		w.triggered, w.result, w.err = nil, nil, ErrCancelled
-	}
-	c := &s.ctx
-	c.cur = co
-	spins := 0 // waits that ended at once in this resume (bounded while unwinding)
-	for {
-		s.stats.Resumes++
-		step := co.task.Resume(c)
-		switch step.kind {
-		case stepSuspend:
-			if w.start(s, co) {
-				s.stats.FastPaths++
-				if co.unwinding {
-					if spins++; spins > maxUnwindSpins {
-						s.abandon(co)
-						break
-					}
-				}
-				continue // the wait is already over: no suspend point, no switch
-			}
+			s.stats.Switches++
+			co.life = lifeRunning
 			if co.handlers != nil {
-				// Leave is called as the task gives control up, before the
-				// scheduler picks the next task (as in TrueAsync), so a High
-				// task a Leave handler spawns runs next.
-				callHandlers(co, Leave)
-			} else {
-				s.left = co
+				callHandlers(co, Enter)
 			}
-		case stepYield:
-			if co.cancelPending || co.unwinding {
-				// Returns at once; the waker status stays as it was.
-				co.cancelPending = false
-				w.err = ErrCancelled
-				s.stats.FastPaths++
-				if co.unwinding {
-					if spins++; spins > maxUnwindSpins {
-						s.abandon(co)
-						break
-					}
-				}
-				continue
-			}
-			w.status = Queued
-			if !s.queue.tryPushBack(co) { // a yield always goes to the tail
-				s.queue.pushBackGrow(co)
-			}
-			if co.handlers != nil {
-				s.yieldLeave(co)
-			} else {
-				s.left = co
-			}
-		case stepDone:
-			s.finish(co, nil)
-		case stepFail:
-			err := c.failErr
-			c.failErr = nil
-			s.finish(co, err)
-		default:
-			s.finish(co, errors.New("its Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
 		}
-		break
+		if w.waited {
+			w.waited = false
+			w.status = Result
+		} else {
+			w.status = NoStatus
+		}
+		if co.unwinding {
+			// Final phase: the wait does not deliver its outcome; the task unwinds.
+			w.triggered, w.result, w.err = nil, nil, ErrCancelled
+		}
+		c.cur = co
+		spins := 0 // waits that ended at once in this resume (bounded while unwinding)
+	run:
+		for {
+			s.stats.Resumes++
+			step := co.task.Resume(c)
+			switch step.kind {
+			case stepSuspend:
+				// Waker.start's hot half, its twin, written out: one awaited
+				// event, nothing else (pingpong, most awaits).
+				if n := &w.nodes[slotEvent]; !w.extras && !co.cancelPending && !co.unwinding && n.ev != nil {
+					ev := n.ev
+					if ev.done {
+						w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
+						s.stats.FastPaths++
+						continue // the wait is already over: no suspend point, no switch
+					}
+					w.startWaiting(s, n, ev)
+				} else if w.sleeping && !co.cancelPending && !co.unwinding && !w.plain && s.r.loop != nil {
+					// A Sleep or SleepUntil: startSlow's first case, its
+					// twin, written out (its timer is its one event).
+					w.status, w.waited = Waiting, true
+					s.addTimer(co, w.timeout, w.absolute)
+				} else if w.startSlow(s, co) {
+					s.stats.FastPaths++
+					if co.unwinding {
+						if spins++; spins > maxUnwindSpins {
+							s.abandon(co)
+							return
+						}
+					}
+					continue // the wait is already over: no suspend point, no switch
+				}
+				if co.handlers != nil {
+					// Leave is called as the task gives control up, before the
+					// scheduler picks the next task (as in TrueAsync), so a High
+					// task a Leave handler spawns runs next.
+					callHandlers(co, Leave)
+					left = nil
+				} else {
+					left = co
+				}
+				break run // co gave control up
+			case stepYield:
+				if co.cancelPending || co.unwinding {
+					// Returns at once; the waker status stays as it was.
+					co.cancelPending = false
+					w.err = ErrCancelled
+					s.stats.FastPaths++
+					if co.unwinding {
+						if spins++; spins > maxUnwindSpins {
+							s.abandon(co)
+							return
+						}
+					}
+					continue
+				}
+				w.status = Queued
+				if !s.queue.tryPushBack(co) { // a yield always goes to the tail
+					s.queue.pushBackGrow(co)
+				}
+				if co.handlers != nil {
+					s.yieldLeave(co) // may set s.left: Run's loop goes on
+					return
+				}
+				left = co
+				break run // co gave control up
+			case stepDone:
+				s.finish(co, nil)
+			case stepFail:
+				err := c.failErr
+				c.failErr = nil
+				s.finish(co, err)
+			default:
+				s.finish(co, errors.New("its Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
+			}
+			// c.cur keeps pointing at co: Context is valid only inside Resume, and
+			// not clearing it saves a pointer store per resume.
+			return
+		}
+		// Run's loop, for the case that needs nothing but the pop (see
+		// above): the same checks in the same order.
+		if s.micro.Len() > 0 {
+			s.left = left
+			return
+		}
+		if l := s.r.loop; l != nil && l.Active() > 0 {
+			// tickThrottled, its twin, written out (it is over the
+			// inliner's budget). The non-blocking tick does not leave:
+			// left may wait.
+			if s.r.fresh {
+				s.r.fresh = false
+			} else {
+				l.UpdateTime()
+			}
+			if l.Now()-s.r.lastTick >= s.r.interval {
+				s.tick(true)
+			}
+		}
+		next := s.queue.PopFront()
+		if next == nil {
+			s.left = left
+			return
+		}
+		if next.waker.status == Ignored && next.life != lifeRunning {
+			s.queue.PushFront(next) // next drops it
+			s.left = left
+			return
+		}
+		co = next
 	}
-	// c.cur keeps pointing at co: Context is valid only inside Resume, and
-	// not clearing it saves a pointer store per resume.
 }
 
 // leaveBefore runs the Leave handlers of l, a task whose Yield deferred
@@ -468,9 +528,13 @@ func (s *Scheduler) finish(co *Coro, err error) {
 func (s *Scheduler) retire(co *Coro) {
 	co.life = lifeFinished
 	co.waker.status = NoStatus
-	if co.waker.hasGen {
+	if s.general != nil {
+		// The task's general-wait state, if it made one: a map delete per
+		// finished task, only on schedulers where a task used ResumeWhen
+		// or Suspend (a flag per waker would cost every task 8 bytes of
+		// header: the Waker's flag bytes are full).
 		delete(s.general, co)
-		co.waker.hasGen, co.waker.general = false, false
+		co.waker.general = false
 	}
 	co.cancelPending, co.unwinding = false, false
 	if co.livePrev != nil {

@@ -61,13 +61,19 @@ func (n *waitNode) linked() bool { return n.prev != nil || (n.ev != nil && n.ev.
 // is started; in every other status none of them is.
 type Waker struct {
 	status    WakerStatus
-	sleeping  bool  // the wait is a Sleep: the timer firing is success, not ErrTimeout
-	waited    bool  // the task's last wake-up ended a started wait (status becomes Result)
-	immediate bool  // the wait ends at start with err (a refused wait)
-	absolute  bool  // timer.deadline is an absolute deadline (SleepUntil), not a timeout
-	extras    bool  // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
-	general   bool  // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
-	hasGen    bool  // Scheduler.general holds an entry for the task (dropped when it finishes)
+	sleeping  bool // the wait is a Sleep: the timer firing is success, not ErrTimeout
+	waited    bool // the task's last wake-up ended a started wait (status becomes Result)
+	immediate bool // the wait ends at start with err (a refused wait)
+	absolute  bool // timer.deadline is an absolute deadline (SleepUntil), not a timeout
+	extras    bool // the wait uses more than one awaited event: a cancel event, a timer or a source (or is refused)
+	general   bool // the wait is a general one (ResumeWhen): its nodes are in Scheduler.general
+	// plain: the wait was made by Await, which only records its event
+	// (nodes[slotEvent].ev) and sets plain; every other helper calls
+	// prepare, which clears it. A plain wait's extras, if set, are the
+	// previous wait's, and its outcome fields still hold the previous
+	// outcome: the start clears the first, and every end of the wait
+	// overwrites the second.
+	plain     bool
 	timeout   int64 // before start: the timeout (> 0) or, absolute, the deadline; 0 = none
 	timer     reactor.TimerNode
 	nodes     [numSlots]waitNode
@@ -85,6 +91,7 @@ func (w *Waker) prepare() *Waker {
 	// The status is left alone: the running task's waker is NoStatus or
 	// Result, and start or the yield path sets the next one (a wait that
 	// returns at once on a pending cancellation keeps it, as in impl/stackful).
+	w.plain = false
 	if w.extras {
 		w.extras, w.sleeping, w.immediate, w.absolute, w.general = false, false, false, false, false
 		w.timeout = 0
@@ -124,6 +131,9 @@ var errNothingToWaitFor = errors.New("stackless: wait on nothing: pass an event,
 // if the wait is already over (fast path): a cancellation is pending, the task
 // is unwinding, or an awaited event had fired before the wait. Then nothing
 // is started and the waker holds the outcome in Result status.
+//
+// Its hot half is written out in Scheduler.resume, its twin, which starts
+// every wait a Resume returns; this copy serves TryAwait.
 func (w *Waker) start(s *Scheduler, co *Coro) bool {
 	// Hot path: one awaited event, nothing else (pingpong, most awaits).
 	if !w.extras && !co.cancelPending && !co.unwinding {
@@ -133,21 +143,56 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 				w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
 				return true
 			}
-			w.status, w.waited = Waiting, true
-			ev.link(n)
-			s.waiting++
+			w.startWaiting(s, n, ev)
 			return false
 		}
 	}
 	return w.startSlow(s, co)
 }
 
+// startWaiting is the hot start's wait on one pending event: link the node,
+// count the waiter. A plain wait's waker still holds the previous outcome
+// (see Await): a result or error is dropped here so that a waiting task
+// does not keep it alive; Triggered (an event) stays until the wake.
+func (w *Waker) startWaiting(s *Scheduler, n *waitNode, ev *Event) {
+	w.status, w.waited = Waiting, true
+	if w.result != nil || w.err != nil {
+		w.result, w.err = nil, nil
+	}
+	ev.link(n)
+}
+
 // startSlow is start for waits with a cancellation event, a timer or a
-// source, a pending cancellation, an unwinding task, or nothing to wait on.
+// source, a pending cancellation, an unwinding task, or nothing to wait on,
+// and for a plain wait (Await) that follows one of those.
 func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
+	if w.plain {
+		// Await did not prepare the waker: do what prepare would have.
+		ev := w.nodes[slotEvent].ev
+		if ev == nil {
+			awaitNil()
+		}
+		if w.extras {
+			w.prepare()
+			w.nodes[slotEvent].ev = ev
+			if !co.cancelPending && !co.unwinding {
+				return w.start(s, co) // now a wait on ev alone
+			}
+		}
+	}
+	if w.sleeping && !co.cancelPending && !co.unwinding && s.r.loop != nil {
+		// Sleep and SleepUntil: the timer is the wait's one event
+		// (nothing else sets sleeping), on a reactor that exists.
+		// Twin of the case written out in Scheduler.resume.
+		w.status, w.waited = Waiting, true
+		s.addTimer(co, w.timeout, w.absolute)
+		return false
+	}
 	if co.cancelPending || co.unwinding {
 		co.cancelPending = false
-		w.err = ErrCancelled // returns at once; the status stays as it was
+		// Returns at once; the status stays as it was. A plain wait's
+		// waker still holds the previous outcome: cleared here.
+		w.triggered, w.result, w.err = nil, nil, ErrCancelled
 		return true
 	}
 	if w.immediate {
@@ -193,7 +238,6 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 	if w.src != nil {
 		w.src.ev.Start()
 	}
-	s.waiting++
 	return false
 }
 
@@ -231,7 +275,6 @@ func (s *Scheduler) wake(co *Coro, triggered *Event, result any, err error) {
 	w.stop(s, co)
 	w.status = Queued
 	w.triggered, w.result, w.err = triggered, result, err
-	s.waiting--
 	s.enqueue(co)
 }
 
@@ -253,11 +296,23 @@ func (s *Scheduler) onEventFired(n *waitNode) {
 // onTimer is the timeout callback (coTimer.OnTimer); the reactor has
 // already disarmed the node.
 func (s *Scheduler) onTimer(co *Coro) {
-	if co.waker.sleeping {
-		s.wake(co, nil, nil, nil)
+	w := &co.waker
+	if !w.sleeping {
+		s.wake(co, nil, nil, ErrTimeout)
 		return
 	}
-	s.wake(co, nil, nil, ErrTimeout)
+	// wake for a sleep, which has nothing left to stop (its timer was its
+	// one event and has fired) and succeeds: twin of wake, and written
+	// out again in coTimer.OnTimer.
+	if w.status != Waiting {
+		return
+	}
+	w.status = Queued
+	w.triggered, w.result, w.err = nil, nil, nil
+	// enqueue's normal-priority case spelled out (see Event.fire).
+	if co.prio == High || !s.queue.tryPushBack(co) {
+		s.enqueue(co)
+	}
 }
 
 // setTimeout records the wait's timeout (> 0: a timeout); start arms the
