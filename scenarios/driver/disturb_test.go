@@ -309,10 +309,13 @@ func TestDisturbedRunsAreRetakenAndLeftOut(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
-			// 50 ms: runs of 10 ms, a budget of 100 ms for the timed
-			// runs, room for the two re-takes.
+			// Five runs asked for (the budget does not decide how many),
+			// each a 40 ms sleep, in a budget of 400 ms: 7 runs take
+			// 280 ms, so the two re-takes fit with 120 ms for the runs'
+			// set-up even on a loaded machine (with 50 ms, set-ups of a
+			// few ms each under load cut the runs or the re-takes).
 			sm, err := MeasureWith(countingScenario(&calls), scenarios.GoroutineSingle, nil,
-				Options{Benchtime: 50 * time.Millisecond, Disturbed: markScript(t, c.verdicts...)})
+				Options{Benchtime: 200 * time.Millisecond, Runs: DefaultRuns, Disturbed: markScript(t, c.verdicts...)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -274,9 +274,11 @@ func TestTimedRunsReportTheirMedian(t *testing.T) {
 		}
 	}
 	// Runs=0: DefaultRuns for a cell whose runs are cheap (each run here
-	// is about 12 ms of a 50 ms bench time's 100 ms budget: 8 would fit).
+	// is a 40 ms sleep plus its set-up, of a 200 ms bench time's 400 ms
+	// budget: up to 10 would fit, so a set-up of tens of ms on a loaded
+	// machine still leaves room for 5).
 	var calls []int
-	sm, err := MeasureWith(scriptedScenario(make([]float64, 100), &calls), scenarios.GoroutineSingle, nil, Options{Benchtime: 50 * time.Millisecond, NoMark: true})
+	sm, err := MeasureWith(scriptedScenario(make([]float64, 100), &calls), scenarios.GoroutineSingle, nil, Options{Benchtime: 200 * time.Millisecond, NoMark: true})
 	if err != nil {
 		t.Fatal(err)
 	}
