@@ -76,7 +76,11 @@
 //	                                   nothing queued, no timer due; until
 //	                                   l.timers.min().deadline (or forever)
 //	  4 poll     l.poll → l.wait       one epoll_pwait2 (ns timespec), or
-//	                                   epoll_wait + timerfd; retried on EINTR
+//	                                   epoll_wait + timerfd; retried on EINTR;
+//	                                   skipped without blocking when no fd of
+//	                                   the caller's is registered and no
+//	                                   wake-up is pending (l.userFDs,
+//	                                   l.wakePending)
 //	             l.dispatch            results are queued (l.ready), not run
 //	  5 timers   l.UpdateTime()        the wait took time: refresh once, and
 //	             l.runTimers()         fire what came due during it
@@ -84,8 +88,9 @@
 //	                                   process exits (queued before phase 6)
 //
 // So a scheduler that calls Tick(true) between batches of coroutines pays
-// one clock read per timer phase and one epoll syscall per tick, however
-// many timers fire. With noWait the wait has a zero timeout; otherwise it
+// one clock read per timer phase and at most one epoll syscall per tick,
+// however many timers fire, and none while only timers are active. With
+// noWait the wait has a zero timeout; otherwise it
 // blocks until the nearest timer deadline or an fd/trigger/signal/process
 // event — unless nothing is active (Active() == 0) or something is already
 // ready, when it does not block at all.

@@ -44,6 +44,12 @@ const (
 	kindInotify
 )
 
+// userFD reports whether an fd of this kind can hold an event that a
+// non-blocking Tick must collect by polling. The loop's own eventfd cannot
+// without Loop.wakePending saying so first, and its timerfd matters only to
+// a blocking wait (a non-blocking Tick fires due timers by the clock).
+func (k fdKind) userFD() bool { return k != kindWake && k != kindTimerfd }
+
 // fdSlot is the loop's entry for one fd number. gen counts registrations of
 // that number; epoll results carry the generation they were registered with
 // so that results for a closed (and maybe reused) number are recognised.
@@ -144,10 +150,16 @@ func (l *Loop) register(fd int, kind fdKind, events uint32) (*FD, error) {
 		// earlier is gone: it was closed with close(2) rather than FD.Close.
 		// Its waiters learn that instead of waiting forever.
 		old.invalidate(ErrClosedOutside)
+		if old.kind.userFD() {
+			l.userFDs-- // its slot now holds f
+		}
 	}
 	slot.gen = gen
 	f := &FD{loop: l, fd: fd, gen: gen, kind: kind}
 	slot.fd = f
+	if kind.userFD() {
+		l.userFDs++
+	}
 	return f, nil
 }
 
@@ -208,6 +220,9 @@ func (f *FD) Close() error {
 	}
 	if l.fds[f.fd].fd == f {
 		l.fds[f.fd].fd = nil
+		if f.kind.userFD() {
+			l.userFDs--
+		}
 	}
 	// Deleting explicitly matters when the file is shared (dup, fork): then
 	// close alone would leave it in the epoll set.

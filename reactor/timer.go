@@ -229,8 +229,10 @@ func lessBit(a, b *timerEntry) uint64 {
 // four children of a node share two or three cache lines. Every node in it
 // knows its index, so removal of any node is O(log n). BenchmarkTimerWheel
 // and BenchmarkTimerWheelChurn measure it against a timing wheel (the
-// wheel wins at 10000 random sleeps and loses at 100000); an 8-ary heap
-// lost to it in BenchmarkTimerChurn, with the tournament too.
+// wheel wins at 10000 random sleeps and loses at 100000), and
+// BenchmarkTimerRadixChurn against a radix heap (the same pattern: -19% at
+// 10000, +13% at 100000); an 8-ary heap lost to it in BenchmarkTimerChurn,
+// with the tournament too.
 type timerHeap struct{ a []timerEntry }
 
 func (h *timerHeap) len() int         { return len(h.a) }

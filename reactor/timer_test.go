@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeClock is an injectable clock for model tests.
@@ -609,8 +611,15 @@ func TestTimerNodesAndTimersShareOneOrder(t *testing.T) {
 
 // TestAllDueTimersFireInOneTickWithOneSyscall: n due timers cost one tick
 // and its one (non-blocking) epoll wait, not a syscall or a tick per timer.
+// An fd is registered so that the tick has something to poll for (with
+// only timers it makes no syscall at all: TestNonBlockingTickSkipsThePollWithOnlyTimers).
 func TestAllDueTimersFireInOneTickWithOneSyscall(t *testing.T) {
 	l, c := newFakeLoop(t)
+	r, w := pipeFDs(t)
+	defer unix.Close(w)
+	if _, err := l.NewFD(r); err != nil {
+		t.Fatal(err)
+	}
 	const n = 1000
 	ws := make([]nodeWaiter, n)
 	for i := range ws {
@@ -707,5 +716,43 @@ func TestLessBitMatchesLexicographicOrder(t *testing.T) {
 				t.Fatalf("lessBit(%+v, %+v) = %v, want %v", *a, *b, got, want)
 			}
 		}
+	}
+}
+
+// TestTimerPathReadsTheClockOncePerPhase: starting, stopping and firing
+// timers use the loop's cached time and never read the clock; a
+// non-blocking Tick reads it twice, at its start and after its poll (as
+// libuv updates its loop time at the top of an iteration and again after
+// the poll), however many timers it fires or its callbacks start.
+func TestTimerPathReadsTheClockOncePerPhase(t *testing.T) {
+	c := &fakeClock{t: 1000}
+	reads := 0
+	l, err := NewWithOptions(Options{Clock: func() int64 { reads++; return c.now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const n = 100
+	ws := make([]churnWaiter, n)
+	delays := []time.Duration{7, 3}
+	k := 0
+	reads = 0
+	for i := range ws {
+		ws[i].delays, ws[i].k = delays, &k
+		ws[i].node.Init(l, &ws[i])
+		ws[i].node.Start(time.Duration(i % 5))
+	}
+	ws[0].node.Stop()
+	ws[0].node.StartAt(c.t + 2)
+	if reads != 0 {
+		t.Fatalf("%d timer starts and stops read the clock %d times, want 0 (the cached time)", n+2, reads)
+	}
+	c.t += 10
+	fired := tick(t, l, true) // every waiter fires and starts itself again
+	if fired != n {
+		t.Fatalf("tick fired %d, want %d", fired, n)
+	}
+	if reads != 2 {
+		t.Fatalf("a non-blocking tick that fired %d timers (each starting one) read the clock %d times, want 2", n, reads)
 	}
 }
