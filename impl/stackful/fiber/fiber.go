@@ -26,9 +26,9 @@ type Context struct {
 	// not pointers, because the assembly writes them without write barriers
 	// and because the collector must not follow them (it never runs while a
 	// fiber exists; see HoldGC).
-	sp       uintptr // saved stack pointer (the caller's SP after Switch returns)
+	sp       uintptr // saved stack pointer (amd64: the address of the return address into Switch's caller; arm64: that caller's SP)
 	bp       uintptr // saved frame pointer (BP on amd64, R29 on arm64)
-	pc       uintptr // resume PC: Switch's return address, or the trampoline for a fresh fiber
+	pc       uintptr // amd64: the trampoline while fresh, else 0 (the resume PC is then at 0(sp)); arm64: the resume PC (Switch's return address, or the trampoline)
 	stktopsp uintptr // saved g.stktopsp: the SP the unwinder must reach at the top frame
 	lo       uintptr // saved g.stack.lo
 	hi       uintptr // saved g.stack.hi
@@ -161,13 +161,16 @@ func badSwitch(from, to *Context) {
 }
 
 // fiberMain is called by the trampoline (fiberStart in switch_*.s) on the
-// fiber's own stack, with the *Context that was just resumed. It never
-// returns: the trampoline is the top frame of the stack and has nothing to
-// return to.
+// fiber's own stack, with the *Context that was just resumed. It returns
+// when the fiber has finished: c, now finished, and the context to continue
+// with, which the trampoline passes on to switchContext by a jump (not a
+// call: every call into the switch is matched by one return, see
+// switch_amd64.s). The trampoline is the top frame of the stack; switching
+// from it is the fiber's last act.
 //
 //lint:ignore U1000 called from fiberStart in switch_*.s
-func fiberMain(c *Context) {
-	next := runEntry(c)
+func fiberMain(c *Context) (from, next *Context) {
+	next = runEntry(c)
 	// All of the fiber's defers have run (runEntry returned), so g._defer and
 	// g._panic hold nothing of this stack: the final switch saves them into
 	// c, which is finished and never resumed.
@@ -177,7 +180,15 @@ func fiberMain(c *Context) {
 	c.state = stateFinished
 	c.entry = nil
 	next.state = stateRunning
-	switchContext(c, next)
+	return c, next
+}
+
+// finishedFiberResumed is called by the trap a finished fiber's saved
+// resume PC points at (finishedResumed in switch_*.s): only a switch that
+// bypassed Switch's state check could get there.
+//
+//lint:ignore U1000 called from finishedResumed in switch_*.s
+func finishedFiberResumed() {
 	fatalf("fiber: a finished fiber was resumed; its stack may already be reused")
 }
 

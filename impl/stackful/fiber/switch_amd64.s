@@ -34,9 +34,20 @@
 //   R14 - the g register of ABIInternal: ABI0 code may clobber it, and the
 //         compiler reloads it from TLS (and re-zeroes X15) after an ABI0 call
 //         returns; g itself never changes here, only some of its fields.
-// The resume PC is the return address Switch's caller pushed; the saved SP is
-// the caller's SP after that return, so resuming is "set SP and BP, jump to
-// PC", the same shape as runtime·gogo.
+// The resume PC of a suspended context is the return address Switch's
+// caller pushed, and it stays where the CALL put it: the saved SP points at
+// it, and resuming is "set SP and BP, RET". A fresh context is entered by a
+// jump to its Context.pc (fiberStart), and a finished fiber leaves by a jump
+// from fiberStart into switchContext (no CALL). So every CALL into Switch is
+// matched by exactly one RET, the one that resumes that context, and the
+// CPU's return-address predictor stays balanced: the RET that resumes a
+// context and the returns after it are predicted up to the first frame where
+// the two call chains differ (both sides of a hand-off usually suspended at
+// the same call site; a lifecycle's main resumes where it suspended, since
+// the fiber it started returned through all of its own frames). With a jump
+// for every resume (as runtime·gogo does) each switch left one entry behind,
+// every return up the resumed chain popped the entry of another frame, and
+// each frame between the switch and the body cost a mispredicted return.
 //
 // switchContext is NOSPLIT (it must not call morestack while the stack bounds
 // and SP disagree) and, being assembly, is never asynchronously preempted
@@ -78,11 +89,11 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	TLS, CX				// CX = address of the TLS slot holding g
 	MOVQ	0(CX)(TLS*1), CX		// CX = g, the goroutine running every fiber
 
-	// Save the running context into from.
-	MOVQ	0(SP), DX			// DX = return address into Switch's caller
-	MOVQ	DX, Context_pc(AX)		// from.pc = that: where from resumes
-	LEAQ	8(SP), DX			// DX = the caller's SP once we have "returned"
-	MOVQ	DX, Context_sp(AX)		// from.sp
+	// Save the running context into from. 0(SP) is the return address into
+	// Switch's caller (where from resumes); it stays on from's stack, and
+	// from.sp points at it. from.pc is already 0 (cleared when from started,
+	// or never set for the root): 0 means "resume by RET".
+	MOVQ	SP, Context_sp(AX)		// from.sp = SP: the resume PC is at 0(from.sp)
 	MOVQ	BP, Context_bp(AX)		// from.bp = caller's frame pointer
 	MOVQ	g_stack_lo(CX), DX		// from.lo = g.stack.lo
 	MOVQ	DX, Context_lo(AX)
@@ -128,14 +139,27 @@ keepguard:
 	// Resume to.
 	MOVQ	Context_sp(BX), SP		// SP = to.sp: now on to's stack
 	MOVQ	Context_bp(BX), BP		// BP = to's frame pointer (0 for a fresh fiber)
-	MOVQ	Context_pc(BX), DX		// DX = to.pc
-	JMP	DX				// continue to: after its Switch call, or at fiberStart
+	MOVQ	Context_pc(BX), DX		// DX = to.pc: fiberStart if to is fresh, else 0
+	TESTQ	DX, DX
+	JNE	fresh				// a fresh fiber: jump to its trampoline
+	RET					// suspended: pop the resume PC at 0(to.sp), after to's Switch call
+fresh:
+	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to is resumed by RET
+	JMP	DX				// enter fiberStart (BX = to), leaving the predictor's entries alone
 
 // fiberStart is the first frame of every fiber. switchContext enters it by
 // jumping to it with SP = Context.sp as set by initFrame (32 bytes below the
-// stack's top, so 0(SP) is free for the argument of the call below), BP = 0
-// (Context.bp of a fresh fiber: the frame-pointer chain ends here) and BX =
-// the *Context being started.
+// stack's top: 0(SP) is the argument slot of the call below and 8(SP),
+// 16(SP) its two results), BP = 0 (Context.bp of a fresh fiber: the
+// frame-pointer chain ends here) and BX = the *Context being started.
+//
+// fiberMain returns when the fiber has finished, with the finished context
+// and the one to continue with; fiberStart then jumps (no CALL: see above on
+// the predictor) into switchContext, whose arguments from+0(FP) and
+// to+8(FP) are at 8(SP) and 16(SP) when it is entered with this SP: exactly
+// where fiberMain's results are. switchContext saves the finished fiber's
+// state into its Context (never resumed: fiberMain marked it finished) and
+// resumes the next one.
 //
 // TOPFRAME tells the unwinder that this frame is the top of the stack: a
 // traceback (panic, runtime.Callers, a GC scan) stops here instead of reading
@@ -144,11 +168,17 @@ keepguard:
 // frame is the SP it was entered with, which initFrame stores as stktopsp.
 TEXT ·fiberStart(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
 	MOVQ	BX, 0(SP)			// argument 0 of fiberMain (ABI0: on the stack) = the *Context
-	CALL	·fiberMain(SB)			// run the fiber; fiberMain switches away and never returns
-	// Not reached. The return address of the CALL above must still lie
-	// inside fiberStart for the unwinder; these bytes guarantee it and trap
-	// if fiberMain ever returned.
-	INT	$3				// breakpoint trap: fiberMain returned
+	CALL	·fiberMain(SB)			// run the fiber; returns (from, next) at 8(SP), 16(SP)
+	MOVQ	$·finishedResumed(SB), AX	// AX = the trap below
+	MOVQ	AX, 0(SP)			// the word switchContext saves as the finished fiber's resume PC
+	JMP	·switchContext(SB)		// switchContext(from, next): leave the finished fiber for good
+
+// finishedResumed is where a finished fiber would resume if anything ever
+// switched to it without Switch's state check: it calls the Go fatal error
+// instead of running on a stack that may already be reused.
+TEXT ·finishedResumed(SB), NOSPLIT|NOFRAME, $0-0
+	CALL	·finishedFiberResumed(SB)	// fatal error; does not return
+	INT	$3				// breakpoint trap if it ever did
 
 // func fiberStartPC() uintptr
 // Returns the address of fiberStart (its ABI0 entry), the resume PC of a
