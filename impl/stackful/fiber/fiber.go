@@ -28,7 +28,7 @@ type Context struct {
 	// fiber exists; see HoldGC).
 	sp       uintptr // saved stack pointer (amd64: the address of the return address into Switch's caller; arm64: that caller's SP)
 	bp       uintptr // saved frame pointer (BP on amd64, R29 on arm64)
-	pc       uintptr // amd64: the trampoline while fresh, else 0 (the resume PC is then at 0(sp)); arm64: the resume PC (Switch's return address, or the trampoline)
+	pc       uintptr // amd64: the trampoline while fresh, a trap once finished, else 0 (the resume PC is then at 0(sp)); arm64: the resume PC (Switch's return address, the trampoline, or the trap)
 	stktopsp uintptr // saved g.stktopsp: the SP the unwinder must reach at the top frame
 	lo       uintptr // saved g.stack.lo
 	hi       uintptr // saved g.stack.hi
@@ -179,6 +179,7 @@ func fiberMain(c *Context) (from, next *Context) {
 	}
 	c.state = stateFinished
 	c.entry = nil
+	c.pc = finishedResumedPC() // amd64: a raw resume of c would jump to this trap
 	next.state = stateRunning
 	return c, next
 }

@@ -35,19 +35,30 @@
 //         compiler reloads it from TLS (and re-zeroes X15) after an ABI0 call
 //         returns; g itself never changes here, only some of its fields.
 // The resume PC of a suspended context is the return address Switch's
-// caller pushed, and it stays where the CALL put it: the saved SP points at
-// it, and resuming is "set SP and BP, RET". A fresh context is entered by a
-// jump to its Context.pc (fiberStart), and a finished fiber leaves by a jump
-// from fiberStart into switchContext (no CALL). So every CALL into Switch is
-// matched by exactly one RET, the one that resumes that context, and the
-// CPU's return-address predictor stays balanced: the RET that resumes a
-// context and the returns after it are predicted up to the first frame where
-// the two call chains differ (both sides of a hand-off usually suspended at
-// the same call site; a lifecycle's main resumes where it suspended, since
-// the fiber it started returned through all of its own frames). With a jump
-// for every resume (as runtime·gogo does) each switch left one entry behind,
-// every return up the resumed chain popped the entry of another frame, and
-// each frame between the switch and the body cost a mispredicted return.
+// caller pushed, and it stays where the CALL put it: from.sp points at it.
+// How a context is resumed is chosen for the CPU's branch predictors:
+//   - the return-address predictor holds, on top, the entry the CALL into
+//     Switch just pushed: from's resume PC. When to's resume PC is the same
+//     address (both sides suspended at the same call site: every hand-off
+//     between coroutines blocked in the same API call), switchContext
+//     resumes to with a RET. The RET is predicted, and it pops the entry the
+//     CALL pushed, so the returns after it are predicted too, up to the
+//     first frame where the two call chains differ.
+//   - otherwise it pops the resume PC and jumps to it (as runtime·gogo
+//     does): the indirect-branch predictor learns alternating targets (two
+//     fibers switching from different sites, as the bare switch does),
+//     where a RET would be mispredicted every time. This leaves the CALL's
+//     entry on the return-address predictor, so returns right after such a
+//     resume may be mispredicted.
+//   - a fresh context is entered by a jump to its Context.pc (fiberStart),
+//     which leaves the entry of the context that started it on top; a
+//     finished fiber returns through all of its frames to fiberStart and
+//     leaves by a jump into switchContext that resumes the next context
+//     with a RET. A lifecycle (main starts a fiber and waits, the fiber runs
+//     to its end, main resumes) thus pops exactly main's own entry.
+// Before this, every resume was a jump: each switch left one entry behind,
+// and every return up the resumed chain popped the entry of another frame
+// (one mispredicted return per frame between the switch and the body).
 //
 // switchContext is NOSPLIT (it must not call morestack while the stack bounds
 // and SP disagree) and, being assembly, is never asynchronously preempted
@@ -86,13 +97,14 @@ bad:
 TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	from+0(FP), AX			// AX = from: where the current state is saved
 	MOVQ	to+8(FP), BX			// BX = to: the state to resume (a fresh fiber's trampoline reads it from BX)
+	MOVQ	0(SP), R8			// R8 = from's resume PC: the return predictor's top entry
 	MOVQ	TLS, CX				// CX = address of the TLS slot holding g
 	MOVQ	0(CX)(TLS*1), CX		// CX = g, the goroutine running every fiber
 
 	// Save the running context into from. 0(SP) is the return address into
 	// Switch's caller (where from resumes); it stays on from's stack, and
 	// from.sp points at it. from.pc is already 0 (cleared when from started,
-	// or never set for the root): 0 means "resume by RET".
+	// or never set for the root): 0 means "resume at 0(sp)".
 	MOVQ	SP, Context_sp(AX)		// from.sp = SP: the resume PC is at 0(from.sp)
 	MOVQ	BP, Context_bp(AX)		// from.bp = caller's frame pointer
 	MOVQ	g_stack_lo(CX), DX		// from.lo = g.stack.lo
@@ -136,15 +148,21 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	DX, g_stackguard0(CX)		// g.stackguard0 = DX
 keepguard:
 
-	// Resume to.
+	// Resume to (see the top of this file for the three ways).
 	MOVQ	Context_sp(BX), SP		// SP = to.sp: now on to's stack
 	MOVQ	Context_bp(BX), BP		// BP = to's frame pointer (0 for a fresh fiber)
 	MOVQ	Context_pc(BX), DX		// DX = to.pc: fiberStart if to is fresh, else 0
 	TESTQ	DX, DX
 	JNE	fresh				// a fresh fiber: jump to its trampoline
-	RET					// suspended: pop the resume PC at 0(to.sp), after to's Switch call
+	MOVQ	0(SP), DX			// DX = to's resume PC, after its Switch call
+	CMPQ	DX, R8				// the same as from's (the predictor's top entry)?
+	JNE	other
+	RET					// yes: a predicted return that pops the CALL's entry
+other:
+	ADDQ	$8, SP				// no: pop the resume PC, SP = Switch's caller's SP
+	JMP	DX				// and jump to it (the indirect predictor's case)
 fresh:
-	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to is resumed by RET
+	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 0(to.sp)
 	JMP	DX				// enter fiberStart (BX = to), leaving the predictor's entries alone
 
 // fiberStart is the first frame of every fiber. switchContext enters it by
@@ -157,9 +175,11 @@ fresh:
 // and the one to continue with; fiberStart then jumps (no CALL: see above on
 // the predictor) into switchContext, whose arguments from+0(FP) and
 // to+8(FP) are at 8(SP) and 16(SP) when it is entered with this SP: exactly
-// where fiberMain's results are. switchContext saves the finished fiber's
-// state into its Context (never resumed: fiberMain marked it finished) and
-// resumes the next one.
+// where fiberMain's results are. Its "from's resume PC" at 0(SP) is set to
+// next's own resume PC, so that next is resumed by a RET. switchContext
+// saves the finished fiber's state into its Context, which is never resumed
+// (fiberMain marked it finished and set its pc to finishedResumed, so even a
+// switch that bypassed Switch's check would land in that trap).
 //
 // TOPFRAME tells the unwinder that this frame is the top of the stack: a
 // traceback (panic, runtime.Callers, a GC scan) stops here instead of reading
@@ -169,16 +189,26 @@ fresh:
 TEXT ·fiberStart(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
 	MOVQ	BX, 0(SP)			// argument 0 of fiberMain (ABI0: on the stack) = the *Context
 	CALL	·fiberMain(SB)			// run the fiber; returns (from, next) at 8(SP), 16(SP)
-	MOVQ	$·finishedResumed(SB), AX	// AX = the trap below
-	MOVQ	AX, 0(SP)			// the word switchContext saves as the finished fiber's resume PC
+	MOVQ	16(SP), AX			// AX = next
+	MOVQ	Context_sp(AX), DX		// DX = next.sp (mapped: next is fresh or suspended)
+	MOVQ	0(DX), DX			// DX = next's resume PC (unused if next is fresh)
+	MOVQ	DX, 0(SP)			// as "from's resume PC": switchContext resumes next by a RET
 	JMP	·switchContext(SB)		// switchContext(from, next): leave the finished fiber for good
 
 // finishedResumed is where a finished fiber would resume if anything ever
-// switched to it without Switch's state check: it calls the Go fatal error
-// instead of running on a stack that may already be reused.
+// switched to it without Switch's state check (fiberMain sets its Context.pc
+// here): it calls the Go fatal error instead of running on a stack that may
+// already be reused.
 TEXT ·finishedResumed(SB), NOSPLIT|NOFRAME, $0-0
 	CALL	·finishedFiberResumed(SB)	// fatal error; does not return
 	INT	$3				// breakpoint trap if it ever did
+
+// func finishedResumedPC() uintptr
+// Returns the address of finishedResumed.
+TEXT ·finishedResumedPC(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ	$·finishedResumed(SB), AX	// AX = &finishedResumed
+	MOVQ	AX, ret+0(FP)			// return it
+	RET
 
 // func fiberStartPC() uintptr
 // Returns the address of fiberStart (its ABI0 entry), the resume PC of a

@@ -129,6 +129,13 @@ TEXT ·finishedResumed(SB), NOSPLIT|NOFRAME, $0-0
 	BL	·finishedFiberResumed(SB)	// fatal error; does not return
 	UNDEF					// trap if it ever did
 
+// func finishedResumedPC() uintptr
+// Returns the address of finishedResumed.
+TEXT ·finishedResumedPC(SB), NOSPLIT|NOFRAME, $0-8
+	MOVD	$·finishedResumed(SB), R0	// R0 = &finishedResumed
+	MOVD	R0, ret+0(FP)			// return it
+	RET
+
 // func fiberStartPC() uintptr
 TEXT ·fiberStartPC(SB), NOSPLIT|NOFRAME, $0-8
 	MOVD	$·fiberStart(SB), R0		// R0 = &fiberStart (ABI0 entry)
