@@ -36,6 +36,12 @@ type Context struct {
 	panicp uintptr // saved g._panic
 	//lint:ignore U1000 read and written by switch_*.s
 	deferp uintptr // saved g._defer
+	// amd64: the resume PC of the context that started this fiber, the
+	// return predictor's top entry when the fiber was entered by a jump;
+	// the fiber's exit resumes by RET only a context resuming there
+	// (switch_amd64.s). Unused on arm64.
+	//lint:ignore U1000 read and written by switch_amd64.s
+	startRet uintptr
 
 	state state
 	entry func() *Context // fresh fibers only; cleared when the fiber finishes

@@ -51,11 +51,17 @@
 //     entry on the return-address predictor, so returns right after such a
 //     resume may be mispredicted.
 //   - a fresh context is entered by a jump to its Context.pc (fiberStart),
-//     which leaves the entry of the context that started it on top; a
-//     finished fiber returns through all of its frames to fiberStart and
-//     leaves by a jump into switchContext that resumes the next context
-//     with a RET. A lifecycle (main starts a fiber and waits, the fiber runs
-//     to its end, main resumes) thus pops exactly main's own entry.
+//     which leaves the entry of the context that started it on top (its
+//     resume PC, kept in Context.startRet); a finished fiber returns through
+//     all of its frames to fiberStart and leaves by a jump into
+//     switchContext, which resumes the next context by a RET if it resumes
+//     at startRet, else by a jump. A lifecycle (main starts a fiber and
+//     waits, the fiber runs to its end, main resumes) thus pops exactly
+//     main's own entry, and every return in it is predicted. The price: the
+//     return from fiberMain to fiberStart is predicted only if the fiber's
+//     start is still on the predictor (it is not after a thousand other
+//     fibers ran), one mispredicted return per finish where the old exit,
+//     a call into the switch from fiberMain, had none.
 // Before this, every resume was a jump: each switch left one entry behind,
 // and every return up the resumed chain popped the entry of another frame
 // (one mispredicted return per frame between the switch and the body).
@@ -163,6 +169,7 @@ other:
 	JMP	DX				// and jump to it (the indirect predictor's case)
 fresh:
 	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 0(to.sp)
+	MOVQ	R8, Context_startRet(BX)	// to.startRet = from's resume PC, left on the return predictor
 	JMP	DX				// enter fiberStart (BX = to), leaving the predictor's entries alone
 
 // fiberStart is the first frame of every fiber. switchContext enters it by
@@ -176,7 +183,8 @@ fresh:
 // the predictor) into switchContext, whose arguments from+0(FP) and
 // to+8(FP) are at 8(SP) and 16(SP) when it is entered with this SP: exactly
 // where fiberMain's results are. Its "from's resume PC" at 0(SP) is set to
-// next's own resume PC, so that next is resumed by a RET. switchContext
+// from.startRet, the entry its start left on the return predictor, so that
+// next is resumed by a RET if it resumes there (see above). switchContext
 // saves the finished fiber's state into its Context, which is never resumed
 // (fiberMain marked it finished and set its pc to finishedResumed, so even a
 // switch that bypassed Switch's check would land in that trap).
@@ -189,10 +197,9 @@ fresh:
 TEXT ·fiberStart(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
 	MOVQ	BX, 0(SP)			// argument 0 of fiberMain (ABI0: on the stack) = the *Context
 	CALL	·fiberMain(SB)			// run the fiber; returns (from, next) at 8(SP), 16(SP)
-	MOVQ	16(SP), AX			// AX = next
-	MOVQ	Context_sp(AX), DX		// DX = next.sp (mapped: next is fresh or suspended)
-	MOVQ	0(DX), DX			// DX = next's resume PC (unused if next is fresh)
-	MOVQ	DX, 0(SP)			// as "from's resume PC": switchContext resumes next by a RET
+	MOVQ	8(SP), AX			// AX = from, the finished context
+	MOVQ	Context_startRet(AX), DX	// DX = the resume PC of the context that started it
+	MOVQ	DX, 0(SP)			// as "from's resume PC": a RET if next resumes there, else a jump
 	JMP	·switchContext(SB)		// switchContext(from, next): leave the finished fiber for good
 
 // finishedResumed is where a finished fiber would resume if anything ever
