@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"unsafe"
 )
 
 // Context is one point of execution that can be suspended and resumed: a
@@ -42,6 +43,10 @@ type Context struct {
 	// (switch_amd64.s). Unused on arm64.
 	//lint:ignore U1000 read and written by switch_amd64.s
 	startRet uintptr
+	// amd64: the address of the Context that started this fiber (written
+	// with startRet; a uintptr, compared only, never followed).
+	//lint:ignore U1000 written by switch_amd64.s
+	starter uintptr
 
 	state state
 	entry func() *Context // fresh fibers only; cleared when the fiber finishes
@@ -167,12 +172,13 @@ func badSwitch(from, to *Context) {
 }
 
 // fiberMain is called by the trampoline (fiberStart in switch_*.s) on the
-// fiber's own stack, with the *Context that was just resumed. It returns
-// when the fiber has finished: c, now finished, and the context to continue
-// with, which the trampoline passes on to switchContext by a jump (not a
-// call: every call into the switch is matched by one return, see
-// switch_amd64.s). The trampoline is the top frame of the stack; switching
-// from it is the fiber's last act.
+// fiber's own stack, with the *Context that was just resumed. When the
+// fiber has finished and the context to continue with is the one that
+// started it (amd64), it returns c, now finished, and that context, which
+// the trampoline passes on to switchContext by a jump (not a call: see
+// switch_amd64.s on the return-address predictor); to any other context it
+// switches from its own frame and never returns. Either way switching is
+// the fiber's last act.
 //
 //lint:ignore U1000 called from fiberStart in switch_*.s
 func fiberMain(c *Context) (from, next *Context) {
@@ -187,7 +193,17 @@ func fiberMain(c *Context) (from, next *Context) {
 	c.entry = nil
 	c.pc = finishedResumedPC() // amd64: a raw resume of c would jump to this trap
 	next.state = stateRunning
-	return c, next
+	if c.starter == uintptr(unsafe.Pointer(next)) {
+		// The starter is resumed: return to the trampoline, which resumes
+		// it by a RET if it resumes where it started this fiber.
+		return c, next
+	}
+	// Any other context: switch from here. Returning to the trampoline
+	// would be one more return, mispredicted once the start's predictor
+	// entry is gone (a fiber among many), and the switch is a jump anyway.
+	switchContext(c, next)
+	fatalf("fiber: a finished fiber was resumed; its stack may already be reused")
+	return nil, nil
 }
 
 // finishedFiberResumed is called by the trap a finished fiber's saved

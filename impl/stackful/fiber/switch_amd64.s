@@ -52,16 +52,17 @@
 //     resume may be mispredicted.
 //   - a fresh context is entered by a jump to its Context.pc (fiberStart),
 //     which leaves the entry of the context that started it on top (its
-//     resume PC, kept in Context.startRet); a finished fiber returns through
-//     all of its frames to fiberStart and leaves by a jump into
-//     switchContext, which resumes the next context by a RET if it resumes
-//     at startRet, else by a jump. A lifecycle (main starts a fiber and
-//     waits, the fiber runs to its end, main resumes) thus pops exactly
-//     main's own entry, and every return in it is predicted. The price: the
-//     return from fiberMain to fiberStart is predicted only if the fiber's
-//     start is still on the predictor (it is not after a thousand other
-//     fibers ran), one mispredicted return per finish where the old exit,
-//     a call into the switch from fiberMain, had none.
+//     resume PC, kept in Context.startRet, and the starter in
+//     Context.starter). A finished fiber whose next context is its starter
+//     returns through all of its frames to fiberStart and leaves by a jump
+//     into switchContext, which resumes the starter by a RET if it resumes
+//     at startRet, else by a jump; to any other context fiberMain switches
+//     from its own frame, as a call (a return to fiberStart would be
+//     mispredicted once the start's entry is gone, e.g. a fiber among a
+//     thousand: ShutdownCycle read +19 % with every exit returning). A
+//     lifecycle (main starts a fiber and waits, the fiber runs to its end,
+//     main resumes) thus pops exactly main's own entry, and every return in
+//     it is predicted.
 // Before this, every resume was a jump: each switch left one entry behind,
 // and every return up the resumed chain popped the entry of another frame
 // (one mispredicted return per frame between the switch and the body).
@@ -170,6 +171,7 @@ other:
 fresh:
 	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 0(to.sp)
 	MOVQ	R8, Context_startRet(BX)	// to.startRet = from's resume PC, left on the return predictor
+	MOVQ	AX, Context_starter(BX)		// to.starter = from (fiberMain compares it with the next context)
 	JMP	DX				// enter fiberStart (BX = to), leaving the predictor's entries alone
 
 // fiberStart is the first frame of every fiber. switchContext enters it by
@@ -182,9 +184,11 @@ fresh:
 // and the one to continue with; fiberStart then jumps (no CALL: see above on
 // the predictor) into switchContext, whose arguments from+0(FP) and
 // to+8(FP) are at 8(SP) and 16(SP) when it is entered with this SP: exactly
-// where fiberMain's results are. Its "from's resume PC" at 0(SP) is set to
-// from.startRet, the entry its start left on the return predictor, so that
-// next is resumed by a RET if it resumes there (see above). switchContext
+// where fiberMain's results are; fiberMain returns only when next is the
+// fiber's starter (else it switches itself). Its "from's resume PC" at 0(SP)
+// is set to from.startRet, the entry the start left on the return
+// predictor, so that next is resumed by a RET if it resumes there (see
+// above). switchContext
 // saves the finished fiber's state into its Context, which is never resumed
 // (fiberMain marked it finished and set its pc to finishedResumed, so even a
 // switch that bypassed Switch's check would land in that trap).

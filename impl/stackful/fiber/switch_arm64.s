@@ -111,8 +111,11 @@ TEXT ·fiberStart(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
 	MOVD	ZR, 0(RSP)			// saved-LR slot of this frame = 0: no caller
 	MOVD	R1, 8(RSP)			// argument 0 of fiberMain (ABI0: at 8(RSP), above the LR slot)
 	BL	·fiberMain(SB)			// run the fiber; returns (from, next) at 16(RSP), 24(RSP)
-	// Leave the finished fiber by a branch into switchContext, not a BL
-	// (see switch_amd64.s on the return-address predictor): its arguments
+	// fiberMain returns only to resume the fiber's starter (Context.starter),
+	// which only amd64 records, so on arm64 it switches from its own frame
+	// and this is not reached; it keeps the shared contract. Leave the
+	// finished fiber by a branch into switchContext, not a BL (see
+	// switch_amd64.s on the return-address predictor): its arguments
 	// from+0(FP), to+8(FP) are at 8(RSP), 16(RSP) with this RSP.
 	MOVD	16(RSP), R0			// R0 = from (the finished context)
 	MOVD	24(RSP), R1			// R1 = next
