@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"unsafe"
 )
 
 // Context is one point of execution that can be suspended and resumed: a
@@ -26,9 +27,9 @@ type Context struct {
 	// not pointers, because the assembly writes them without write barriers
 	// and because the collector must not follow them (it never runs while a
 	// fiber exists; see HoldGC).
-	sp       uintptr // saved stack pointer (the caller's SP after Switch returns)
+	sp       uintptr // saved stack pointer (amd64: the address of the return address into Switch's caller; arm64: that caller's SP)
 	bp       uintptr // saved frame pointer (BP on amd64, R29 on arm64)
-	pc       uintptr // resume PC: Switch's return address, or the trampoline for a fresh fiber
+	pc       uintptr // amd64: the trampoline while fresh, a trap once finished, else 0 (the resume PC is then at 0(sp)); arm64: the resume PC (Switch's return address, the trampoline, or the trap)
 	stktopsp uintptr // saved g.stktopsp: the SP the unwinder must reach at the top frame
 	lo       uintptr // saved g.stack.lo
 	hi       uintptr // saved g.stack.hi
@@ -36,6 +37,16 @@ type Context struct {
 	panicp uintptr // saved g._panic
 	//lint:ignore U1000 read and written by switch_*.s
 	deferp uintptr // saved g._defer
+	// amd64: the resume PC of the context that started this fiber, the
+	// return predictor's top entry when the fiber was entered by a jump;
+	// the fiber's exit resumes by RET only a context resuming there
+	// (switch_amd64.s). Unused on arm64.
+	//lint:ignore U1000 read and written by switch_amd64.s
+	startRet uintptr
+	// amd64: the address of the Context that started this fiber (written
+	// with startRet; a uintptr, compared only, never followed).
+	//lint:ignore U1000 written by switch_amd64.s
+	starter uintptr
 
 	state state
 	entry func() *Context // fresh fibers only; cleared when the fiber finishes
@@ -161,13 +172,17 @@ func badSwitch(from, to *Context) {
 }
 
 // fiberMain is called by the trampoline (fiberStart in switch_*.s) on the
-// fiber's own stack, with the *Context that was just resumed. It never
-// returns: the trampoline is the top frame of the stack and has nothing to
-// return to.
+// fiber's own stack, with the *Context that was just resumed. When the
+// fiber has finished and the context to continue with is the one that
+// started it (amd64), it returns c, now finished, and that context, which
+// the trampoline passes on to switchContext by a jump (not a call: see
+// switch_amd64.s on the return-address predictor); to any other context it
+// switches from its own frame and never returns. Either way switching is
+// the fiber's last act.
 //
 //lint:ignore U1000 called from fiberStart in switch_*.s
-func fiberMain(c *Context) {
-	next := runEntry(c)
+func fiberMain(c *Context) (from, next *Context) {
+	next = runEntry(c)
 	// All of the fiber's defers have run (runEntry returned), so g._defer and
 	// g._panic hold nothing of this stack: the final switch saves them into
 	// c, which is finished and never resumed.
@@ -176,8 +191,27 @@ func fiberMain(c *Context) {
 	}
 	c.state = stateFinished
 	c.entry = nil
+	c.pc = finishedResumedPC() // amd64: a raw resume of c would jump to this trap
 	next.state = stateRunning
+	if c.starter == uintptr(unsafe.Pointer(next)) {
+		// The starter is resumed: return to the trampoline, which resumes
+		// it by a RET if it resumes where it started this fiber.
+		return c, next
+	}
+	// Any other context: switch from here. Returning to the trampoline
+	// would be one more return, mispredicted once the start's predictor
+	// entry is gone (a fiber among many), and the switch is a jump anyway.
 	switchContext(c, next)
+	fatalf("fiber: a finished fiber was resumed; its stack may already be reused")
+	return nil, nil
+}
+
+// finishedFiberResumed is called by the trap a finished fiber's saved
+// resume PC points at (finishedResumed in switch_*.s): only a switch that
+// bypassed Switch's state check could get there.
+//
+//lint:ignore U1000 called from finishedResumed in switch_*.s
+func finishedFiberResumed() {
 	fatalf("fiber: a finished fiber was resumed; its stack may already be reused")
 }
 

@@ -34,9 +34,38 @@
 //   R14 - the g register of ABIInternal: ABI0 code may clobber it, and the
 //         compiler reloads it from TLS (and re-zeroes X15) after an ABI0 call
 //         returns; g itself never changes here, only some of its fields.
-// The resume PC is the return address Switch's caller pushed; the saved SP is
-// the caller's SP after that return, so resuming is "set SP and BP, jump to
-// PC", the same shape as runtime·gogo.
+// The resume PC of a suspended context is the return address Switch's
+// caller pushed, and it stays where the CALL put it: from.sp points at it.
+// How a context is resumed is chosen for the CPU's branch predictors:
+//   - the return-address predictor holds, on top, the entry the CALL into
+//     Switch just pushed: from's resume PC. When to's resume PC is the same
+//     address (both sides suspended at the same call site: every hand-off
+//     between coroutines blocked in the same API call), switchContext
+//     resumes to with a RET. The RET is predicted, and it pops the entry the
+//     CALL pushed, so the returns after it are predicted too, up to the
+//     first frame where the two call chains differ.
+//   - otherwise it pops the resume PC and jumps to it (as runtime·gogo
+//     does): the indirect-branch predictor learns alternating targets (two
+//     fibers switching from different sites, as the bare switch does),
+//     where a RET would be mispredicted every time. This leaves the CALL's
+//     entry on the return-address predictor, so returns right after such a
+//     resume may be mispredicted.
+//   - a fresh context is entered by a jump to its Context.pc (fiberStart),
+//     which leaves the entry of the context that started it on top (its
+//     resume PC, kept in Context.startRet, and the starter in
+//     Context.starter). A finished fiber whose next context is its starter
+//     returns through all of its frames to fiberStart and leaves by a jump
+//     into switchContext, which resumes the starter by a RET if it resumes
+//     at startRet, else by a jump; to any other context fiberMain switches
+//     from its own frame, as a call (a return to fiberStart would be
+//     mispredicted once the start's entry is gone, e.g. a fiber among a
+//     thousand: ShutdownCycle read +19 % with every exit returning). A
+//     lifecycle (main starts a fiber and waits, the fiber runs to its end,
+//     main resumes) thus pops exactly main's own entry, and every return in
+//     it is predicted.
+// Before this, every resume was a jump: each switch left one entry behind,
+// and every return up the resumed chain popped the entry of another frame
+// (one mispredicted return per frame between the switch and the body).
 //
 // switchContext is NOSPLIT (it must not call morestack while the stack bounds
 // and SP disagree) and, being assembly, is never asynchronously preempted
@@ -75,14 +104,15 @@ bad:
 TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	from+0(FP), AX			// AX = from: where the current state is saved
 	MOVQ	to+8(FP), BX			// BX = to: the state to resume (a fresh fiber's trampoline reads it from BX)
+	MOVQ	0(SP), R8			// R8 = from's resume PC: the return predictor's top entry
 	MOVQ	TLS, CX				// CX = address of the TLS slot holding g
 	MOVQ	0(CX)(TLS*1), CX		// CX = g, the goroutine running every fiber
 
-	// Save the running context into from.
-	MOVQ	0(SP), DX			// DX = return address into Switch's caller
-	MOVQ	DX, Context_pc(AX)		// from.pc = that: where from resumes
-	LEAQ	8(SP), DX			// DX = the caller's SP once we have "returned"
-	MOVQ	DX, Context_sp(AX)		// from.sp
+	// Save the running context into from. 0(SP) is the return address into
+	// Switch's caller (where from resumes); it stays on from's stack, and
+	// from.sp points at it. from.pc is already 0 (cleared when from started,
+	// or never set for the root): 0 means "resume at 0(sp)".
+	MOVQ	SP, Context_sp(AX)		// from.sp = SP: the resume PC is at 0(from.sp)
 	MOVQ	BP, Context_bp(AX)		// from.bp = caller's frame pointer
 	MOVQ	g_stack_lo(CX), DX		// from.lo = g.stack.lo
 	MOVQ	DX, Context_lo(AX)
@@ -125,17 +155,43 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	DX, g_stackguard0(CX)		// g.stackguard0 = DX
 keepguard:
 
-	// Resume to.
+	// Resume to (see the top of this file for the three ways).
 	MOVQ	Context_sp(BX), SP		// SP = to.sp: now on to's stack
 	MOVQ	Context_bp(BX), BP		// BP = to's frame pointer (0 for a fresh fiber)
-	MOVQ	Context_pc(BX), DX		// DX = to.pc
-	JMP	DX				// continue to: after its Switch call, or at fiberStart
+	MOVQ	Context_pc(BX), DX		// DX = to.pc: fiberStart if to is fresh, else 0
+	TESTQ	DX, DX
+	JNE	fresh				// a fresh fiber: jump to its trampoline
+	MOVQ	0(SP), DX			// DX = to's resume PC, after its Switch call
+	CMPQ	DX, R8				// the same as from's (the predictor's top entry)?
+	JNE	other
+	RET					// yes: a predicted return that pops the CALL's entry
+other:
+	ADDQ	$8, SP				// no: pop the resume PC, SP = Switch's caller's SP
+	JMP	DX				// and jump to it (the indirect predictor's case)
+fresh:
+	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 0(to.sp)
+	MOVQ	R8, Context_startRet(BX)	// to.startRet = from's resume PC, left on the return predictor
+	MOVQ	AX, Context_starter(BX)		// to.starter = from (fiberMain compares it with the next context)
+	JMP	DX				// enter fiberStart (BX = to), leaving the predictor's entries alone
 
 // fiberStart is the first frame of every fiber. switchContext enters it by
 // jumping to it with SP = Context.sp as set by initFrame (32 bytes below the
-// stack's top, so 0(SP) is free for the argument of the call below), BP = 0
-// (Context.bp of a fresh fiber: the frame-pointer chain ends here) and BX =
-// the *Context being started.
+// stack's top: 0(SP) is the argument slot of the call below and 8(SP),
+// 16(SP) its two results), BP = 0 (Context.bp of a fresh fiber: the
+// frame-pointer chain ends here) and BX = the *Context being started.
+//
+// fiberMain returns when the fiber has finished, with the finished context
+// and the one to continue with; fiberStart then jumps (no CALL: see above on
+// the predictor) into switchContext, whose arguments from+0(FP) and
+// to+8(FP) are at 8(SP) and 16(SP) when it is entered with this SP: exactly
+// where fiberMain's results are; fiberMain returns only when next is the
+// fiber's starter (else it switches itself). Its "from's resume PC" at 0(SP)
+// is set to from.startRet, the entry the start left on the return
+// predictor, so that next is resumed by a RET if it resumes there (see
+// above). switchContext
+// saves the finished fiber's state into its Context, which is never resumed
+// (fiberMain marked it finished and set its pc to finishedResumed, so even a
+// switch that bypassed Switch's check would land in that trap).
 //
 // TOPFRAME tells the unwinder that this frame is the top of the stack: a
 // traceback (panic, runtime.Callers, a GC scan) stops here instead of reading
@@ -144,11 +200,26 @@ keepguard:
 // frame is the SP it was entered with, which initFrame stores as stktopsp.
 TEXT ·fiberStart(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
 	MOVQ	BX, 0(SP)			// argument 0 of fiberMain (ABI0: on the stack) = the *Context
-	CALL	·fiberMain(SB)			// run the fiber; fiberMain switches away and never returns
-	// Not reached. The return address of the CALL above must still lie
-	// inside fiberStart for the unwinder; these bytes guarantee it and trap
-	// if fiberMain ever returned.
-	INT	$3				// breakpoint trap: fiberMain returned
+	CALL	·fiberMain(SB)			// run the fiber; returns (from, next) at 8(SP), 16(SP)
+	MOVQ	8(SP), AX			// AX = from, the finished context
+	MOVQ	Context_startRet(AX), DX	// DX = the resume PC of the context that started it
+	MOVQ	DX, 0(SP)			// as "from's resume PC": a RET if next resumes there, else a jump
+	JMP	·switchContext(SB)		// switchContext(from, next): leave the finished fiber for good
+
+// finishedResumed is where a finished fiber would resume if anything ever
+// switched to it without Switch's state check (fiberMain sets its Context.pc
+// here): it calls the Go fatal error instead of running on a stack that may
+// already be reused.
+TEXT ·finishedResumed(SB), NOSPLIT|NOFRAME, $0-0
+	CALL	·finishedFiberResumed(SB)	// fatal error; does not return
+	INT	$3				// breakpoint trap if it ever did
+
+// func finishedResumedPC() uintptr
+// Returns the address of finishedResumed.
+TEXT ·finishedResumedPC(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ	$·finishedResumed(SB), AX	// AX = &finishedResumed
+	MOVQ	AX, ret+0(FP)			// return it
+	RET
 
 // func fiberStartPC() uintptr
 // Returns the address of fiberStart (its ABI0 entry), the resume PC of a

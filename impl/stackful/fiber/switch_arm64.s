@@ -103,16 +103,41 @@ keepguard:
 // fiberStart is the first frame of every fiber (see switch_amd64.s). It is
 // entered from switchContext with RSP = Context.sp as set by initFrame (32
 // bytes below the stack's top, 16-byte aligned; 0(RSP) is a zero saved-LR
-// slot and 8(RSP) the argument slot of the call below) and R1 = the *Context.
+// slot, 8(RSP) the argument slot of the call below and 16(RSP), 24(RSP) its
+// results) and R1 = the *Context.
 // TOPFRAME stops the unwinder here; NOFRAME with a $0 frame makes this frame's
 // SP the SP it was entered with, which initFrame stores as g.stktopsp.
 TEXT ·fiberStart(SB), NOSPLIT|NOFRAME|TOPFRAME, $0-0
 	MOVD	ZR, 0(RSP)			// saved-LR slot of this frame = 0: no caller
 	MOVD	R1, 8(RSP)			// argument 0 of fiberMain (ABI0: at 8(RSP), above the LR slot)
-	BL	·fiberMain(SB)			// run the fiber; fiberMain switches away and never returns
-	// Not reached; keeps the BL's return address inside fiberStart for the
-	// unwinder and traps if fiberMain ever returned.
-	UNDEF
+	BL	·fiberMain(SB)			// run the fiber; returns (from, next) at 16(RSP), 24(RSP)
+	// fiberMain returns only to resume the fiber's starter (Context.starter),
+	// which only amd64 records, so on arm64 it switches from its own frame
+	// and this is not reached; it keeps the shared contract. Leave the
+	// finished fiber by a branch into switchContext, not a BL (see
+	// switch_amd64.s on the return-address predictor): its arguments
+	// from+0(FP), to+8(FP) are at 8(RSP), 16(RSP) with this RSP.
+	MOVD	16(RSP), R0			// R0 = from (the finished context)
+	MOVD	24(RSP), R1			// R1 = next
+	MOVD	R0, 8(RSP)			// switchContext's from
+	MOVD	R1, 16(RSP)			// switchContext's to
+	MOVD	$·finishedResumed(SB), R30	// LR, saved as the finished fiber's resume PC: the trap below
+	B	·switchContext(SB)		// switchContext(from, next): leave the finished fiber for good
+
+// finishedResumed is where a finished fiber would resume if anything ever
+// switched to it without Switch's state check (its amd64 twin is in
+// switch_amd64.s): the Go fatal error instead of running on a stack that
+// may already be reused.
+TEXT ·finishedResumed(SB), NOSPLIT|NOFRAME, $0-0
+	BL	·finishedFiberResumed(SB)	// fatal error; does not return
+	UNDEF					// trap if it ever did
+
+// func finishedResumedPC() uintptr
+// Returns the address of finishedResumed.
+TEXT ·finishedResumedPC(SB), NOSPLIT|NOFRAME, $0-8
+	MOVD	$·finishedResumed(SB), R0	// R0 = &finishedResumed
+	MOVD	R0, ret+0(FP)			// return it
+	RET
 
 // func fiberStartPC() uintptr
 TEXT ·fiberStartPC(SB), NOSPLIT|NOFRAME, $0-8

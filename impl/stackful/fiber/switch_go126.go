@@ -39,6 +39,10 @@ func switchContext(from, to *Context)
 // fiberStartPC returns the address of the trampoline every fiber starts in.
 func fiberStartPC() uintptr
 
+// finishedResumedPC returns the address of the trap a finished fiber's
+// Context.pc is set to (finishedResumed in switch_*.s).
+func finishedResumedPC() uintptr
+
 // getg returns the current goroutine's runtime.g.
 func getg() unsafe.Pointer
 

@@ -20,6 +20,8 @@ func Switch(from, to *Context) { panic(gateError) }
 
 func fiberStartPC() uintptr { return 0 }
 
+func finishedResumedPC() uintptr { return 0 }
+
 func getg() unsafe.Pointer { return nil }
 
 func initFrame(c *Context) { panic(gateError) }
