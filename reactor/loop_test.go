@@ -2,6 +2,7 @@ package reactor
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os/exec"
@@ -710,19 +711,8 @@ func TestSignalEvent(t *testing.T) {
 
 func TestProcessExit(t *testing.T) {
 	l := newLoop(t, Options{})
-	cmd := exec.Command("/bin/sh", "-c", "exit 3")
-	if err := cmd.Start(); err != nil {
-		t.Skip("cannot start /bin/sh: ", err)
-	}
 	fired := 0
-	p, err := l.NewProcess(cmd.Process.Pid, func() { fired++ })
-	if errors.Is(err, ErrNotSupported) {
-		cmd.Wait()
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd, p := startShellExit(t, l, 3, &fired)
 	p.Start()
 	tickUntil(t, l, func() bool { return fired == 1 })
 	if !p.Exited() || l.Active() != 0 {
@@ -736,7 +726,7 @@ func TestProcessExit(t *testing.T) {
 	}
 	p.Close()
 	// The loop did not reap the child: Wait still gets the status.
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("cmd.Wait after the exit event: %v, want exit status 3", err)
@@ -1199,4 +1189,24 @@ func TestTickDoesNotBlockAfterFiringTimers(t *testing.T) {
 	if n := tick(t, l, false); n != 1 || due.Active() || !later.Active() {
 		t.Fatalf("Tick(false) fired %d (want 1, the due timer), due active %v, later active %v", n, due.Active(), later.Active())
 	}
+}
+
+// startShellExit starts /bin/sh exiting with code and a Process event on l
+// that counts its exit in *fired; the test is skipped where either cannot
+// be made (no /bin/sh, no pidfd).
+func startShellExit(t *testing.T, l *Loop, code int, fired *int) (*exec.Cmd, *Process) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf("exit %d", code))
+	if err := cmd.Start(); err != nil {
+		t.Skip("cannot start /bin/sh: ", err)
+	}
+	p, err := l.NewProcess(cmd.Process.Pid, func() { *fired++ })
+	if errors.Is(err, ErrNotSupported) {
+		cmd.Wait()
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, p
 }

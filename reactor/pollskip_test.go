@@ -1,9 +1,7 @@
 package reactor
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -183,19 +181,8 @@ func TestNonBlockingTickPollsForWakeUps(t *testing.T) {
 func TestNonBlockingTickPollsForProcessesAndWatches(t *testing.T) {
 	t.Run("process", func(t *testing.T) {
 		l := newLoop(t, Options{})
-		cmd := exec.Command("/bin/sh", "-c", "exit 0")
-		if err := cmd.Start(); err != nil {
-			t.Skip("cannot start /bin/sh: ", err)
-		}
 		fired := 0
-		p, err := l.NewProcess(cmd.Process.Pid, func() { fired++ })
-		if errors.Is(err, ErrNotSupported) {
-			cmd.Wait()
-			t.Skip(err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		cmd, p := startShellExit(t, l, 0, &fired)
 		p.Start()
 		noWaitUntil(t, l, "a process exit", func() bool { return fired == 1 })
 		cmd.Wait()

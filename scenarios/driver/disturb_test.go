@@ -118,19 +118,7 @@ func TestSignalFromReadings(t *testing.T) {
 // TestReadSchedSeesARunqueueWait: two threads that spin on one CPU wait
 // for each other, and the process's summed run delay shows it.
 func TestReadSchedSeesARunqueueWait(t *testing.T) {
-	if b, err := os.ReadFile("/proc/self/schedstat"); err != nil || string(b[:2]) == "0 " {
-		t.Skipf("no scheduler statistics here (%v)", err)
-	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		t.Fatal(err)
-	}
-	cpu := -1
-	for i := 0; i < 1024 && cpu < 0; i++ {
-		if set.IsSet(i) {
-			cpu = i
-		}
-	}
+	cpu, set := schedstatAndFirstCPU(t)
 	const spin = 60 * time.Millisecond
 	start := time.Now()
 	t0 := readSched()
@@ -200,22 +188,10 @@ func threadExec(t *testing.T) time.Duration {
 // that wait is not taken off as the process's own (Own stays small): the
 // run is marked.
 func TestReadSchedMarksAnotherTask(t *testing.T) {
-	if b, err := os.ReadFile("/proc/self/schedstat"); err != nil || string(b[:2]) == "0 " {
-		t.Skipf("no scheduler statistics here (%v)", err)
-	}
+	cpu, _ := schedstatAndFirstCPU(t)
 	yes, err := exec.LookPath("yes")
 	if err != nil {
 		t.Skip("no yes(1) to spin beside the test")
-	}
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		t.Fatal(err)
-	}
-	cpu := -1
-	for i := 0; i < 1024 && cpu < 0; i++ {
-		if set.IsSet(i) {
-			cpu = i
-		}
 	}
 	var one unix.CPUSet
 	one.Set(cpu)
@@ -437,4 +413,25 @@ func TestNotJudgedIsReadFromTheScenario(t *testing.T) {
 	if judge(s, Options{Disturbed: Disturbed}) == nil {
 		t.Error("NotJudged overrode an explicit Options.Disturbed")
 	}
+}
+
+// schedstatAndFirstCPU skips the test where the kernel keeps no scheduler
+// statistics, and returns the first CPU the test may run on (the one the
+// schedstat tests pin their threads to) and the test's affinity mask.
+func schedstatAndFirstCPU(t *testing.T) (int, unix.CPUSet) {
+	t.Helper()
+	if b, err := os.ReadFile("/proc/self/schedstat"); err != nil || string(b[:2]) == "0 " {
+		t.Skipf("no scheduler statistics here (%v)", err)
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1024; i++ {
+		if set.IsSet(i) {
+			return i, set
+		}
+	}
+	t.Fatal("the test's affinity mask names no CPU")
+	return -1, set
 }
