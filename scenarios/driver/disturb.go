@@ -86,6 +86,11 @@ type Signal struct {
 	// beside the body on another CPU, and Wait takes nothing off.
 	OneCPU bool
 	Nivcsw int64 // involuntary context switches of the process
+	// MemBefore and MemAfter are the memory probe's readings (memprobe.go:
+	// ns per dependent load from memory) just before the run's body and
+	// just after it, on the body's CPU; 0 when the probe was off
+	// (Options.MemProbe).
+	MemBefore, MemAfter float64
 }
 
 // DisturbedShare is the mark: a timed run whose body's thread waited on a

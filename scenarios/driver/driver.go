@@ -71,6 +71,13 @@ type Options struct {
 	// counts, as before the mark existed. For tests whose figures do not
 	// matter and must not depend on the machine's load.
 	NoMark bool
+	// MemProbe takes the memory probe's reading (memprobe.go) just before
+	// and just after each timed run's body, outside its timed region and
+	// its schedstat window, on the body's thread, into Signal.MemBefore
+	// and MemAfter. Its buffer (64 MiB) is mapped and touched once, before
+	// the warm-up. Ignored for a scenario that measures resident memory
+	// (the buffer would be counted).
+	MemProbe bool
 }
 
 // Sample is the measurement of one cell in one process: Iters iterations
@@ -121,6 +128,19 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	gc := newGCPolicy(opts.GCOn)
 	gc.cold = measuresResidentMemory(s)
 	defer gc.end()
+	if opts.MemProbe && gc.cold {
+		// Its 64 MiB would be the process's resident memory too.
+		opts.MemProbe = false
+	}
+	if opts.MemProbe {
+		// Mapped and touched before the warm-up, whose runs then push
+		// the buffer out of the caches before the first timed run.
+		if _, err := theMemProbe(); err != nil {
+			return nil, fmt.Errorf("driver: the memory probe's buffer: %w", err)
+		}
+	}
+	warmOpts := opts
+	warmOpts.MemProbe = false // the warm-up runs are not reported: no readings
 	hooked := opts.FinalStart != nil
 	if fixed := s.Iters(params); fixed > 0 {
 		// No warm-up run to learn the heap the run needs from (its size
@@ -152,7 +172,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	n := 1
 	var last *run
 	for {
-		r, err := runOnce(s, row, params, n, opts, gc, last.heapFor(n), false)
+		r, err := runOnce(s, row, params, n, warmOpts, gc, last.heapFor(n), false)
 		if err != nil {
 			return nil, err
 		}
@@ -346,10 +366,17 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 		}
 		stop = opts.FinalStop
 	}
+	var memBefore float64
+	if opts.MemProbe {
+		memBefore = probe.read() // MeasureWith mapped it
+	}
 	bodyStart := time.Now()
 	sched := readSched()
 	env, out, err := runBody(s, row, params, env)
 	sig := sched.since(bodyStart)
+	if opts.MemProbe {
+		sig.MemBefore, sig.MemAfter = memBefore, probe.read()
+	}
 	if stop != nil {
 		stop() // before the checksum: Want may take a while
 	}

@@ -16,6 +16,7 @@ type noiseFlags struct {
 	maxCount *int
 	budget   *time.Duration
 	run      *time.Duration
+	memProbe *bool
 }
 
 type noiseOptions struct {
@@ -24,6 +25,7 @@ type noiseOptions struct {
 	maxCount int
 	budget   time.Duration
 	run      time.Duration // the whole run's wall time, 0: none
+	memProbe bool
 }
 
 // Default run budgets: the full run's and --quick's time targets, which the
@@ -40,11 +42,12 @@ func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
 		maxCount: fs.Int("max-count", 0, "most repetitions a cell gets when its CV stays above --target-cv (default 3 × --count; at or below --count: no extra repetitions)"),
 		budget:   fs.Duration("adapt-budget", 5*time.Minute, "wall time the extra repetitions of a run may take in all (0: none); --quick defaults to 15s"),
 		run:      fs.Duration("run-budget", defaultRunBudget, "wall time the whole run should take: extra repetitions get at most what the planned ones leave of it (0: no limit but --adapt-budget); --quick defaults to 90s"),
+		memProbe: fs.Bool("mem-probe", false, "time a short chain of dependent loads from memory before and after each timed run and write it in the run log beside the run's figure (a record, not a mark; costs a few ms and 64 MiB per process)"),
 	}
 }
 
 func (n noiseFlags) resolve(count int, quick bool, set map[string]bool) (noiseOptions, error) {
-	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget, run: *n.run}
+	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget, run: *n.run, memProbe: *n.memProbe}
 	switch {
 	case !(*n.targetCV > 0):
 		return o, fmt.Errorf("--target-cv %v: want a positive percentage, e.g. 5", *n.targetCV)

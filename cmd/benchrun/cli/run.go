@@ -296,6 +296,7 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 		MaxCount:    cfg.noise.maxCount,
 		AdaptBudget: cfg.noise.budget,
 		RunBudget:   cfg.noise.run,
+		MemProbe:    cfg.noise.memProbe,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)

@@ -54,6 +54,10 @@ type runReport struct {
 	Own      int64   `json:"own"`  // the process's other threads' CPU time (driver.Signal.Own)
 	Wait     int64   `json:"wait"` // the wait the mark judges (driver.Signal.Wait)
 	Nivcsw   int64   `json:"nivcsw"`
+	// MemBefore, MemAfter: the memory probe's readings around the run
+	// (driver.Signal.MemBefore, MemAfter), ns per load; 0 when off.
+	MemBefore float64 `json:"mb,omitempty"`
+	MemAfter  float64 `json:"ma,omitempty"`
 	// Disturbed: the mark found this run disturbed.
 	Disturbed bool `json:"disturbed,omitempty"`
 }
@@ -72,11 +76,20 @@ func (r runReport) waitShare() float64 {
 	return float64(wait) / float64(max(1, r.Wall))
 }
 
+// memProbe is the run log's note of the memory probe's readings around
+// the run, "" when the probe was off.
+func (r runReport) memProbe() string {
+	if r.MemBefore == 0 && r.MemAfter == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", mem probe %.1f/%.1f ns/load", r.MemBefore, r.MemAfter)
+}
+
 // runReports is a sample's timed runs as the child reports them.
 func runReports(sm *driver.Sample) []runReport {
 	var out []runReport
 	for i, sig := range sm.Signals {
-		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Wait: int64(sig.Wait()), Nivcsw: sig.Nivcsw}
+		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Wait: int64(sig.Wait()), Nivcsw: sig.Nivcsw, MemBefore: sig.MemBefore, MemAfter: sig.MemAfter}
 		if i < len(sm.Runs) && len(sm.Runs[i]) > 0 {
 			r.Value = sm.Runs[i][0]
 		}
@@ -99,6 +112,9 @@ func childArgs(c Cell, opts Options) []string {
 	if opts.GCOn {
 		args = append(args, "-gc-on")
 	}
+	if opts.MemProbe {
+		args = append(args, "-mem-probe")
+	}
 	return args
 }
 
@@ -115,6 +131,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	benchtime := fs.Duration("benchtime", 100*time.Millisecond, "minimum duration of the timed run")
 	gcOn := fs.Bool("gc-on", false, "leave the collector on during the timed run (GC-safe rows only)")
 	noMark := fs.Bool("no-disturbance-mark", false, "count every timed run, disturbed or not (tests)")
+	memProbe := fs.Bool("mem-probe", false, "read the memory probe before and after each run (driver.Options.MemProbe)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -134,7 +151,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	measure := func() (*driver.Sample, error) {
-		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, NoMark: *noMark, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
+		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, NoMark: *noMark, MemProbe: *memProbe, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
 	}
 	var sm *driver.Sample
 	if s.Cycles {

@@ -40,7 +40,12 @@ type Options struct {
 	Benchtime time.Duration
 	Timeout   time.Duration // per cell
 	// GCOn runs the timed regions with the collector on (GC-safe rows).
-	GCOn     bool
+	GCOn bool
+	// MemProbe has each child read the memory probe before and after each
+	// timed run (driver.Options.MemProbe); the run log shows the readings
+	// beside the run's figure. Off by default: a record for whoever wants
+	// to compare a run's figure with how fast memory was then, not a mark.
+	MemProbe bool
 	OutDir   string
 	Runstamp string
 	// Header is written as comment lines at the top of the results file
@@ -298,7 +303,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 					mark = " DISTURBED"
 				}
 				fmt.Fprintf(logFile, "    run %d: %.6g %s, wall %v, run delay %v (%.1f%%), all threads' %v, cpu %v, own threads' %v, wait for others %.1f%%, nivcsw %d%s\n",
-					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.AllDelay), time.Duration(r.CPU), time.Duration(r.Own), 100*r.waitShare(), r.Nivcsw, mark)
+					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.AllDelay), time.Duration(r.CPU), time.Duration(r.Own), 100*r.waitShare(), r.Nivcsw, r.memProbe()+mark)
 			}
 			if out.stealShare > stealMark {
 				text := fmt.Sprintf("rep %d: steal %v = %.1f%% of %v wall on %s (marked above %.0f%%)", c.Rep, out.stolen, 100*out.stealShare, out.wall.Round(time.Millisecond), out.stealOn, 100*stealMark)
