@@ -10,23 +10,30 @@ import (
 )
 
 // The memory probe: a short, fixed chain of dependent loads from memory,
-// timed around a timed run on the body's CPU, so that the run log can put
-// the memory system's speed at that moment beside the run's figure. A
+// timed around a timed run on the body's thread, so that the run log can
+// put the memory system's speed at that moment beside the run's figure. A
 // slow host memory system (another tenant's traffic in the host's caches
 // or DRAM, the host moving the vCPU) slows a memory-bound cell without
 // any runqueue wait, so the disturbance mark (Signal.Wait) cannot see
-// it; this is a reading that might. See docs/design.md §6 (Measurement).
+// it. The probe is a record and not a mark: measured against Spawn
+// alive=10000 its reading before a run ranks the runs' figures (Spearman
+// +0.3 to +0.7 per cell) but moves ~10% where the figure moves 2×, and
+// its level differs from cell to cell, so no factor over a run-wide
+// baseline told the slow runs apart. See docs/design.md §6.7.
 //
 // Each load's address is a hash of a counter plus the value the previous
 // load read (always 0: the CPU cannot know that, so the loads form one
 // dependent chain and no prefetcher can run ahead), over memProbeBytes,
 // twice the guest's last-level cache, in huge pages where the kernel
-// gives them (so the reading is the memory's latency and not the guest's
-// page walks, whose cost moves with each process's layout). The counter
-// carries on from one reading to the next, so a process's readings never
-// revisit a line (memProbeBytes/64 lines against a few thousand per
-// reading) and every load goes to memory or to whatever host cache holds
-// it.
+// gives them (fewer guest page walks, whose cost moves with each
+// process's layout; the host's half of a nested walk is still in it). The
+// counter carries on from one reading to the next, so a process's
+// readings seldom revisit a line (a few thousand loads per reading of
+// memProbeBytes/64 = 1M lines) and nearly every load goes to memory or to
+// whatever host cache holds it. The reading after a run is dearer than
+// the one before it (on that VM ~180 against ~145 ns: the body leaves
+// the caches full of its own, often dirty, lines), so the one before is
+// the cleaner figure of the machine.
 
 // memProbeBytes is the probe's buffer: twice the 32 MiB last-level cache
 // of the VM this was built on.
