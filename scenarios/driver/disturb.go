@@ -52,7 +52,10 @@ import (
 // after each run (a canary for cache and memory-bandwidth contention,
 // which a runqueue wait does not show) was tried and dropped: its
 // undisturbed level moved 2× between processes with their memory layout,
-// so it marked layouts, not neighbours.
+// so it marked layouts, not neighbours. Its successor, the memory probe
+// (memprobe.go: a dependent chain over twice the last-level cache, before
+// and after each run), has a steadier level but did not tell slow runs
+// apart either; it is recorded on request (Options.MemProbe), not judged.
 //
 // The mark applies to a cell on one P only (runtime.GOMAXPROCS(0) == 1,
 // every single-P row's cells) whose scenario does not declare itself not

@@ -17,9 +17,10 @@ import (
 // any runqueue wait, so the disturbance mark (Signal.Wait) cannot see
 // it. The probe is a record and not a mark: measured against Spawn
 // alive=10000 its reading before a run ranks the runs' figures (Spearman
-// +0.3 to +0.7 per cell) but moves ~10% where the figure moves 2×, and
-// its level differs from cell to cell, so no factor over a run-wide
-// baseline told the slow runs apart. See docs/design.md §6.7.
+// +0.2 to +0.5 per cell) but moves ~10% where the figure moves 2×, and its
+// level differs from cell to cell, so no factor over a run-wide baseline
+// told the slow runs apart, and leaving out the runs it flagged did not
+// narrow any cell's spread. See docs/design.md §6.7.
 //
 // Each load's address is a hash of a counter plus the value the previous
 // load read (always 0: the CPU cannot know that, so the loads form one
@@ -30,10 +31,11 @@ import (
 // counter carries on from one reading to the next, so a process's
 // readings seldom revisit a line (a few thousand loads per reading of
 // memProbeBytes/64 = 1M lines) and nearly every load goes to memory or to
-// whatever host cache holds it. The reading after a run is dearer than
-// the one before it (on that VM ~180 against ~145 ns: the body leaves
-// the caches full of its own, often dirty, lines), so the one before is
-// the cleaner figure of the machine.
+// whatever host cache holds it. The reading after a run differs from
+// the one before by the cell (on that VM 1.29× after Spawn alive=10000
+// warm on stackful-asm, 0.96× after stackless's: the body leaves its own,
+// often dirty, lines in the caches), so the one before is the cleaner
+// figure of the machine.
 
 // memProbeBytes is the probe's buffer: twice the 32 MiB last-level cache
 // of the VM this was built on.
