@@ -76,7 +76,9 @@ type Options struct {
 	// its schedstat window, on the body's thread, into Signal.MemBefore
 	// and MemAfter. Its buffer (64 MiB) is mapped and touched once, before
 	// the warm-up. Ignored for a scenario that measures resident memory
-	// (the buffer would be counted).
+	// (the buffer would be counted). Its loads evict much of the caches
+	// before each run, so a run of a few µs (a Shutdown cycle) starts
+	// colder than without it: a diagnostic, not for figures to quote.
 	MemProbe bool
 }
 
@@ -133,8 +135,9 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		opts.MemProbe = false
 	}
 	if opts.MemProbe {
-		// Mapped and touched before the warm-up, whose runs then push
-		// the buffer out of the caches before the first timed run.
+		// Mapped and touched before the warm-up (if the cell has one),
+		// whose runs then push the buffer out of the caches before the
+		// first timed run.
 		if _, err := theMemProbe(); err != nil {
 			return nil, fmt.Errorf("driver: the memory probe's buffer: %w", err)
 		}
@@ -359,16 +362,16 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	env := &scenarios.Env{N: n, Params: params, Loadgen: opts.Loadgen}
 	gc.before(warm)
 	heap0 := gc.heapInUse() // before FinalStart: it stops the world
+	var memBefore float64
+	if opts.MemProbe {
+		memBefore = probe.read() // MeasureWith mapped it; before FinalStart: not the profiler's
+	}
 	var stop func()
 	if final {
 		if err := opts.FinalStart(); err != nil {
 			return nil, err
 		}
 		stop = opts.FinalStop
-	}
-	var memBefore float64
-	if opts.MemProbe {
-		memBefore = probe.read() // MeasureWith mapped it
 	}
 	bodyStart := time.Now()
 	sched := readSched()
