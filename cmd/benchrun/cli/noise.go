@@ -42,7 +42,7 @@ func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
 		maxCount: fs.Int("max-count", 0, "most repetitions a cell gets when its CV stays above --target-cv (default 3 × --count; at or below --count: no extra repetitions)"),
 		budget:   fs.Duration("adapt-budget", 5*time.Minute, "wall time the extra repetitions of a run may take in all (0: none); --quick defaults to 15s"),
 		run:      fs.Duration("run-budget", defaultRunBudget, "wall time the whole run should take: extra repetitions get at most what the planned ones leave of it (0: no limit but --adapt-budget); --quick defaults to 90s"),
-		memProbe: fs.Bool("mem-probe", false, "time a short chain of dependent loads from memory before and after each timed run and write it in the run log beside the run's figure (a record, not a mark; costs a few ms and 64 MiB per process)"),
+		memProbe: fs.Bool("mem-probe", false, "time a short chain of dependent loads from memory before and after each timed run and write it in the run log beside the run's figure (a record, not a mark; costs a few ms and 64 MiB per process, and evicts the caches before each run)"),
 	}
 }
 
