@@ -16,13 +16,15 @@ import (
 // moves cache lines from one core to the other. On this project's 2-vCPU
 // VMs that move is bimodal over time: two threads pinned to the two vCPUs
 // bouncing one line read either ~70–80 ns or ~340–390 ns per round trip,
-// switching every few seconds to minutes, with no runqueue wait and no steal
-// to show for it (the host placing the two vCPUs on nearby or distant
-// cores). A multi-P cell's process that lands in the slow stretch can read
-// 2–3× its median. So the run log records the round trip just before and just
-// after every multi-P cell's child (never while it runs: both CPUs are the
-// cell's then), beside the figure, for a reader to tell the host's stretch
-// from the row's cost. It is a record, not a mark: no figure is dropped on it.
+// in stretches of seconds to minutes, with no runqueue wait and no steal to
+// show for it (likely the host placing the two vCPUs on nearby or distant
+// cores). goroutine-multi has processes at 2–3× their cell's median whose own
+// counters show nothing; whether the slow stretch is what makes them is not
+// yet established. So the run log records the round trip just before and
+// just after every multi-P cell's child (never while it runs: both CPUs are
+// the cell's then), beside the figure, for a reader to tell the host's
+// stretch from the row's cost. It is a record, not a mark: no figure is
+// dropped on it.
 
 // Sizes of one probe: the best of crossBursts bursts of crossTrips round
 // trips each, so one burst that an interrupt or another task broke does not
