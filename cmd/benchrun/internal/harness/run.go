@@ -294,9 +294,13 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 				st.dropped += out.report.droppedRuns()
 			}
 			sum.Done++
-			fmt.Fprintf(logFile, "%s rep %d: %s in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary, cpu %v, others' cpu %v (%.1f%%)\n",
+			cross := ""
+			if out.cross != "" {
+				cross = ", " + out.cross
+			}
+			fmt.Fprintf(logFile, "%s rep %d: %s in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary, cpu %v, others' cpu %v (%.1f%%)%s\n",
 				name, c.Rep, status, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw,
-				out.cpu.Round(time.Millisecond), out.others.Round(time.Millisecond), 100*out.othersShare)
+				out.cpu.Round(time.Millisecond), out.others.Round(time.Millisecond), 100*out.othersShare, cross)
 			for i, r := range out.report.Runs {
 				mark := ""
 				if r.Disturbed {
@@ -513,6 +517,10 @@ type cellOutcome struct {
 	// same CPUs over its life (othersOver).
 	cpu, others time.Duration
 	othersShare float64
+	// cross is the run log's record of the cross-CPU round trip just
+	// before and after a multi-P cell's child (crosscpu.go); "" for a
+	// cell on one P.
+	cross string
 }
 
 // runCell runs one child and interprets how it ended.
@@ -529,6 +537,15 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	stealCPU, stealOn := -1, "all CPUs"
 	if pins.pinned(c.Scenario, c.Row) {
 		stealCPU, stealOn = pins.cpu, fmt.Sprintf("cpu%d", pins.cpu)
+	}
+	// The round trip between the CPUs a multi-P cell spans, measured
+	// while no child runs (crosscpu.go).
+	crossA, crossB, crossOK := pins.crossPair()
+	crossOK = crossOK && c.Row.CellGOMAXPROCS(c.Scenario) > 1
+	var crossBefore time.Duration
+	var crossErr error
+	if crossOK {
+		crossBefore, crossErr = crossCPURoundTrip(crossA, crossB)
 	}
 	// A machine without the counter (not Linux /proc) has no mark.
 	before, stealErr := readSteal(procStat, stealCPU)
@@ -553,6 +570,13 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 		out.others, out.othersShare = othersOver(before, after, out.cpu, out.wall)
 	} else {
 		out.stealOn = "(no /proc/stat)"
+	}
+	if crossOK {
+		var crossAfter time.Duration
+		if crossErr == nil {
+			crossAfter, crossErr = crossCPURoundTrip(crossA, crossB)
+		}
+		out.cross = crossText(crossA, crossB, crossBefore, crossAfter, crossErr)
 	}
 	switch {
 	case placeErr != nil:
