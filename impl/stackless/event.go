@@ -11,12 +11,23 @@ package stackless
 // trigger.
 //
 // Waiters are linked intrusively through the waitNodes embedded in their
-// wakers, so awaiting allocates nothing.
+// wakers, so awaiting allocates nothing. The first waiter of a plain wait
+// (Await, or a wait on this event alone) is kept inline in one, with no
+// list link, while the list is empty: a hand-off (pingpong: one waiter per
+// event) is then one pointer store to start the wait and one to end it,
+// and fire reaches the waiting task in one load instead of two (head, then
+// the node's task).
+//
+// Invariants: one, if set, is a task Waiting on this event through its
+// slotEvent node alone (no extras), and it started waiting before every
+// task in the list (a wait goes inline only while one and the list are
+// both empty). So waking one first, then the list, is FIFO order.
 type Event struct {
 	done       bool
+	one        *Coro // the inline waiter (see above), or nil
 	result     any
 	err        error
-	head, tail *waitNode // tasks whose waits on this event are started
+	head, tail *waitNode // the other tasks whose waits on this event are started, FIFO
 }
 
 // NewEvent returns a pending event (the zero Event is one too).
@@ -54,6 +65,30 @@ func (e *Event) fire(v any, err error) bool {
 	}
 	if err != nil {
 		e.err = err
+	}
+	if co := e.one; co != nil {
+		// The inline waiter: wakeHot written out again (the twin in the
+		// one-waiter case below), without its node test, which holds by
+		// construction (only a slotEvent node goes inline).
+		e.one = nil
+		if w := &co.waker; w.status == Waiting && !w.extras {
+			w.status = Queued
+			// A waiting waker's result and err are nil (startWaiting
+			// clears them): store only what is not.
+			w.triggered = e
+			if v != nil {
+				w.result = v
+			}
+			if err != nil {
+				w.err = err
+			}
+			s := co.sched
+			if co.prio == High || !s.queue.tryPushBack(co) {
+				s.enqueue(co)
+			}
+		} else {
+			co.sched.onEventFired(&co.waker.nodes[slotEvent])
+		}
 	}
 	n := e.head
 	if n == nil {
@@ -116,6 +151,9 @@ func (e *Event) Reset() {
 // Waiters returns the number of tasks whose waits on e are started.
 func (e *Event) Waiters() int {
 	k := 0
+	if e.one != nil {
+		k++
+	}
 	for n := e.head; n != nil; n = n.next {
 		k++
 	}
@@ -137,6 +175,36 @@ func (e *Event) link(n *waitNode) {
 		e.head = n
 	}
 	e.tail = n
+}
+
+// linkFirst starts co's plain wait on e (its slotEvent node n): inline in
+// e.one if e has no waiter, else at the list's tail. Called by
+// Waker.startWaiting, the hot start.
+func (e *Event) linkFirst(co *Coro, n *waitNode) {
+	if e.one == nil && e.head == nil {
+		e.one = co
+		return
+	}
+	e.link(n)
+}
+
+// holds reports whether n's wait on e is started: n is the inline waiter's
+// slotEvent node, or in the list (only the list's head has a nil prev).
+func (e *Event) holds(n *waitNode) bool {
+	if co := e.one; co != nil && n == &co.waker.nodes[slotEvent] {
+		return true
+	}
+	return n.prev != nil || e.head == n
+}
+
+// remove ends n's started wait on e (e.holds(n)): it clears the inline
+// waiter or unlinks n from the list.
+func (e *Event) remove(n *waitNode) {
+	if co := e.one; co != nil && n == &co.waker.nodes[slotEvent] {
+		e.one = nil
+		return
+	}
+	e.unlink(n)
 }
 
 func (e *Event) unlink(n *waitNode) {
