@@ -53,6 +53,12 @@ func (e *Event) Reject(err error) bool {
 	return e.fire(nil, err)
 }
 
+// fire is Resolve and Reject. Its hot case, the one every hand-off takes,
+// is an inline waiter alone, of normal priority, waiting on e alone, with
+// room in its run queue: it is written out here with no call, so fire
+// spills nothing (any call that v or err outlive makes the compiler spill
+// the arguments at entry: pprof of BenchmarkPingPong); everything else is
+// wakeAll's.
 func (e *Event) fire(v any, err error) bool {
 	if e.done {
 		return false
@@ -66,12 +72,12 @@ func (e *Event) fire(v any, err error) bool {
 	if err != nil {
 		e.err = err
 	}
-	if co := e.one; co != nil {
-		// The inline waiter: wakeHot written out again (the twin in the
-		// one-waiter case below), without its node test, which holds by
-		// construction (only a slotEvent node goes inline).
-		e.one = nil
-		if w := &co.waker; w.status == Waiting && !w.extras {
+	if co := e.one; co != nil && e.head == nil {
+		// wakeHot and enqueue's normal-priority case, their twins,
+		// written out for the inline waiter (whose node test holds by
+		// construction: only a slotEvent node goes inline).
+		if w := &co.waker; w.status == Waiting && !w.extras && co.prio != High && co.sched.queue.tryPushBack(co) {
+			e.one = nil
 			w.status = Queued
 			// A waiting waker's result and err are nil (startWaiting
 			// clears them): store only what is not.
@@ -82,49 +88,45 @@ func (e *Event) fire(v any, err error) bool {
 			if err != nil {
 				w.err = err
 			}
-			s := co.sched
-			if co.prio == High || !s.queue.tryPushBack(co) {
-				s.enqueue(co)
+			return true
+		}
+	}
+	e.wakeAll(v, err)
+	return true
+}
+
+// wakeAll wakes every waiter of the fired event e in FIFO order: the
+// inline waiter first (it is older than every listed one), then the list.
+func (e *Event) wakeAll(v any, err error) {
+	if co := e.one; co != nil {
+		e.one = nil
+		if w := &co.waker; w.status == Waiting && !w.extras {
+			w.status = Queued
+			// As in fire: store only the non-nil outcome.
+			w.triggered = e
+			if v != nil {
+				w.result = v
 			}
+			if err != nil {
+				w.err = err
+			}
+			co.sched.enqueue(co)
 		} else {
 			co.sched.onEventFired(&co.waker.nodes[slotEvent])
 		}
 	}
-	n := e.head
-	if n == nil {
-		return true
-	}
-	if n.next == nil {
-		// The only waiter (pingpong's, most events'): the list empties;
-		// n's own links are nil already (it was head and tail).
-		e.head, e.tail = nil, nil
-		// wakeHot, its twin, written out: a call less per hand-off.
-		co := n.co
-		if w := &co.waker; n == &w.nodes[slotEvent] && w.status == Waiting && !w.extras {
-			w.status = Queued
-			w.triggered, w.result, w.err = e, v, err
-			s := co.sched
-			if co.prio == High || !s.queue.tryPushBack(co) {
-				s.enqueue(co)
-			}
-			return true
-		}
-		co.sched.onEventFired(n)
-		return true
-	}
-	for ; n != nil; n = e.head {
+	for n := e.head; n != nil; n = e.head {
 		e.unlink(n)
 		if !wakeHot(e, n, v, err) {
 			n.co.sched.onEventFired(n)
 		}
 	}
-	return true
 }
 
 // wakeHot queues n's task if it waits on e alone (no cancellation event,
 // timeout or source to stop: the hot path of every hand-off) and reports
 // whether it did; otherwise the caller hands n to onEventFired. n is
-// unlinked already. Its twin is written out in fire's one-waiter case.
+// unlinked already. Its twin is written out in fire (the inline waiter).
 func wakeHot(e *Event, n *waitNode, v any, err error) bool {
 	co := n.co
 	w := &co.waker
@@ -145,7 +147,15 @@ func wakeHot(e *Event, n *waitNode, v any, err error) bool {
 
 // Reset makes a done event pending again, dropping its result.
 func (e *Event) Reset() {
-	e.done, e.result, e.err = false, nil, nil
+	// Every hand-off resets an event whose outcome is nil: test, so that
+	// the common case stores no pointer.
+	e.done = false
+	if e.result != nil {
+		e.result = nil
+	}
+	if e.err != nil {
+		e.err = nil
+	}
 }
 
 // Waiters returns the number of tasks whose waits on e are started.
