@@ -212,3 +212,28 @@ func TestInlineWaiterOutcome(t *testing.T) {
 		t.Fatalf("outcomes %q, want %q", got, want)
 	}
 }
+
+// TestEventResetClearsOutcome: fire stores only a non-nil value or error,
+// so Reset must leave the outcome nil: a stale value would be returned by
+// Outcome and handed to every fast-path wait after the next Resolve(nil).
+func TestEventResetClearsOutcome(t *testing.T) {
+	var ev Event
+	check := func(step string, wantV any, wantErr error) {
+		t.Helper()
+		if v, err := ev.Outcome(); v != wantV || err != wantErr {
+			t.Fatalf("%s: Outcome (%v, %v), want (%v, %v)", step, v, err, wantV, wantErr)
+		}
+	}
+	ev.Resolve("x")
+	check("Resolve(x)", "x", nil)
+	ev.Reset()
+	check("Reset", nil, nil)
+	ev.Resolve(nil)
+	check("Reset, Resolve(nil)", nil, nil)
+	ev.Reset()
+	ev.Reject(errBoom)
+	check("Reject", nil, errBoom)
+	ev.Reset()
+	ev.Resolve(nil)
+	check("Reject, Reset, Resolve(nil)", nil, nil)
+}
