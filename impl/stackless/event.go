@@ -41,7 +41,32 @@ func (e *Event) Outcome() (any, error) { return e.result, e.err }
 
 // Resolve fires the event with value v and queues every waiting task. It
 // returns false, and changes nothing, if the event had already fired.
-func (e *Event) Resolve(v any) bool { return e.fire(v, nil) }
+//
+// It is fire for a nil error, written out (fire is its twin; keep the two
+// alike): the error half of the outcome is not passed or tested, which a
+// hand-off, fired by Resolve, pays on every call.
+func (e *Event) Resolve(v any) bool {
+	if e.done {
+		return false
+	}
+	e.done = true
+	if v != nil {
+		e.result = v
+	}
+	if co := e.one; co != nil && e.head == nil {
+		if w := &co.waker; w.status == Waiting && !w.extras && co.prio != High && co.sched.queue.tryPushBack(co) {
+			e.one = nil
+			w.status = Queued
+			w.triggered = e
+			if v != nil {
+				w.result = v
+			}
+			return true
+		}
+	}
+	e.wakeAll(v, nil)
+	return true
+}
 
 // Reject fires the event with err, which its waiters get from Context.Err,
 // and queues every waiting task. It returns false, and changes nothing, if
@@ -53,7 +78,7 @@ func (e *Event) Reject(err error) bool {
 	return e.fire(nil, err)
 }
 
-// fire is Resolve and Reject. Its hot case, the one every hand-off takes,
+// fire is Reject (and Resolve's twin, written out there). Its hot case, the one every hand-off takes,
 // is an inline waiter alone, of normal priority, waiting on e alone, with
 // room in its run queue: it is written out here with no call, so fire
 // spills nothing (any call that v or err outlive makes the compiler spill

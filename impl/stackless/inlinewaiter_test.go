@@ -195,6 +195,9 @@ func TestInlineWaiterOutcome(t *testing.T) {
 		case 3:
 			ev.Resolve("y")
 		}
+		if ev.one != nil || ev.Waiters() != 0 || w.WakerStatus() != Queued {
+			t.Errorf("fire %d: one %p, Waiters %d, waiter %v; want nil, 0, QUEUED", k, ev.one, ev.Waiters(), w.WakerStatus())
+		}
 		k++
 		return c.Yield()
 	}}
