@@ -370,9 +370,9 @@ func (s *Scheduler) resume(co *Coro) {
 	run:
 		for {
 			s.stats.Resumes++
-			// A wait first: the test order is the branch order, and a
-			// wait is every hand-off's step.
-			if step := co.task.Resume(c); step.kind == stepSuspend {
+			step := co.task.Resume(c)
+			switch step.kind {
+			case stepSuspend:
 				// Waker.start's hot half, its twin, written out: one awaited
 				// event, nothing else (pingpong, most awaits).
 				if n := &w.nodes[slotEvent]; !w.extras && !co.cancelPending && !co.unwinding && n.ev != nil {
@@ -408,7 +408,7 @@ func (s *Scheduler) resume(co *Coro) {
 					left = co
 				}
 				break run // co gave control up
-			} else if step.kind == stepYield {
+			case stepYield:
 				if co.cancelPending || co.unwinding {
 					// Returns at once; the waker status stays as it was.
 					co.cancelPending = false
@@ -432,17 +432,14 @@ func (s *Scheduler) resume(co *Coro) {
 				}
 				left = co
 				break run // co gave control up
-			} else {
-				switch step.kind {
-				case stepDone:
-					s.finish(co, nil)
-				case stepFail:
-					err := c.failErr
-					c.failErr = nil
-					s.finish(co, err)
-				default:
-					s.finish(co, errors.New("its Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
-				}
+			case stepDone:
+				s.finish(co, nil)
+			case stepFail:
+				err := c.failErr
+				c.failErr = nil
+				s.finish(co, err)
+			default:
+				s.finish(co, errors.New("its Resume returned the zero Step: return a Step from a Context helper (Done, Fail, Yield, Await, Sleep, ...)"))
 			}
 			// c.cur keeps pointing at co: Context is valid only inside Resume, and
 			// not clearing it saves a pointer store per resume.
