@@ -78,12 +78,12 @@ func (e *Event) Reject(err error) bool {
 	return e.fire(nil, err)
 }
 
-// fire is Reject (and Resolve's twin, written out there). Its hot case, the one every hand-off takes,
-// is an inline waiter alone, of normal priority, waiting on e alone, with
-// room in its run queue: it is written out here with no call, so fire
-// spills nothing (any call that v or err outlive makes the compiler spill
-// the arguments at entry: pprof of BenchmarkPingPong); everything else is
-// wakeAll's.
+// fire is Reject (and Resolve's twin, written out there). Its hot case,
+// the one every hand-off takes, is an inline waiter alone, of normal
+// priority, waiting on e alone, with room in its run queue: it is written
+// out here with no call but the write barriers' (the arguments are still
+// spilled at entry: the write-barrier calls alone cause that); everything
+// else is wakeAll's.
 func (e *Event) fire(v any, err error) bool {
 	if e.done {
 		return false
