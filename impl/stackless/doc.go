@@ -131,7 +131,9 @@
 // A task's memory is exactly its state struct: [StateSize] (HeaderSize bytes
 // of header plus the task's own fields), allocated once by the caller.
 // Spawning, waiting on events, timers and fds, and resuming allocate nothing
-// per task: waiters are linked intrusively through nodes in the waker, and
+// per task: an event's first plain waiter is kept inline in the Event (a
+// pointer to its task), further waiters are linked intrusively through
+// nodes in the waker, and
 // a timeout is a reactor.TimerNode inline in the waker, in the reactor's one
 // timer heap (the design impl/stackful uses too; docs/design.md §4). The
 // shared run queue holds one 8-byte slot per queued task, the reactor's

@@ -8,19 +8,25 @@ import (
 
 // TestTaskQueueModel checks the run queue, head field and ring together,
 // against a slice: random pushes at both ends and pops, across growths and
-// wrap-arounds, keep the same order and length.
+// wrap-arounds, keep the same order and length. Every 64 steps the mix
+// turns from mostly pushes to mostly pops and back, so the queue also
+// empties and refills often, as a hand-off's queue does.
 func TestTaskQueueModel(t *testing.T) {
 	tasks := make([]Coro, 64)
 	rng := rand.New(rand.NewPCG(3, 4))
 	var q taskQueue
 	var model []*Coro
 	for step := range 20000 {
-		switch op := rng.IntN(5); {
-		case op < 2 && len(model) < 200:
+		op := rng.IntN(20) // 0-7 push back, 8-11 push front, 12-19 pop
+		if step/64%2 == 1 && op < 12 {
+			op = 12 + op%8 // the draining phase: mostly pops
+		}
+		switch {
+		case op < 8 && len(model) < 200:
 			co := &tasks[rng.IntN(len(tasks))]
 			q.PushBack(co)
 			model = append(model, co)
-		case op == 2 && len(model) < 200:
+		case op < 12 && len(model) < 200:
 			co := &tasks[rng.IntN(len(tasks))]
 			if rng.IntN(2) == 0 {
 				q.PushFront(co)

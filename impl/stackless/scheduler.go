@@ -382,7 +382,7 @@ func (s *Scheduler) resume(co *Coro) {
 						s.stats.FastPaths++
 						continue // the wait is already over: no suspend point, no switch
 					}
-					w.startWaiting(s, n, ev)
+					w.startWaiting(s, co, n, ev)
 				} else if w.sleeping && !co.cancelPending && !co.unwinding && !w.plain && s.r.loop != nil {
 					// A Sleep or SleepUntil: startSlow's first case, its
 					// twin, written out (its timer is its one event).

@@ -48,9 +48,9 @@ type waitNode struct {
 	prev, next *waitNode // event's waiter list; nil while not linked
 }
 
-// linked reports whether n is in its event's waiter list (the event is
-// started). Only the head of a list has a nil prev.
-func (n *waitNode) linked() bool { return n.prev != nil || (n.ev != nil && n.ev.head == n) }
+// linked reports whether n's wait on its event is started: it is the
+// event's inline waiter or in its waiter list (Event.holds).
+func (n *waitNode) linked() bool { return n.ev != nil && n.ev.holds(n) }
 
 // Waker is the link between a task and the events it waits on (docs/design.md §1, the waker). It
 // is embedded in the task's Coro and reused for every wait: prepare resets
@@ -143,23 +143,23 @@ func (w *Waker) start(s *Scheduler, co *Coro) bool {
 				w.status, w.triggered, w.result, w.err = Result, ev, ev.result, ev.err
 				return true
 			}
-			w.startWaiting(s, n, ev)
+			w.startWaiting(s, co, n, ev)
 			return false
 		}
 	}
 	return w.startSlow(s, co)
 }
 
-// startWaiting is the hot start's wait on one pending event: link the node,
-// count the waiter. A plain wait's waker still holds the previous outcome
+// startWaiting is the hot start's wait on one pending event: co becomes
+// ev's inline waiter, or its node n is linked (Event.linkFirst). A plain wait's waker still holds the previous outcome
 // (see Await): a result or error is dropped here so that a waiting task
 // does not keep it alive; Triggered (an event) stays until the wake.
-func (w *Waker) startWaiting(s *Scheduler, n *waitNode, ev *Event) {
+func (w *Waker) startWaiting(s *Scheduler, co *Coro, n *waitNode, ev *Event) {
 	w.status, w.waited = Waiting, true
 	if w.result != nil || w.err != nil {
 		w.result, w.err = nil, nil
 	}
-	ev.link(n)
+	ev.linkFirst(co, n)
 }
 
 // startSlow is start for waits with a cancellation event, a timer or a
@@ -246,10 +246,10 @@ func (w *Waker) startSlow(s *Scheduler, co *Coro) bool {
 // whichever way.
 func (w *Waker) stop(s *Scheduler, co *Coro) {
 	if n := &w.nodes[slotEvent]; n.ev != nil && n.linked() {
-		n.ev.unlink(n)
+		n.ev.remove(n)
 	}
 	if n := &w.nodes[slotCancel]; n.ev != nil && n.linked() {
-		n.ev.unlink(n)
+		n.ev.remove(n)
 	}
 	if w.timer.Active() {
 		s.removeTimer(co)
