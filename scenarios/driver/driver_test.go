@@ -387,6 +387,38 @@ func TestPolicyHoldsTheCollectorOffWithAWarmHeap(t *testing.T) {
 	}
 }
 
+// TestScavengerLeavesTheWarmHeapAlone: once the policy has grown a warm
+// heap, its forced collections (one before every timed run) and the time
+// between them give none of it back to the OS: the scavenger's goal stays
+// unbounded, so it has nothing to do and sleeps on no timer (a pending
+// timer costs every goroutine switch a clock read). With the real percent
+// set for each collection, the scavenger released warm pages during it.
+func TestScavengerLeavesTheWarmHeapAlone(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	gc := newGCPolicy(false)
+	defer gc.end()
+	const want = 64 << 20
+	gc.before(want)
+	defer gc.after()
+	released := func() uint64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapReleased
+	}
+	r0, free0 := released(), residentFree()
+	if free0 < want-want/9 { // before's own margin
+		t.Fatalf("the policy grew %d bytes of free touched heap, want %d: the premise does not hold", free0, want)
+	}
+	for range 4 {
+		gc.collect()
+		time.Sleep(10 * time.Millisecond) // the scavenger's turn, if it had work
+	}
+	if r1 := released(); r1 > r0 {
+		t.Errorf("the scavenger gave back %d bytes of the warm heap across 4 forced collections (free touched heap %d -> %d): its goal is not unbounded", r1-r0, free0, residentFree())
+	}
+}
+
 // TestGoroutinesStartAtTheDefaultStack: whatever the depth of the
 // driver's caller, goroutines started in a run get Go's default 2 KiB
 // stack; without the ballast a deep caller makes them start bigger (which

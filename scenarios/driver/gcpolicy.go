@@ -59,13 +59,33 @@ const (
 )
 
 // gcPolicy applies GCPolicy or GCPolicyOn around each run of one
-// measurement. Go's scavenger returns free heap pages to the OS when the
-// heap holds more than its goal; with the collector's percent at -1 the
-// goal is unbounded, so the warm heap stays resident only while the
-// percent is -1. So the policy keeps it at -1 from the first run to the
-// last (end restores the setting), and sets the real percent only for the
-// forced collection itself, which needs a finite goal to leave the
-// scavenger's pacing as it was.
+// measurement.
+//
+// The scavenger. Go's background scavenger returns free heap pages to the
+// OS while the heap retains more than its goal. Go sets that goal when the
+// collector's percent or the memory limit is set, and at the end of every
+// collection's mark: 1.1 × the heap in use at the last mark's end × (the
+// heap goal now / the heap goal of the last collection), the ratio being 1
+// at a mark's end. Invariant: from newGCPolicy to end, the goal is at least
+// what the heap retains, so a collection that wakes the scavenger leaves it
+// nothing to release: it parks at once, with no timer pending.
+//   - newGCPolicy runs one collection at a finite percent, then sets -1: the
+//     ratio is then unbounded, and so is the goal.
+//   - collect, before each run, first allocates blocks over most of the
+//     free heap and drops them (occupyFree), then collects at -1: the mark
+//     ends before the sweep frees them, so they count as in use and the
+//     goal it sets covers the whole retained heap. It sets no percent.
+//
+// Rejected: the real percent for each forced collection and -1 after it
+// (this policy until it was found out). The commit at the real percent set
+// a goal of about the live heap; the collection woke the scavenger, which
+// released warm-heap pages while the caller waited for the mark, then slept
+// on a runtime timer that was often still pending when the timed run
+// began. While a timer is pending, Go's scheduler reads the clock on every
+// goroutine switch: goroutine-single's PingPong, Handoff and AwaitReady
+// read ~30 ns more per switch in a process's first runs (CV of process
+// medians 4–9%, about 1% without it). A collection at -1 alone does not
+// help: its mark's end sets the goal to 1.1 × the live heap.
 //
 // The forced collection also sets the size new goroutines' stacks start
 // at: Go (adaptivestackstart, on by default) starts them at the average
@@ -102,6 +122,17 @@ const stackBallast = 256
 func newGCPolicy(on bool) *gcPolicy {
 	p := &gcPolicy{on: on, old: debug.SetGCPercent(-1), ballast: stackBallast}
 	debug.SetGCPercent(p.old)
+	if !on {
+		// The scavenger's goal (see the type's doc): a collection at a
+		// finite percent, then -1.
+		prime := p.old
+		if prime < 0 {
+			prime = 100 // GOGC=off: a finite percent for this one collection
+		}
+		debug.SetGCPercent(prime)
+		runtime.GC()
+		debug.SetGCPercent(-1)
+	}
 	return p
 }
 
@@ -128,12 +159,12 @@ func (p *gcPolicy) before(want uint64) {
 }
 
 // collect runs a forced collection (runtime.GC also finishes the sweep,
-// so freed spans are back in the page heap) at the collector's own
-// percent, and leaves the collector off.
+// so freed spans are back in the page heap) with the collector off, as
+// newGCPolicy left it, after occupyFree: the goal it gives the scavenger
+// covers the retained heap (see gcPolicy).
 func (p *gcPolicy) collect() {
-	debug.SetGCPercent(p.old)
+	occupyFree()
 	runtime.GC()
-	debug.SetGCPercent(-1)
 }
 
 // after ends a run: it releases the ballast goroutines and waits until
@@ -216,5 +247,23 @@ func growHeap(want uint64) {
 		}
 		warmSink = append(warmSink, b)
 	}
+	warmSink = nil
+}
+
+// occupyFree allocates blocks over fifteen sixteenths of the free, touched
+// heap and drops them, so that the collection after it counts them in use
+// (its mark ends before its sweep frees them) and sets the scavenger's goal
+// to 1.1 × (live heap + 15/16 of the free heap): above what the heap
+// retains, so the scavenger has nothing to release (see gcPolicy). Not all
+// of it: the sink's own slice (24 bytes per block) must fit in what is
+// left, or every collection would grow the heap by that much, and the next
+// one occupy that too.
+func occupyFree() {
+	free := residentFree()
+	sink := make([][]byte, (free-free/16)/warmChunk)
+	for i := range sink {
+		sink[i] = make([]byte, warmChunk)
+	}
+	warmSink = sink
 	warmSink = nil
 }
