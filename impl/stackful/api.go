@@ -133,7 +133,67 @@ func Yield() error {
 
 // Await waits until ev fires and returns its value or error. If ev has
 // already fired it returns at once, without suspending (the fast path).
-func Await(ev *Event) (any, error) { return AwaitWith(ev, nil, -1) }
+//
+// It is AwaitWith(ev, nil, -1) spelled out (its twin: change both): with
+// no cancel event and no timeout, the wait's set-up is the awaited
+// event's subscription only, and the function's frame and the state kept
+// across the switch are smaller than AwaitWith's. Every check and step is
+// AwaitWith's, in the same order.
+func Await(ev *Event) (any, error) {
+	s, co := self("Await")
+	if !co.onOwnStack() { // see onOwnStack
+		s.checkGoroutine("Await", co)
+	}
+	if ev == nil {
+		awaitNil()
+	}
+	if err := s.checkBlocking(co); err != nil {
+		return nil, err
+	}
+	w := &co.waker
+	if ev.fired { // fast path: no suspend, no switch
+		s.stats.FastPaths++
+		w.reset()
+		w.status, w.result, w.err, w.triggered = WakerResult, ev.value, ev.err, ev
+		return ev.value, ev.err
+	}
+	// w.reset, the subscription and w.start (no timer) spelled out, as in
+	// AwaitWith.
+	w.mode, w.timeout = modePlain, -1
+	w.triggered, w.result, w.err = nil, nil, nil
+	w.subs[0].kind, w.subs[0].co = cbResolve, co
+	ev.link(&w.subs[0])
+	w.nsubs = 1
+	w.status = WakerWaiting
+	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith,
+	// Yield and Sleep).
+	if co.handlers != nil {
+		s.suspendHandlers(co, false)
+	} else if next := s.pickNext(); next != co {
+		switch {
+		case s.direct && next != nil && next.fc != nil:
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
+			s.current = next
+			s.stats.Switches++
+			fiber.Switch(co.fc, next.fc)
+			s.reap()
+		case s.asm == nil:
+			s.handoff, s.current = next, nil
+			s.stats.Switches++
+			s.stats.SchedulerSwitches++
+			co.ctx.yield(struct{}{})
+		default:
+			s.switchFrom(co.ctx, next)
+		}
+	}
+	s.afterResume(co)
+	w.status = WakerResult
+	return w.result, w.err
+}
 
 // AwaitTimeout is Await failing with ErrTimeout after d.
 func AwaitTimeout(ev *Event, d time.Duration) (any, error) {
@@ -146,7 +206,7 @@ func AwaitTimeout(ev *Event, d time.Duration) (any, error) {
 // AwaitWith waits until ev fires, cancel (if not nil) fires, or timeout (if
 // not negative) passes, whichever comes first; the others are then ignored.
 // A fired cancel yields an error wrapping ErrCancelled, a timeout
-// ErrTimeout.
+// ErrTimeout. Await is its plain case spelled out (its twin).
 func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	s, co := self("Await")
 	if !co.onOwnStack() { // see onOwnStack
@@ -187,8 +247,8 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	}
 	w.timeout = timeout
 	w.start(s)
-	// s.suspend(co), inline (see Scheduler.suspend; twins in Yield and
-	// Sleep).
+	// s.suspend(co), inline (see Scheduler.suspend; twins in Yield,
+	// Await and Sleep).
 	if co.handlers != nil {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {

@@ -168,7 +168,7 @@ func (w *waker) startTimer(s *Scheduler) {
 func (w *waker) stop() {
 	for i := 0; i < int(w.nsubs); i++ {
 		if sub := &w.subs[i]; sub.ev != nil {
-			sub.ev.unlink(sub)
+			sub.ev.remove(sub)
 		}
 	}
 	w.nsubs = 0
@@ -183,7 +183,7 @@ func (w *waker) stopRest() {
 		g := w.co.s.general[w.co]
 		for i := 0; i < g.ngen; i++ {
 			if sub := g.gen[i]; sub.ev != nil { // linked: fired ones were unlinked by their event
-				sub.ev.unlink(sub)
+				sub.ev.remove(sub)
 			}
 		}
 	}
