@@ -111,6 +111,36 @@ func (e *Event) fire(value any, err error) bool {
 		return false
 	}
 	e.fired, e.value, e.err = true, value, err
+	// The common firing, a hand-off: the only subscriber is a plain wait
+	// (one event, no timer) of a Normal coroutine, and the run queue has
+	// room. It is woken here, with no call: waker.onResolve with
+	// waker.wake's common case spelled out (twin of fireAll's cbResolve
+	// case and of wake's first branch), the subscription taken off the
+	// event as fireAll would. Kept apart from fireAll so that this path
+	// keeps its arguments in registers: fireAll's callbacks make it save
+	// them on every firing.
+	if sub := e.one; sub != nil && sub.kind == cbResolve {
+		co := sub.co
+		w := &co.waker
+		if w.status == WakerWaiting && w.nsubs == 1 && sub == &w.subs[0] && w.mode == modePlain &&
+			w.timeout < 0 && co.priority != High && co.s.queue.tryPushBack(co) {
+			e.gen++
+			e.one, sub.ev = nil, nil
+			w.result, w.err, w.triggered = value, err, e
+			w.nsubs = 0
+			w.status = WakerQueued
+			return true
+		}
+	}
+	e.fireAll()
+	return true
+}
+
+// fireAll runs the subscribers of the firing fire has just recorded. It
+// reads the outcome back from the event (as fire left it: nothing ran
+// since), so that fire has no argument to keep for the call.
+func (e *Event) fireAll() {
+	value, err := e.value, e.err
 	gen := e.gen
 	e.gen++
 	// The first subscriber: the inline one (and then the list is empty:
@@ -120,7 +150,7 @@ func (e *Event) fire(value any, err error) bool {
 	if sub != nil {
 		e.one, sub.ev = nil, nil
 	} else if sub = e.head; sub == nil || sub.gen != gen {
-		return true
+		return
 	} else {
 		e.unlink(sub)
 	}
@@ -135,7 +165,7 @@ func (e *Event) fire(value any, err error) bool {
 			(*funcSub)(unsafe.Pointer(sub)).fn(value, err)
 		case cbResolve:
 			// waker.onResolve with waker.wake's common case spelled out
-			// (twin of wake's first branch): fire does not inline, so
+			// (twin of fire's fast path and of wake's first branch):
 			// this costs no call where onResolve would call wake. The
 			// fired subscription is the wait's only one and is off the
 			// event.
@@ -155,7 +185,7 @@ func (e *Event) fire(value any, err error) bool {
 			sub.co.waker.onGeneral(sub, e, value, err)
 		}
 		if sub = e.head; sub == nil || sub.gen != gen {
-			return true
+			return
 		}
 		e.unlink(sub)
 	}

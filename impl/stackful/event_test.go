@@ -226,3 +226,48 @@ func TestInlineWaiterLeaves(t *testing.T) {
 		}
 	})
 }
+
+// TestFiredWaitLeavesNothingBehind: a wait that its event ends through
+// the firing's fast path only when it has nothing else to undo. A wait
+// with a timeout must have its timer stopped, one with a cancel event
+// must leave that event: otherwise the stale timer or cancel event would
+// end the coroutine's next wait, which this test makes on another event.
+func TestFiredWaitLeavesNothingBehind(t *testing.T) {
+	waits := []struct {
+		name string
+		wait func(ev, cancel *Event) (any, error)
+		poke func(cancel *Event) // what would end the next wait if left behind
+	}{
+		{"timeout", func(ev, _ *Event) (any, error) { return AwaitTimeout(ev, 20*time.Millisecond) },
+			func(*Event) { Sleep(40 * time.Millisecond) }},
+		{"cancel event", func(ev, cancel *Event) (any, error) { return AwaitWith(ev, cancel, -1) },
+			func(cancel *Event) { cancel.Resolve(nil) }},
+	}
+	eachBackend(t, func(t *testing.T, b Backend) {
+		for _, w := range waits {
+			t.Run(w.name, func(t *testing.T) {
+				s := newSched(t, b)
+				var first, second any
+				var err1, err2 error
+				err := s.Run(func() {
+					ev, cancel, other := NewEvent(), NewEvent(), NewEvent()
+					Go(func() {
+						first, err1 = w.wait(ev, cancel)
+						second, err2 = Await(other)
+					})
+					Yield() // it waits on ev
+					ev.Resolve("ev")
+					Yield() // it runs, and waits on other
+					w.poke(cancel)
+					other.Resolve("other")
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first != "ev" || err1 != nil || second != "other" || err2 != nil {
+					t.Errorf("waits ended with %v/%v and %v/%v, want ev/<nil> and other/<nil>", first, err1, second, err2)
+				}
+			})
+		}
+	})
+}
