@@ -166,28 +166,50 @@ func Await(ev *Event) (any, error) {
 	w.nsubs = 1
 	w.status = WakerWaiting
 	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith,
-	// Yield and Sleep).
+	// Yield and Sleep), with pickNext's common case spelled out too: no
+	// microtask queued, no live reactor handle (so no tick can be due), a
+	// queue short enough that pickNext would not prefetch, and a head that
+	// is not IGNORED; then the pick is the head, popped here without a
+	// call (PopFront's steps, its twin). In every other case pickNext
+	// decides, so the order of its steps (microtasks, the tick, the pop,
+	// the prefetch, dropping an IGNORED unstarted head) is unchanged.
+	// uint(n-1) < prefetchMin holds when the queue is not empty and
+	// pickNext's prefetch test (on the length after the pop) would fail.
 	if co.handlers != nil {
 		s.suspendHandlers(co, false)
-	} else if next := s.pickNext(); next != co {
-		switch {
-		case s.direct && next != nil && next.fc != nil:
-			s.current = next
-			s.stats.Switches++
-			fiber.Switch(co.fc, next.fc)
-			s.reap()
-		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
-			s.current = next
-			s.stats.Switches++
-			fiber.Switch(co.fc, next.fc)
-			s.reap()
-		case s.asm == nil:
-			s.handoff, s.current = next, nil
-			s.stats.Switches++
-			s.stats.SchedulerSwitches++
-			co.ctx.yield(struct{}{})
-		default:
-			s.switchFrom(co.ctx, next)
+	} else {
+		var next *coroutine
+		q := &s.queue
+		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && uint(q.n-1) < uint(prefetchMin) &&
+			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
+			i := q.head & (len(b) - 1)
+			next = b[i]
+			b[i] = nil // drop the reference for the collector
+			q.head = (i + 1) & (len(b) - 1)
+			q.n--
+		} else {
+			next = s.pickNext()
+		}
+		if next != co {
+			switch {
+			case s.direct && next != nil && next.fc != nil:
+				s.current = next
+				s.stats.Switches++
+				fiber.Switch(co.fc, next.fc)
+				s.reap()
+			case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
+				s.current = next
+				s.stats.Switches++
+				fiber.Switch(co.fc, next.fc)
+				s.reap()
+			case s.asm == nil:
+				s.handoff, s.current = next, nil
+				s.stats.Switches++
+				s.stats.SchedulerSwitches++
+				co.ctx.yield(struct{}{})
+			default:
+				s.switchFrom(co.ctx, next)
+			}
 		}
 	}
 	s.afterResume(co)
