@@ -101,29 +101,45 @@ func Yield() error {
 	if !s.queue.tryPushBack(co) { // a yield always goes to the tail
 		s.queue.pushBackGrow(co)
 	}
-	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith and
-	// Sleep).
+	// s.suspend(co), inline (see Scheduler.suspend; twins in Await,
+	// AwaitWith and Sleep), with pickNext's common case spelled out as in
+	// Await (its twin: see there). co is queued, so the queue is not
+	// empty; with co alone in it the pick is co and there is no switch.
 	if co.handlers != nil {
 		s.suspendHandlers(co, true)
-	} else if next := s.pickNext(); next != co {
-		switch {
-		case s.direct && next != nil && next.fc != nil:
-			s.current = next
-			s.stats.Switches++
-			fiber.Switch(co.fc, next.fc)
-			s.reap()
-		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
-			s.current = next
-			s.stats.Switches++
-			fiber.Switch(co.fc, next.fc)
-			s.reap()
-		case s.asm == nil:
-			s.handoff, s.current = next, nil
-			s.stats.Switches++
-			s.stats.SchedulerSwitches++
-			co.ctx.yield(struct{}{})
-		default:
-			s.switchFrom(co.ctx, next)
+	} else {
+		var next *coroutine
+		q := &s.queue
+		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && uint(q.n-1) < uint(prefetchMin) &&
+			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
+			i := q.head & (len(b) - 1)
+			next = b[i]
+			b[i] = nil // drop the reference for the collector
+			q.head = (i + 1) & (len(b) - 1)
+			q.n--
+		} else {
+			next = s.pickNext()
+		}
+		if next != co {
+			switch {
+			case s.direct && next != nil && next.fc != nil:
+				s.current = next
+				s.stats.Switches++
+				fiber.Switch(co.fc, next.fc)
+				s.reap()
+			case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
+				s.current = next
+				s.stats.Switches++
+				fiber.Switch(co.fc, next.fc)
+				s.reap()
+			case s.asm == nil:
+				s.handoff, s.current = next, nil
+				s.stats.Switches++
+				s.stats.SchedulerSwitches++
+				co.ctx.yield(struct{}{})
+			default:
+				s.switchFrom(co.ctx, next)
+			}
 		}
 	}
 	s.afterResume(co)
@@ -166,7 +182,8 @@ func Await(ev *Event) (any, error) {
 	w.nsubs = 1
 	w.status = WakerWaiting
 	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith,
-	// Yield and Sleep), with pickNext's common case spelled out too: no
+	// Yield and Sleep), with pickNext's common case spelled out too (twin
+	// in Yield): no
 	// microtask queued, no live reactor handle (so no tick can be due), a
 	// queue short enough that pickNext would not prefetch, and a head that
 	// is not IGNORED; then the pick is the head, popped here without a

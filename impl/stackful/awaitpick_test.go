@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// The tests of Await's inline pick (pickNext's common case spelled out in
-// Await): each condition under which it must leave the pick to pickNext
-// has a test that fails if the inline pick ignored it.
+// The tests of Await's and Yield's inline pick (pickNext's common case
+// spelled out in both): each condition under which it must leave the pick
+// to pickNext has a test that fails if the inline pick ignored it (for
+// Yield and the reactor, TestReactorTickedWhileBusy).
 
 // TestAwaitRunsMicrotasksFirst: a microtask queued before a wait runs
 // before the coroutine the wait switches to.
@@ -86,6 +87,41 @@ func TestAwaitDropsCancelledUnstartedHead(t *testing.T) {
 		})
 		if err != nil || ran || waited != nil {
 			t.Fatalf("Run = %v; the cancelled coroutine ran: %v; the wait returned %v", err, ran, waited)
+		}
+	})
+}
+
+// TestYieldRunsMicrotasksFirst: a microtask queued before a Yield runs
+// before the coroutine the Yield switches to.
+func TestYieldRunsMicrotasksFirst(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		var log []string
+		err := s.Run(func() {
+			Go(func() { log = append(log, "other") })
+			QueueMicrotask(func() error { log = append(log, "microtask"); return nil })
+			Yield()
+		})
+		if got, want := strings.Join(log, " "), "microtask other"; err != nil || got != want {
+			t.Fatalf("Run = %v; ran %q, want %q", err, got, want)
+		}
+	})
+}
+
+// TestYieldDropsCancelledUnstartedHead: a coroutine cancelled before it
+// started, at the head of the queue when a Yield picks, is dropped without
+// running.
+func TestYieldDropsCancelledUnstartedHead(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		ran, other := false, false
+		err := s.Run(func() {
+			Go(func() { ran = true }).Cancel()
+			Go(func() { other = true })
+			Yield()
+		})
+		if err != nil || ran || !other {
+			t.Fatalf("Run = %v; the cancelled coroutine ran: %v; the next one ran: %v", err, ran, other)
 		}
 	})
 }
