@@ -101,29 +101,45 @@ func Yield() error {
 	if !s.queue.tryPushBack(co) { // a yield always goes to the tail
 		s.queue.pushBackGrow(co)
 	}
-	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith and
-	// Sleep).
+	// s.suspend(co), inline (see Scheduler.suspend; twins in Await,
+	// AwaitWith and Sleep), with pickNext's common case spelled out as in
+	// Await (its twin: see there). co is queued, so the queue is not
+	// empty; with co alone in it the pick is co and there is no switch.
 	if co.handlers != nil {
 		s.suspendHandlers(co, true)
-	} else if next := s.pickNext(); next != co {
-		switch {
-		case s.direct && next != nil && next.fc != nil:
-			s.current = next
-			s.stats.Switches++
-			fiber.Switch(co.fc, next.fc)
-			s.reap()
-		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
-			s.current = next
-			s.stats.Switches++
-			fiber.Switch(co.fc, next.fc)
-			s.reap()
-		case s.asm == nil:
-			s.handoff, s.current = next, nil
-			s.stats.Switches++
-			s.stats.SchedulerSwitches++
-			co.ctx.yield(struct{}{})
-		default:
-			s.switchFrom(co.ctx, next)
+	} else {
+		var next *coroutine
+		q := &s.queue
+		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && uint(q.n-1) < uint(prefetchMin) &&
+			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
+			i := q.head & (len(b) - 1)
+			next = b[i]
+			b[i] = nil // drop the reference for the collector
+			q.head = (i + 1) & (len(b) - 1)
+			q.n--
+		} else {
+			next = s.pickNext()
+		}
+		if next != co {
+			switch {
+			case s.direct && next != nil && next.fc != nil:
+				s.current = next
+				s.stats.Switches++
+				fiber.Switch(co.fc, next.fc)
+				s.reap()
+			case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
+				s.current = next
+				s.stats.Switches++
+				fiber.Switch(co.fc, next.fc)
+				s.reap()
+			case s.asm == nil:
+				s.handoff, s.current = next, nil
+				s.stats.Switches++
+				s.stats.SchedulerSwitches++
+				co.ctx.yield(struct{}{})
+			default:
+				s.switchFrom(co.ctx, next)
+			}
 		}
 	}
 	s.afterResume(co)
@@ -133,7 +149,90 @@ func Yield() error {
 
 // Await waits until ev fires and returns its value or error. If ev has
 // already fired it returns at once, without suspending (the fast path).
-func Await(ev *Event) (any, error) { return AwaitWith(ev, nil, -1) }
+//
+// It is AwaitWith(ev, nil, -1) spelled out (its twin: change both): with
+// no cancel event and no timeout, the wait's set-up is the awaited
+// event's subscription only, and the function's frame and the state kept
+// across the switch are smaller than AwaitWith's. Every check and step is
+// AwaitWith's, in the same order.
+func Await(ev *Event) (any, error) {
+	s, co := self("Await")
+	if !co.onOwnStack() { // see onOwnStack
+		s.checkGoroutine("Await", co)
+	}
+	if ev == nil {
+		awaitNil()
+	}
+	if err := s.checkBlocking(co); err != nil {
+		return nil, err
+	}
+	w := &co.waker
+	if ev.fired { // fast path: no suspend, no switch
+		s.stats.FastPaths++
+		w.reset()
+		w.status, w.result, w.err, w.triggered = WakerResult, ev.value, ev.err, ev
+		return ev.value, ev.err
+	}
+	// w.reset, the subscription and w.start (no timer) spelled out, as in
+	// AwaitWith.
+	w.mode, w.timeout = modePlain, -1
+	w.triggered, w.result, w.err = nil, nil, nil
+	w.subs[0].kind, w.subs[0].co = cbResolve, co
+	ev.link(&w.subs[0])
+	w.nsubs = 1
+	w.status = WakerWaiting
+	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith,
+	// Yield and Sleep), with pickNext's common case spelled out too (twin
+	// in Yield): no
+	// microtask queued, no live reactor handle (so no tick can be due), a
+	// queue short enough that pickNext would not prefetch, and a head that
+	// is not IGNORED; then the pick is the head, popped here without a
+	// call (PopFront's steps, its twin). In every other case pickNext
+	// decides, so the order of its steps (microtasks, the tick, the pop,
+	// the prefetch, dropping an IGNORED unstarted head) is unchanged.
+	// uint(n-1) < prefetchMin holds when the queue is not empty and
+	// pickNext's prefetch test (on the length after the pop) would fail.
+	if co.handlers != nil {
+		s.suspendHandlers(co, false)
+	} else {
+		var next *coroutine
+		q := &s.queue
+		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && uint(q.n-1) < uint(prefetchMin) &&
+			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
+			i := q.head & (len(b) - 1)
+			next = b[i]
+			b[i] = nil // drop the reference for the collector
+			q.head = (i + 1) & (len(b) - 1)
+			q.n--
+		} else {
+			next = s.pickNext()
+		}
+		if next != co {
+			switch {
+			case s.direct && next != nil && next.fc != nil:
+				s.current = next
+				s.stats.Switches++
+				fiber.Switch(co.fc, next.fc)
+				s.reap()
+			case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
+				s.current = next
+				s.stats.Switches++
+				fiber.Switch(co.fc, next.fc)
+				s.reap()
+			case s.asm == nil:
+				s.handoff, s.current = next, nil
+				s.stats.Switches++
+				s.stats.SchedulerSwitches++
+				co.ctx.yield(struct{}{})
+			default:
+				s.switchFrom(co.ctx, next)
+			}
+		}
+	}
+	s.afterResume(co)
+	w.status = WakerResult
+	return w.result, w.err
+}
 
 // AwaitTimeout is Await failing with ErrTimeout after d.
 func AwaitTimeout(ev *Event, d time.Duration) (any, error) {
@@ -146,7 +245,7 @@ func AwaitTimeout(ev *Event, d time.Duration) (any, error) {
 // AwaitWith waits until ev fires, cancel (if not nil) fires, or timeout (if
 // not negative) passes, whichever comes first; the others are then ignored.
 // A fired cancel yields an error wrapping ErrCancelled, a timeout
-// ErrTimeout.
+// ErrTimeout. Await is its plain case spelled out (its twin).
 func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	s, co := self("Await")
 	if !co.onOwnStack() { // see onOwnStack
@@ -187,8 +286,8 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	}
 	w.timeout = timeout
 	w.start(s)
-	// s.suspend(co), inline (see Scheduler.suspend; twins in Yield and
-	// Sleep).
+	// s.suspend(co), inline (see Scheduler.suspend; twins in Yield,
+	// Await and Sleep).
 	if co.handlers != nil {
 		s.suspendHandlers(co, false)
 	} else if next := s.pickNext(); next != co {

@@ -11,11 +11,21 @@ import "unsafe"
 // The zero value is a pending event.
 type Event struct {
 	fired bool
+	gen   uint32 // firings so far: a firing reaches only subscriptions linked before it
 	value any
 	err   error
-	head  *subscription // subscribers, in subscription order
-	tail  *subscription
-	gen   uint32 // firings so far: a firing reaches only subscriptions linked before it
+	// one is the event's only subscriber, kept here instead of in the
+	// list: the common wait (one coroutine awaiting one event, as in every
+	// hand-off) then costs a store to link and one to unlink, not the
+	// list's links. Invariant: one != nil implies head == tail == nil (the
+	// list is empty), so one is always the first subscriber in
+	// subscription order; a second subscriber moves it into the list
+	// first (linkList). While it is set, no firing has happened since it
+	// was linked (a firing takes it out), so its generation is e.gen and
+	// is written only when it moves to the list.
+	one  *subscription
+	head *subscription // subscribers, in subscription order (empty while one is set)
+	tail *subscription
 }
 
 // callbackKind selects the standard waker callback of a subscription
@@ -101,21 +111,64 @@ func (e *Event) fire(value any, err error) bool {
 		return false
 	}
 	e.fired, e.value, e.err = true, value, err
+	// The common firing, a hand-off: the only subscriber is a plain wait
+	// (one event, no timer) of a Normal coroutine, and the run queue has
+	// room. It is woken here, with no call: waker.onResolve with
+	// waker.wake's common case spelled out (twin of fireAll's cbResolve
+	// case and of wake's first branch), the subscription taken off the
+	// event as fireAll would. Kept apart from fireAll so that this path
+	// keeps its arguments in registers: fireAll's callbacks make it save
+	// them on every firing.
+	if sub := e.one; sub != nil && sub.kind == cbResolve {
+		co := sub.co
+		w := &co.waker
+		if w.status == WakerWaiting && w.nsubs == 1 && sub == &w.subs[0] && w.mode == modePlain &&
+			w.timeout < 0 && co.priority != High && co.s.queue.tryPushBack(co) {
+			e.gen++
+			e.one, sub.ev = nil, nil
+			w.result, w.err, w.triggered = value, err, e
+			w.nsubs = 0
+			w.status = WakerQueued
+			return true
+		}
+	}
+	e.fireAll()
+	return true
+}
+
+// fireAll runs the subscribers of the firing fire has just recorded. It
+// reads the outcome back from the event (as fire left it: nothing ran
+// since), so that fire has no argument to keep for the call.
+func (e *Event) fireAll() {
+	value, err := e.value, e.err
 	gen := e.gen
 	e.gen++
-	// Pop one subscriber at a time: a callback may unlink others (a waker
-	// unsubscribes all its events when it wakes), or Reset the event and
-	// subscribe anew; such new subscriptions wait for the next firing.
-	for sub := e.head; sub != nil && sub.gen == gen; sub = e.head {
+	// The first subscriber: the inline one (and then the list is empty:
+	// see Event.one), or the list's head if it was linked before this
+	// firing.
+	sub := e.one
+	if sub != nil {
+		e.one, sub.ev = nil, nil
+	} else if sub = e.head; sub == nil || sub.gen != gen {
+		return
+	} else {
 		e.unlink(sub)
+	}
+	// Take one subscriber at a time off the event before running it: a
+	// callback may unlink others (a waker unsubscribes all its events when
+	// it wakes), or Reset the event and subscribe anew; such new
+	// subscriptions (inline or in the list, with the new generation) wait
+	// for the next firing.
+	for {
 		switch sub.kind {
 		case cbFunc: // made by Subscribe as a funcSub, whose first field sub is
 			(*funcSub)(unsafe.Pointer(sub)).fn(value, err)
 		case cbResolve:
 			// waker.onResolve with waker.wake's common case spelled out
-			// (twin of wake's first branch): fire does not inline, so
+			// (twin of fire's fast path and of wake's first branch):
 			// this costs no call where onResolve would call wake. The
-			// fired subscription is the wait's only one and is unlinked.
+			// fired subscription is the wait's only one and is off the
+			// event.
 			co := sub.co
 			w := &co.waker
 			if w.status == WakerWaiting && w.nsubs == 1 && sub == &w.subs[0] && w.mode == modePlain &&
@@ -131,18 +184,54 @@ func (e *Event) fire(value any, err error) bool {
 		default:
 			sub.co.waker.onGeneral(sub, e, value, err)
 		}
+		if sub = e.head; sub == nil || sub.gen != gen {
+			return
+		}
+		e.unlink(sub)
 	}
-	return true
 }
 
-// link and unlink are an intrusive doubly linked list, as are impl/stackless's
-// Event waiters and both runtimes' live lists. They are not shared: the
-// events differ (here any subscriber, with a callback kind and a firing
-// generation; there only waiting tasks, woken inline when they wait on one
-// event), and a generic list would reach each node's links through a
-// dictionary method call (Go compiles all pointer type arguments to one
-// shape): an indirect call on the await/resolve path of every handoff.
+// link subscribes sub: inline (Event.one) if it is the only subscriber,
+// else at the list's tail. sub.ev != nil marks a linked subscription (the
+// waker's stop and wake test it).
 func (e *Event) link(sub *subscription) {
+	sub.ev = e
+	if e.one == nil && e.head == nil {
+		e.one = sub
+		return
+	}
+	e.linkList(sub)
+}
+
+// linkList appends sub to the list, first moving the inline subscriber
+// there (it was subscribed first). Out of line: link stays small enough
+// to inline for the single-waiter case.
+func (e *Event) linkList(sub *subscription) {
+	if o := e.one; o != nil {
+		e.one = nil
+		e.append(o) // e.gen is its generation: see Event.one
+	}
+	e.append(sub)
+}
+
+// remove unsubscribes sub, which is linked to e (inline or in the list).
+func (e *Event) remove(sub *subscription) {
+	if e.one == sub {
+		e.one, sub.ev = nil, nil
+		return
+	}
+	e.unlink(sub)
+}
+
+// append and unlink are an intrusive doubly linked list, as are
+// impl/stackless's Event waiters and both runtimes' live lists. They are
+// not shared: the events differ (here any subscriber, with a callback kind
+// and a firing generation; there only waiting tasks, woken inline when
+// they wait on one event), and a generic list would reach each node's
+// links through a dictionary method call (Go compiles all pointer type
+// arguments to one shape): an indirect call on the await/resolve path of
+// every handoff.
+func (e *Event) append(sub *subscription) {
 	sub.ev, sub.gen = e, e.gen
 	sub.prev, sub.next = e.tail, nil
 	if e.tail != nil {
@@ -153,6 +242,7 @@ func (e *Event) link(sub *subscription) {
 	e.tail = sub
 }
 
+// unlink takes sub, which is in e's list, out of it.
 func (e *Event) unlink(sub *subscription) {
 	if sub.prev != nil {
 		sub.prev.next = sub.next

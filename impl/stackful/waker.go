@@ -168,7 +168,7 @@ func (w *waker) startTimer(s *Scheduler) {
 func (w *waker) stop() {
 	for i := 0; i < int(w.nsubs); i++ {
 		if sub := &w.subs[i]; sub.ev != nil {
-			sub.ev.unlink(sub)
+			sub.ev.remove(sub)
 		}
 	}
 	w.nsubs = 0
@@ -183,7 +183,7 @@ func (w *waker) stopRest() {
 		g := w.co.s.general[w.co]
 		for i := 0; i < g.ngen; i++ {
 			if sub := g.gen[i]; sub.ev != nil { // linked: fired ones were unlinked by their event
-				sub.ev.unlink(sub)
+				sub.ev.remove(sub)
 			}
 		}
 	}
@@ -240,7 +240,8 @@ func (w *waker) cancelWith(err error) {
 // Normal coroutine goes to the tail of a queue with room: both are done
 // here without a call (stop and enqueue do not inline), the rest goes
 // through them. The same steps as stop and enqueue, in the same order.
-// Event.fire's cbResolve case spells out the first branch again (its twin).
+// Event.fire's fast path and fireAll's cbResolve case spell out the first
+// branch again (its twins).
 func (w *waker) wake() {
 	if w.nsubs == 1 && w.subs[0].ev == nil && w.mode == modePlain && w.timeout < 0 {
 		w.nsubs = 0 // stop: the one subscription is unlinked, no timer
