@@ -25,11 +25,14 @@ type asmBackend struct {
 	stacks *stackpool.Pool
 	sched  *execContext
 	gc     *fiber.GCHold
-	// spare is the last released context, its stack kept: the next
-	// newContext takes it instead of a pool Get (and release skips the
-	// Put), so a coroutine lifecycle (spawn, run, finish, one at a time)
-	// makes no pool operation. One, not a cache: the pool keeps the rest.
-	// end gives it back, so between Runs the pool holds every stack.
+	// spare is the last released context, kept whole: its stack, and the
+	// context in the stack's top with its finished fiber. The next
+	// newContext restarts it (fiber.Context.Restart) instead of a pool Get,
+	// a clear and an Init (and release skips the clear and the Put), so a
+	// coroutine lifecycle (spawn, run, finish, one at a time) makes no
+	// pool operation and re-checks nothing Init checked. One, not a cache:
+	// the pool keeps the rest. end gives it back, so between Runs the pool
+	// holds every stack and no context exists.
 	spare *execContext
 	// entry is every fiber's entry function, made once: a fresh fiber
 	// starts only when switched to, and every switch to a context sets
@@ -67,7 +70,9 @@ func (b *asmBackend) begin() (*execContext, error) {
 func (b *asmBackend) end() error {
 	if c := b.spare; c != nil {
 		b.spare = nil
-		b.stacks.Put(c.fiber.stack)
+		st := c.fiber.stack
+		*c = execContext{} // no context outlives a Run (see newContext)
+		b.stacks.Put(st)
 	}
 	err := b.gc.Release()
 	b.gc = nil
@@ -97,16 +102,23 @@ var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
 // heap (the live list or run queue, the pool, the backend), so the
 // collector, which does not scan stack-pool memory, never needs to find
 // them through a context; between Runs no context exists.
+//
+// The spare (the last released context) is reused whole: what release left
+// in it is what this function made for it, with co nil and its fiber
+// finished, so only the fiber is restarted.
 func (b *asmBackend) newContext() (*execContext, error) {
-	var st stackpool.Stack
 	if c := b.spare; c != nil {
 		b.spare = nil
-		st = c.fiber.stack
-	} else {
-		var err error
-		if st, err = b.stacks.Get(); err != nil {
-			return nil, err
+		if err := c.fiber.fc.Restart(b.entry); err != nil {
+			// Not finished: release was handed a context whose fiber is
+			// still alive, a scheduler bug. Its stack is not safe to reuse.
+			panic("stackful-asm: the spare context cannot be restarted: " + err.Error())
 		}
+		return c, nil
+	}
+	st, err := b.stacks.Get()
+	if err != nil {
+		return nil, err
 	}
 	top := st.Hi() - ctxReserve
 	// The uintptr top as a pointer, through memory: the address is not a
@@ -139,16 +151,17 @@ func (b *asmBackend) switchTo(from, to *execContext) {
 
 func (b *asmBackend) park(*execContext) bool { return false }
 
-// release returns a finished fiber's stack to the pool, its context (in
-// the stack's top, see newContext) cleared first, or keeps it as the spare.
+// release keeps a finished fiber's context as the spare (whole: see
+// newContext), or returns its stack to the pool, the context (in the
+// stack's top) cleared first.
 func (b *asmBackend) release(ctx *execContext) {
-	st := ctx.fiber.stack
-	*ctx = execContext{}
 	if b.spare == nil {
-		ctx.fiber.stack = st
+		ctx.co = nil // already nil (contextMain); the spare names no coroutine
 		b.spare = ctx
 		return
 	}
+	st := ctx.fiber.stack
+	*ctx = execContext{}
 	b.stacks.Put(st)
 }
 
