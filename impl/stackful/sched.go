@@ -700,6 +700,8 @@ func (s *Scheduler) exitTo(from *execContext, next *coroutine) *execContext {
 	s.current = nil
 	if next != nil && !s.direct {
 		s.handoff = next
+	} else if next != nil && next.ctx != nil { // started: contextFor's first case, inline
+		to, s.current = next.ctx, next
 	} else if next != nil {
 		if c, err := s.contextFor(next); err == nil {
 			to, s.current = c, next
@@ -716,12 +718,15 @@ func (s *Scheduler) exitTo(from *execContext, next *coroutine) *execContext {
 func (s *Scheduler) runBody(co *coroutine) {
 	returned := false
 	defer func() {
+		if returned {
+			return // the body returned: no panic to recover (no recover call per coroutine)
+		}
 		r := recover()
-		if r == nil {
-			if !returned && s.asm == nil {
+		if r == nil { // runtime.Goexit (a panic is never nil: panic(nil) is a *runtime.PanicNilError)
+			if s.asm == nil {
 				s.goexited(co) // never returns
 			}
-			return
+			return // asm: package fiber ends the process (runEntry)
 		}
 		if _, ok := r.(killSignal); ok {
 			return
@@ -782,7 +787,9 @@ func (s *Scheduler) dropUnstarted(co *coroutine, err error) {
 func (s *Scheduler) retire(co *coroutine) {
 	co.handlers = nil
 	co.state = coFinished
-	co.waker.stop()
+	if w := &co.waker; w.nsubs != 0 || w.mode != modePlain || w.timeout >= 0 {
+		w.stop() // out of line; a coroutine that never waited, or whose last wait was plain, has nothing linked
+	}
 	co.waker.reset()
 	if co.waker.hasGen {
 		delete(s.general, co)
@@ -837,10 +844,13 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		// (recyclable).
 		co.done, co.err, co.name = nil, nil, nil
 		co.stackLo, co.stackSpan = 0, 0 // kept by unbind; unbound until started
+		// The waker: retire reset it (no wait since: a finished
+		// coroutine's handle starts none), so only building is left.
 		co.waker.building = false
 	} else {
 		co = &coroutine{s: s, id: s.nextID, fn: fn, priority: p}
 		co.waker.co = co
+		co.waker.reset()
 	}
 	if name != "" {
 		// A copy made only here: taking &name would move the parameter to
@@ -849,7 +859,6 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		*n = name
 		co.name = n
 	}
-	co.waker.reset()
 	co.waker.status = WakerQueued
 	if s.shuttingDown {
 		// Every coroutine receives the shutdown's cancellation, one spawned
