@@ -871,7 +871,11 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		}
 	}
 	s.linkLive(co)
-	s.enqueue(co)
+	// s.enqueue(co), its Normal case inline (enqueue itself is over the
+	// inliner's budget): a spawn then makes no call to queue itself.
+	if p != Normal || !s.queue.tryPushBack(co) {
+		s.enqueue(co)
+	}
 	return co
 }
 
