@@ -106,16 +106,29 @@ var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
 // The spare (the last released context) is reused whole: what release left
 // in it is what this function made for it, with co nil and its fiber
 // finished, so only the fiber is restarted.
+//
+// The spare case is small enough to inline into Scheduler.newContextFor;
+// the pool's is newPooledContext.
 func (b *asmBackend) newContext() (*execContext, error) {
 	if c := b.spare; c != nil {
 		b.spare = nil
 		if err := c.fiber.fc.Restart(b.entry); err != nil {
-			// Not finished: release was handed a context whose fiber is
-			// still alive, a scheduler bug. Its stack is not safe to reuse.
-			panic("stackful-asm: the spare context cannot be restarted: " + err.Error())
+			spareBroken(err)
 		}
 		return c, nil
 	}
+	return b.newPooledContext()
+}
+
+// spareBroken reports a spare context whose fiber cannot be restarted: it
+// is not finished, so release was handed a context whose fiber is still
+// alive, a scheduler bug; its stack is not safe to reuse.
+func spareBroken(err error) {
+	panic("stackful-asm: the spare context cannot be restarted: " + err.Error())
+}
+
+// newPooledContext is newContext with a stack from the pool.
+func (b *asmBackend) newPooledContext() (*execContext, error) {
 	st, err := b.stacks.Get()
 	if err != nil {
 		return nil, err
@@ -154,12 +167,19 @@ func (b *asmBackend) park(*execContext) bool { return false }
 // release keeps a finished fiber's context as the spare (whole: see
 // newContext), or returns its stack to the pool, the context (in the
 // stack's top) cleared first.
+//
+// ctx.co is already nil (contextMain clears it before the fiber exits), so
+// the spare names no coroutine. The spare case inlines into reap.
 func (b *asmBackend) release(ctx *execContext) {
 	if b.spare == nil {
-		ctx.co = nil // already nil (contextMain); the spare names no coroutine
 		b.spare = ctx
 		return
 	}
+	b.putContext(ctx)
+}
+
+// putContext clears ctx (in its stack's top) and gives the stack back.
+func (b *asmBackend) putContext(ctx *execContext) {
 	st := ctx.fiber.stack
 	*ctx = execContext{}
 	b.stacks.Put(st)

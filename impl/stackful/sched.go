@@ -582,8 +582,14 @@ func (s *Scheduler) suspendHandlers(co *coroutine, yield bool) {
 // case, not in one condition with it: merged, the started case's code
 // changed and benchrun's PingPong read 2–6 % slower (8 alternated
 // processes), though nothing it runs had changed.
+//
+// next has no context: its callers reach it only after the started case
+// (next.fc != nil) failed, on a direct, so asm, scheduler, where fc is nil
+// exactly while the coroutine is unbound (bind). So it calls
+// newContextFor, contextFor's out-of-line half, itself: startContext then
+// stays small enough to inline into the suspend points.
 func (s *Scheduler) startContext(next *coroutine) bool {
-	_, err := s.contextFor(next)
+	_, err := s.newContextFor(next)
 	return err == nil
 }
 
@@ -641,6 +647,11 @@ func (s *Scheduler) contextFor(co *coroutine) (*execContext, error) {
 	if co.ctx != nil {
 		return co.ctx, nil
 	}
+	return s.newContextFor(co) // out of line: contextFor inlines into every switch path
+}
+
+// newContextFor is contextFor for a coroutine that has not started.
+func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 	var ctx *execContext
 	var err error
 	if s.asm != nil { // direct, not through the interface: every start comes here
@@ -669,7 +680,10 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 	for {
 		co := ctx.co
 		s.runBody(co)
-		s.finish(co)
+		// s.finish(co), inline (one frame less per coroutine; twin of
+		// finish, which goexited and dropUnstarted's callers keep).
+		co.fire(Finish)
+		s.retire(co)
 		next := s.pickNext()
 		if next != nil && next.state == coNew {
 			s.stats.Takeovers++
@@ -766,7 +780,8 @@ func (s *Scheduler) goexited(co *coroutine) {
 	select {} // never resumed: nothing holds ctx any more
 }
 
-// finish ends co after its body returned or unwound.
+// finish ends co after its body returned or unwound (contextMain spells it
+// out: its twin).
 func (s *Scheduler) finish(co *coroutine) {
 	co.fire(Finish)
 	s.retire(co)
