@@ -736,7 +736,7 @@ func (s *Scheduler) runBody(co *coroutine) {
 			return // the body returned: no panic to recover (no recover call per coroutine)
 		}
 		r := recover()
-		if r == nil { // runtime.Goexit (a panic is never nil: panic(nil) is a *runtime.PanicNilError)
+		if r == nil { // runtime.Goexit (panic(nil) is a *runtime.PanicNilError unless GODEBUG=panicnil=1, which this cannot tell from Goexit)
 			if s.asm == nil {
 				s.goexited(co) // never returns
 			}
