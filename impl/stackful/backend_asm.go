@@ -25,11 +25,14 @@ type asmBackend struct {
 	stacks *stackpool.Pool
 	sched  *execContext
 	gc     *fiber.GCHold
-	// spare is the last released context, its stack kept: the next
-	// newContext takes it instead of a pool Get (and release skips the
-	// Put), so a coroutine lifecycle (spawn, run, finish, one at a time)
-	// makes no pool operation. One, not a cache: the pool keeps the rest.
-	// end gives it back, so between Runs the pool holds every stack.
+	// spare is the last released context, kept whole: its stack, and the
+	// context in the stack's top with its finished fiber. The next
+	// newContext restarts it (fiber.Context.Restart) instead of a pool Get,
+	// a clear and an Init (and release skips the clear and the Put), so a
+	// coroutine lifecycle (spawn, run, finish, one at a time) makes no
+	// pool operation and re-checks nothing Init checked. One, not a cache:
+	// the pool keeps the rest. end gives it back, so between Runs the pool
+	// holds every stack and no context exists.
 	spare *execContext
 	// entry is every fiber's entry function, made once: a fresh fiber
 	// starts only when switched to, and every switch to a context sets
@@ -67,7 +70,9 @@ func (b *asmBackend) begin() (*execContext, error) {
 func (b *asmBackend) end() error {
 	if c := b.spare; c != nil {
 		b.spare = nil
-		b.stacks.Put(c.fiber.stack)
+		st := c.fiber.stack
+		*c = execContext{} // no context outlives a Run (see newContext)
+		b.stacks.Put(st)
 	}
 	err := b.gc.Release()
 	b.gc = nil
@@ -97,16 +102,36 @@ var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
 // heap (the live list or run queue, the pool, the backend), so the
 // collector, which does not scan stack-pool memory, never needs to find
 // them through a context; between Runs no context exists.
+//
+// The spare (the last released context) is reused whole: what release left
+// in it is what this function made for it, with co nil and its fiber
+// finished, so only the fiber is restarted.
+//
+// The spare case is small enough to inline into Scheduler.newContextFor;
+// the pool's is newPooledContext.
 func (b *asmBackend) newContext() (*execContext, error) {
-	var st stackpool.Stack
 	if c := b.spare; c != nil {
 		b.spare = nil
-		st = c.fiber.stack
-	} else {
-		var err error
-		if st, err = b.stacks.Get(); err != nil {
-			return nil, err
+		if err := c.fiber.fc.Restart(b.entry); err != nil {
+			spareBroken(err)
 		}
+		return c, nil
+	}
+	return b.newPooledContext()
+}
+
+// spareBroken reports a spare context whose fiber cannot be restarted: it
+// is not finished, so release was handed a context whose fiber is still
+// alive, a scheduler bug; its stack is not safe to reuse.
+func spareBroken(err error) {
+	panic("stackful-asm: the spare context cannot be restarted: " + err.Error())
+}
+
+// newPooledContext is newContext with a stack from the pool.
+func (b *asmBackend) newPooledContext() (*execContext, error) {
+	st, err := b.stacks.Get()
+	if err != nil {
+		return nil, err
 	}
 	top := st.Hi() - ctxReserve
 	// The uintptr top as a pointer, through memory: the address is not a
@@ -139,16 +164,24 @@ func (b *asmBackend) switchTo(from, to *execContext) {
 
 func (b *asmBackend) park(*execContext) bool { return false }
 
-// release returns a finished fiber's stack to the pool, its context (in
-// the stack's top, see newContext) cleared first, or keeps it as the spare.
+// release keeps a finished fiber's context as the spare (whole: see
+// newContext), or returns its stack to the pool, the context (in the
+// stack's top) cleared first.
+//
+// ctx.co is already nil (contextMain clears it before the fiber exits), so
+// the spare names no coroutine. The spare case inlines into reap.
 func (b *asmBackend) release(ctx *execContext) {
-	st := ctx.fiber.stack
-	*ctx = execContext{}
 	if b.spare == nil {
-		ctx.fiber.stack = st
 		b.spare = ctx
 		return
 	}
+	b.putContext(ctx)
+}
+
+// putContext clears ctx (in its stack's top) and gives the stack back.
+func (b *asmBackend) putContext(ctx *execContext) {
+	st := ctx.fiber.stack
+	*ctx = execContext{}
 	b.stacks.Put(st)
 }
 

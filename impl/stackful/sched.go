@@ -582,8 +582,14 @@ func (s *Scheduler) suspendHandlers(co *coroutine, yield bool) {
 // case, not in one condition with it: merged, the started case's code
 // changed and benchrun's PingPong read 2–6 % slower (8 alternated
 // processes), though nothing it runs had changed.
+//
+// next has no context: its callers reach it only after the started case
+// (next.fc != nil) failed, on a direct, so asm, scheduler, where fc is nil
+// exactly while the coroutine is unbound (bind). So it calls
+// newContextFor, contextFor's out-of-line half, itself: startContext then
+// stays small enough to inline into the suspend points.
 func (s *Scheduler) startContext(next *coroutine) bool {
-	_, err := s.contextFor(next)
+	_, err := s.newContextFor(next)
 	return err == nil
 }
 
@@ -625,11 +631,13 @@ func (s *Scheduler) count(from, to *execContext) {
 	}
 }
 
-// reap releases a finished context left behind by the last switch.
+// reap releases a finished context left behind by the last switch. Only
+// asm leaves one (coro parks its contexts), so it calls the asm backend
+// directly: one interface call less per finished coroutine.
 func (s *Scheduler) reap() {
 	if d := s.dead; d != nil {
 		s.dead = nil
-		s.backend.release(d)
+		s.asm.release(d)
 	}
 }
 
@@ -639,7 +647,18 @@ func (s *Scheduler) contextFor(co *coroutine) (*execContext, error) {
 	if co.ctx != nil {
 		return co.ctx, nil
 	}
-	ctx, err := s.backend.newContext()
+	return s.newContextFor(co) // out of line: contextFor inlines into every switch path
+}
+
+// newContextFor is contextFor for a coroutine that has not started.
+func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
+	var ctx *execContext
+	var err error
+	if s.asm != nil { // direct, not through the interface: every start comes here
+		ctx, err = s.asm.newContext()
+	} else {
+		ctx, err = s.backend.newContext()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -661,7 +680,10 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 	for {
 		co := ctx.co
 		s.runBody(co)
-		s.finish(co)
+		// s.finish(co), inline (one frame less per coroutine; twin of
+		// finish, which goexited and dropUnstarted's callers keep).
+		co.fire(Finish)
+		s.retire(co)
 		next := s.pickNext()
 		if next != nil && next.state == coNew {
 			s.stats.Takeovers++
@@ -671,7 +693,7 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 			continue
 		}
 		ctx.co = nil
-		if s.backend.park(ctx) {
+		if s.asm == nil && s.backend.park(ctx) { // asm never parks: no interface call there
 			s.switchFrom(ctx, next)
 			if ctx.co == nil {
 				return nil
@@ -692,6 +714,8 @@ func (s *Scheduler) exitTo(from *execContext, next *coroutine) *execContext {
 	s.current = nil
 	if next != nil && !s.direct {
 		s.handoff = next
+	} else if next != nil && next.ctx != nil { // started: contextFor's first case, inline
+		to, s.current = next.ctx, next
 	} else if next != nil {
 		if c, err := s.contextFor(next); err == nil {
 			to, s.current = c, next
@@ -708,12 +732,15 @@ func (s *Scheduler) exitTo(from *execContext, next *coroutine) *execContext {
 func (s *Scheduler) runBody(co *coroutine) {
 	returned := false
 	defer func() {
+		if returned {
+			return // the body returned: no panic to recover (no recover call per coroutine)
+		}
 		r := recover()
-		if r == nil {
-			if !returned && s.asm == nil {
+		if r == nil { // runtime.Goexit (panic(nil) is a *runtime.PanicNilError unless GODEBUG=panicnil=1, which this cannot tell from Goexit)
+			if s.asm == nil {
 				s.goexited(co) // never returns
 			}
-			return
+			return // asm: package fiber ends the process (runEntry)
 		}
 		if _, ok := r.(killSignal); ok {
 			return
@@ -753,7 +780,8 @@ func (s *Scheduler) goexited(co *coroutine) {
 	select {} // never resumed: nothing holds ctx any more
 }
 
-// finish ends co after its body returned or unwound.
+// finish ends co after its body returned or unwound (contextMain spells it
+// out: its twin).
 func (s *Scheduler) finish(co *coroutine) {
 	co.fire(Finish)
 	s.retire(co)
@@ -774,7 +802,9 @@ func (s *Scheduler) dropUnstarted(co *coroutine, err error) {
 func (s *Scheduler) retire(co *coroutine) {
 	co.handlers = nil
 	co.state = coFinished
-	co.waker.stop()
+	if w := &co.waker; w.nsubs != 0 || w.mode != modePlain || w.timeout >= 0 {
+		w.stop() // out of line; a coroutine that never waited, or whose last wait was plain, has nothing linked
+	}
 	co.waker.reset()
 	if co.waker.hasGen {
 		delete(s.general, co)
@@ -829,10 +859,13 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		// (recyclable).
 		co.done, co.err, co.name = nil, nil, nil
 		co.stackLo, co.stackSpan = 0, 0 // kept by unbind; unbound until started
+		// The waker: retire reset it (no wait since: a finished
+		// coroutine's handle starts none), so only building is left.
 		co.waker.building = false
 	} else {
 		co = &coroutine{s: s, id: s.nextID, fn: fn, priority: p}
 		co.waker.co = co
+		co.waker.reset()
 	}
 	if name != "" {
 		// A copy made only here: taking &name would move the parameter to
@@ -841,7 +874,6 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		*n = name
 		co.name = n
 	}
-	co.waker.reset()
 	co.waker.status = WakerQueued
 	if s.shuttingDown {
 		// Every coroutine receives the shutdown's cancellation, one spawned
@@ -854,7 +886,11 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		}
 	}
 	s.linkLive(co)
-	s.enqueue(co)
+	// s.enqueue(co), its Normal case inline (enqueue itself is over the
+	// inliner's budget): a spawn then makes no call to queue itself.
+	if p != Normal || !s.queue.tryPushBack(co) {
+		s.enqueue(co)
+	}
 	return co
 }
 

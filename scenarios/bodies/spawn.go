@@ -40,7 +40,9 @@ var Spawn = register(&scenarios.Scenario{
 	Summary: "Create, run to completion and destroy coroutines, one at a time (what the context pool does) or 10000 alive together (the memory hierarchy), with the pool cold or warm.",
 	Doc: fmt.Sprintf("Create, run to completion, destroy; each coroutine does a few ns of work (a checksum add). "+
 		"alive=1 is the lifecycle: the main coroutine spawns one coroutine and waits until it has finished, "+
-		"one at a time, so what a spawn costs is what the pool does. pool=warm: one runtime, one untimed "+
+		"one at a time, so what a spawn costs is what the pool does; every lifecycle spawns one function value made "+
+		"once, its id rewritten between lifecycles (as stackless re-spawns its one child struct), so the body "+
+		"allocates nothing per spawn and allocs/spawn is the row's own. pool=warm: one runtime, one untimed "+
 		"lifecycle first (stackful-asm: one stack pooled and its records on the free lists; stackless: the "+
 		"finished task struct is spawned again), then N timed lifecycles. pool=cold: each of %d lifecycles runs "+
 		"in a fresh runtime and is timed alone (create+run+destroy, not the runtime's creation or teardown; "+
@@ -59,8 +61,8 @@ var Spawn = register(&scenarios.Scenario{
 		"queue grown; stackless: the finished structs are re-spawned; goroutines: gfget reuses the dead gs, "+
 		"stacks included): the round after only one still reads 1.06-1.65x the steady cost. On goroutine-multi the other Ps steal and finish goroutines while main still spawns, "+
 		"so even cold reuses some gs. The collector is held off in every row over a heap pre-grown and swept "+
-		"before the run (the results file's gc-policy), so heap allocations (stackful: a coroutine record and a closure "+
-		"per spawn) reuse warm pages; what still faults is memory outside the Go heap: minflt/op shows it.",
+		"before the run (the results file's gc-policy), so heap allocations (alive=10000: each coroutine's closure; "+
+		"stackful cold: its record) reuse warm pages; what still faults is memory outside the Go heap: minflt/op shows it.",
 		spawnColdRuns, spawnCount, spawnWarmRounds),
 	Claim: "The context pool removes the mmap/mprotect latency from spawning (docs/design.md §1); cold and warm spawn " +
 		"differ by ~40× (docs/design.md §8: libcopp).",
@@ -140,36 +142,63 @@ func spawnBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 // run to completion and destroyed while main waits. Cold (a fresh runtime
 // per call, Scenario.FreshRuntime): one lifecycle, timed alone, its id
 // env.Iter. Warm: one untimed lifecycle, then N timed ones.
+//
+// Every lifecycle spawns the same function value, made once: its
+// per-lifecycle data (the id) lives in a spawnChild that main rewrites
+// between lifecycles, the way the state-machine twin re-spawns its one
+// finished child struct. A closure made per spawn would put one heap
+// allocation of the body's own (its captured id, sum and signal: ~12 ns,
+// the largest item of stackful-asm's profile) into every row's ns/spawn,
+// a cost of how this body passes an argument, not of create + run +
+// destroy, and one the state-machine row never paid. What a row's spawn
+// allocates itself (a goroutine row's `go` wrapper, a record) stays in.
 func spawnLifecycle(rt scenarios.Blocking, env *scenarios.Env, warm bool) (scenarios.Outcome, error) {
-	done := rt.NewSignal()
-	var sum uint64
+	var sum, scratch uint64
+	c := &spawnChild{done: rt.NewSignal(), sum: &sum}
+	fn := c.run // the one function value every lifecycle spawns
 	if !warm {
+		c.id = uint64(env.Iter)
 		env.StartTimer()
-		spawnOne(rt, done, uint64(env.Iter), &sum)
+		spawnOne(rt, fn, c.done)
 		env.StopTimer()
 		return scenarios.Outcome{Ops: 1, Checksum: sum}, nil
 	}
-	var scratch uint64
-	spawnOne(rt, done, 0, &scratch)
+	c.sum = &scratch
+	spawnOne(rt, fn, c.done)
+	c.sum = &sum
 	env.ResetTimer()
 	for i := 0; i < env.N; i++ {
-		spawnOne(rt, done, uint64(i), &sum)
+		c.id = uint64(i)
+		spawnOne(rt, fn, c.done)
 	}
 	env.StopTimer()
 	return scenarios.Outcome{Ops: int64(env.N), Checksum: sum}, nil
 }
 
-// spawnOne spawns one coroutine that adds id's value to sum and fires
-// done, and returns when done fires. On the stackful rows the coroutine's
-// context goes back to the pool before main resumes (the scheduler
-// releases a finished fiber's stack on the way to the next context), so
-// the destroy is inside; on the goroutine rows the receive on done
-// happens after the add, so sum is safe to read.
-func spawnOne(rt scenarios.Blocking, done scenarios.Signal, id uint64, sum *uint64) {
-	rt.Go(func() {
-		*sum += spawnValue(id)
-		done.Fire()
-	})
+// spawnChild is the lifecycle's spawned coroutine: its id (set by main
+// before each spawn), the checksum it adds to and the signal it fires.
+// Main writes id only after done's Wait returned, which comes after the
+// child's read on every row (the goroutine rows' Fire and Wait are a
+// channel hand-off), so the reuse is race-free.
+type spawnChild struct {
+	id   uint64
+	sum  *uint64
+	done scenarios.Signal
+}
+
+// run is the child's body: its work (a checksum add), then done.
+func (c *spawnChild) run() {
+	*c.sum += spawnValue(c.id)
+	c.done.Fire()
+}
+
+// spawnOne spawns fn (a spawnChild's run) and returns when it fires done.
+// On the stackful rows the coroutine's context goes back to the pool
+// before main resumes (the scheduler releases a finished fiber's stack on
+// the way to the next context), so the destroy is inside; on the goroutine
+// rows the receive on done happens after the add, so sum is safe to read.
+func spawnOne(rt scenarios.Blocking, fn func(), done scenarios.Signal) {
+	rt.Go(fn)
 	done.Wait()
 }
 

@@ -37,6 +37,24 @@ func TestSpawnLifecycleColdIsColdEveryTime(t *testing.T) {
 	}
 }
 
+// TestSpawnLifecycleBodyDoesNotAllocate: the warm lifecycle's body spawns
+// one function value made once, so on the rows whose warm spawn allocates
+// nothing (stackful-asm: a record from the free list, the spare context;
+// stackless: the one child struct re-spawned) allocs/spawn is zero. A
+// closure made per spawn would read 1.
+func TestSpawnLifecycleBodyDoesNotAllocate(t *testing.T) {
+	for _, row := range []scenarios.Row{scenarios.StackfulAsm, scenarios.Stackless} {
+		withRowGOMAXPROCS(t, row)
+		sm, err := driver.Measure(Spawn, row, map[string]string{"alive": "1", "pool": "warm"}, 5*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if allocs := sm.Values[1]; allocs > 0.01 {
+			t.Errorf("alive=1 pool=warm on %s: %.3f allocs/spawn, want 0 (the body's function value is made once)", row, allocs)
+		}
+	}
+}
+
 // TestSpawnCellsAreDeclared: the lifecycle's cold cell is the only one
 // needing a fresh runtime per iteration; it runs spawnColdRuns of them,
 // the warm lifecycle grows N, the alive=10000 cells spawn spawnCount once.

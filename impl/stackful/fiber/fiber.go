@@ -142,6 +142,35 @@ func (c *Context) Init(lo, hi uintptr, entry func() *Context) error {
 	return nil
 }
 
+// Restart prepares a finished context to run entry, on the stack its Init
+// gave it, the first time it is resumed by Switch: Init for a context that
+// is known to be good, for a scheduler that runs one coroutine after
+// another on the same stack (stackful's spare context). Init's checks
+// (support, stack bounds, alignment, size) held when c was Init'ed, and a
+// context's bounds never change (a fiber's switches save back the bounds
+// it was entered with), so Restart checks only what can have changed: c
+// must be finished (Restart on a fresh, running or suspended context
+// would lose that fiber, as Init refuses to) and entry not nil. A
+// finished context has no panics or defers of its own left (runEntry
+// returned), so those two words are cleared, not kept.
+func (c *Context) Restart(entry func() *Context) error {
+	if c.state != stateFinished || entry == nil {
+		return c.restartError(entry)
+	}
+	c.state, c.entry = stateFresh, entry
+	c.panicp, c.deferp = 0, 0
+	initFrame(c)
+	return nil
+}
+
+// restartError is Restart's refusal, out of line to keep Restart small.
+func (c *Context) restartError(entry func() *Context) error {
+	if entry == nil {
+		return errors.New("fiber: Restart with a nil entry function")
+	}
+	return fmt.Errorf("fiber: Restart on a %v context; only a finished context can be restarted (Init a new one)", c.state)
+}
+
 // Running reports whether c is the context currently executing.
 func (c *Context) Running() bool { return c.state == stateRunning }
 
@@ -191,7 +220,7 @@ func fiberMain(c *Context) (from, next *Context) {
 	}
 	c.state = stateFinished
 	c.entry = nil
-	c.pc = finishedResumedPC() // amd64: a raw resume of c would jump to this trap
+	c.pc = finishedPC // amd64: a raw resume of c would jump to this trap (finishedResumed)
 	next.state = stateRunning
 	if c.starter == uintptr(unsafe.Pointer(next)) {
 		// The starter is resumed: return to the trampoline, which resumes

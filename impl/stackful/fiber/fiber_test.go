@@ -289,6 +289,80 @@ func TestReinitFinished(t *testing.T) {
 	}
 }
 
+// TestRestartFinished: Restart runs a finished context again on the stack
+// its Init gave it, with a traceback-clean start (panics and defers work
+// in the restarted fiber), as often as wanted; its bounds are Init's.
+func TestRestartFinished(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, fib Context
+	lo, hi := mapStack(t, testStackSize)
+	ran := 0
+	recovered := 0
+	entry := func() (next *Context) {
+		defer func() {
+			if recover() != nil {
+				recovered++
+				next = &root
+			}
+		}()
+		ran++
+		panic("in a restarted fiber")
+	}
+	if err := fib.Init(lo, hi, entry); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		Switch(&root, &fib)
+		if ran != i || recovered != i || !fib.Finished() {
+			t.Fatalf("run %d: ran %d, recovered %d, state %v", i, ran, recovered, fib.state)
+		}
+		if l, h := fib.Bounds(); l != lo || h != hi {
+			t.Fatalf("run %d: bounds [%#x, %#x), want Init's [%#x, %#x)", i, l, h, lo, hi)
+		}
+		if err := fib.Restart(entry); err != nil {
+			t.Fatal(err)
+		}
+		if fib.state != stateFresh || fib.pc != startPC || fib.sp != hi-topReserve {
+			t.Fatalf("run %d: after Restart state %v pc %#x sp %#x", i, fib.state, fib.pc, fib.sp)
+		}
+	}
+}
+
+// TestRestartMisuse: Restart refuses every context that is not finished
+// (its fiber would be lost) and a nil entry, and changes nothing then.
+func TestRestartMisuse(t *testing.T) {
+	requireSupported(t)
+	holdGC(t)
+	var root, empty, fresh, busy Context
+	entry := func() *Context { return &root }
+	if err := empty.Restart(entry); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("Restart on an empty context: %v, want an error naming its state", err)
+	}
+	newFiber(t, &fresh, entry)
+	if err := fresh.Restart(entry); err == nil || !strings.Contains(err.Error(), "fresh") {
+		t.Errorf("Restart on a fresh context: %v, want an error naming its state", err)
+	}
+	newFiber(t, &busy, func() *Context {
+		if err := busy.Restart(entry); err == nil || !strings.Contains(err.Error(), "running") {
+			t.Errorf("Restart on the running context: %v, want an error naming its state", err)
+		}
+		Switch(&busy, &root)
+		return &root
+	})
+	Switch(&root, &busy)
+	if err := busy.Restart(entry); err == nil || !strings.Contains(err.Error(), "suspended") {
+		t.Errorf("Restart on a suspended context: %v, want an error naming its state", err)
+	}
+	Switch(&root, &busy)
+	if err := busy.Restart(nil); err == nil || !strings.Contains(err.Error(), "nil entry") {
+		t.Errorf("Restart with a nil entry: %v, want an error naming it", err)
+	}
+	if !busy.Finished() {
+		t.Errorf("a refused Restart changed the context: state %v", busy.state)
+	}
+}
+
 func TestInitErrors(t *testing.T) {
 	requireSupported(t)
 	lo, hi := mapStack(t, 64<<10)

@@ -46,15 +46,22 @@ func finishedResumedPC() uintptr
 // getg returns the current goroutine's runtime.g.
 func getg() unsafe.Pointer
 
+// startPC and finishedPC are fiberStartPC() and finishedResumedPC(), read
+// once: each is an assembly call (never inlined), and every fiber start
+// (initFrame) and finish (fiberMain) needs one, so a pooled lifecycle paid
+// two calls for constants.
+var startPC, finishedPC = fiberStartPC(), finishedResumedPC()
+
 // initFrame sets c up to start in the trampoline: SP just below the reserved
 // top slots (the trampoline itself writes the ones it uses, so Init touches
 // no stack memory), no frame pointer, and g.stktopsp equal to that SP (the
-// trampoline's frame SP, where a full unwind must end).
+// trampoline's frame SP, where a full unwind must end). Small enough to
+// inline into Init and Restart.
 func initFrame(c *Context) {
 	sp := c.hi - topReserve
 	c.sp = sp
 	c.bp = 0
-	c.pc = fiberStartPC()
+	c.pc = startPC
 	c.stktopsp = sp
 }
 

@@ -22,6 +22,8 @@ func fiberStartPC() uintptr { return 0 }
 
 func finishedResumedPC() uintptr { return 0 }
 
+var finishedPC uintptr // finishedResumedPC's value (none here)
+
 func getg() unsafe.Pointer { return nil }
 
 func initFrame(c *Context) { panic(gateError) }
