@@ -48,7 +48,18 @@ type crossLine struct {
 // goroutine ends locked to it), so no thread of benchrun keeps a or b's
 // affinity afterwards, and neither side spins outside the probe. An error
 // names the CPU that could not be taken.
+//
+// Both sides spin at once, so the probe needs two Ps. Go sizes GOMAXPROCS
+// to the process's CPU affinity and follows it as it changes, and the parent
+// pins itself to one CPU: with one P the two spinning goroutines would take
+// turns at preemption ticks, ~10 ms per round trip (a quick run hung for
+// minutes). So the probe takes two Ps while it runs and then hands the
+// setting back to Go's default.
 func crossCPURoundTrip(a, b int) (time.Duration, error) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+		defer runtime.SetDefaultGOMAXPROCS()
+	}
 	var line crossLine
 	var wg sync.WaitGroup
 	var errB error

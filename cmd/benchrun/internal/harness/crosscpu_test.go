@@ -2,6 +2,7 @@ package harness
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,6 +75,28 @@ func TestCrossCPURoundTrip(t *testing.T) {
 		if _, old := before[tid]; !old && cpus == fmtCPUs(single) {
 			t.Errorf("thread %d was left pinned to cpu%d after the probe", tid, b)
 		}
+	}
+}
+
+// With one P, as benchrun's parent has once it pins itself to one CPU, the
+// probe still ends: it takes a second P while it runs (two goroutines
+// spinning on one P would take ~10 ms per round trip, 50 s for the probe).
+// The guard is a liveness bound, far above any probe's time.
+func TestCrossCPURoundTripOnOneP(t *testing.T) {
+	a, b := twoCPUs(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	done := make(chan error, 1)
+	go func() {
+		_, err := crossCPURoundTrip(a, b)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the probe did not end within 20 s on one P: its two spinning sides cannot run at once")
 	}
 }
 
