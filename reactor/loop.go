@@ -141,7 +141,9 @@ type Loop struct {
 	closed   bool
 
 	timers timerHeap
-	seq    uint64 // insertion counter: orders timers with equal deadlines
+	batch  []timerEntry // runTimers' buffer of due entries, kept between phases
+	due    dueScratch   // takeDue's scratch
+	seq    uint64       // insertion counter: orders timers with equal deadlines
 
 	fds    []fdSlot // indexed by fd number
 	events []unix.EpollEvent
