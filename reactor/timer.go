@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -38,7 +39,9 @@ type TimerNode struct {
 	deadline int64
 	// index is the node's position in loop.timers while it waits there; -1
 	// when idle; -2-i while it is entry i of the running timer phase's
-	// batch (taken out of the heap, due, not fired yet: still active).
+	// batch (taken out of the heap, due, not fired yet: still active);
+	// pendingBase+j while it is entry j of loop.pending (started by
+	// StartFromNextReading, waiting for the loop's next clock reading).
 	index int
 	loop  *Loop
 	h     TimerHandler
@@ -71,13 +74,43 @@ func (n *TimerNode) Start(d time.Duration) {
 	n.StartAt(n.loop.now + int64(d))
 }
 
-// StartAt arms the node for an absolute deadline on the loop's clock. A
-// deadline before Now() is treated as Now(): the node fires in the next
-// timer phase, after the nodes that were already due.
-func (n *TimerNode) StartAt(deadline int64) {
+// StartFromNextReading arms the node to fire d after the loop's next clock
+// reading: the next UpdateTime, or the start of the next Tick, whichever
+// comes first. A negative d counts as zero. The deadline's base is taken
+// after this call, so the node never fires less than d after it, as with
+// UpdateTime followed by Start, but the call reads no clock: a runtime
+// whose coroutines sleep one after another shares one reading among the
+// sleeps begun before it (each is late by the time until that reading).
+// Until then the node is active, Stop and Start work on it as on any armed
+// node, and Deadline reports Now()+d; at the reading the deadline moves up
+// by the time the reading adds to Now(). Nodes armed this way count as
+// started at that reading, in the order of their calls.
+func (n *TimerNode) StartFromNextReading(d time.Duration) {
+	l := n.start()
+	n.deadline = l.now + int64(max(d, 0))
+	n.index = pendingBase + len(l.pending)
+	l.pending = append(l.pending, n)
+}
+
+// pendingCap is the room a new loop makes in its pending list, so that a
+// runtime's sleeps allocate nothing once the loop exists: the stackless
+// runtime arms at most 8 per reading (impl/stackless sleepsPerReading).
+const pendingCap = 64
+
+// pendingBase marks a node waiting in loop.pending (see TimerNode.index):
+// far below any batch mark.
+const pendingBase = math.MinInt64
+
+// pendingLimit separates the pending marks (below it) from the batch marks.
+const pendingLimit = math.MinInt64 / 2
+
+// start is StartAt's and StartFromNextReading's first half: the checks,
+// and taking the node out of wherever it is armed (it stays counted
+// active) or counting it active.
+func (n *TimerNode) start() *Loop {
 	l := n.loop
 	if l == nil {
-		panic("reactor: TimerNode.StartAt before Init")
+		panic("reactor: TimerNode.Start before Init")
 	}
 	if l.closed {
 		panic("reactor: TimerNode.Start after Loop.Close")
@@ -87,9 +120,34 @@ func (n *TimerNode) StartAt(deadline int64) {
 		l.timers.remove(n.index)
 	case n.index == -1:
 		l.active++
+	case n.index < pendingLimit:
+		l.pending[n.index-pendingBase] = nil
 	}
-	// else the node is due in the running phase's batch (index <= -2): it
-	// stays active, and the index the push sets voids its batch entry.
+	// else the node is due in the running phase's batch: the index the
+	// caller sets voids its batch entry.
+	return l
+}
+
+// commitPending arms the nodes of l.pending, whose deadlines were taken
+// from the cached time before the reading that just moved it by shift.
+func (l *Loop) commitPending(shift int64) {
+	for j, n := range l.pending {
+		if n == nil {
+			continue // stopped or re-armed since
+		}
+		l.pending[j] = nil
+		n.deadline += shift
+		l.seq++
+		l.timers.push(timerEntry{deadline: n.deadline, seq: l.seq, t: n})
+	}
+	l.pending = l.pending[:0]
+}
+
+// StartAt arms the node for an absolute deadline on the loop's clock. A
+// deadline before Now() is treated as Now(): the node fires in the next
+// timer phase, after the nodes that were already due.
+func (n *TimerNode) StartAt(deadline int64) {
+	l := n.start()
 	if deadline < l.now {
 		deadline = l.now
 	}
@@ -109,7 +167,12 @@ func (n *TimerNode) Stop() {
 	case n.index >= 0:
 		n.loop.timers.remove(n.index)
 		n.loop.active--
-	case n.index <= -2: // due in the running phase's batch: voids its entry
+	case n.index == -1:
+	case n.index < pendingLimit:
+		n.loop.pending[n.index-pendingBase] = nil
+		n.index = -1
+		n.loop.active--
+	default: // due in the running phase's batch: voids its entry
 		n.index = -1
 		n.loop.active--
 	}
