@@ -141,13 +141,13 @@ type Loop struct {
 	closed   bool
 
 	timers timerHeap
-	batch  []timerEntry // runTimers' buffer of due entries, kept between phases
-	due    dueScratch   // takeDue's scratch
+	seq    uint64 // insertion counter: orders timers with equal deadlines
 	// pending holds the nodes started by StartFromNextReading since the
 	// last clock reading, in call order; nil where one was stopped or
 	// re-armed since. UpdateTime arms them.
 	pending []*TimerNode
-	seq     uint64 // insertion counter: orders timers with equal deadlines
+	batch   []timerEntry // runTimers' buffer of due entries, kept between phases
+	due     dueScratch   // takeDue's scratch
 
 	fds    []fdSlot // indexed by fd number
 	events []unix.EpollEvent
