@@ -68,10 +68,15 @@
 // screen, with the functions that do each step:
 //
 //	Tick(noWait)
-//	  1 time     l.UpdateTime()        now = clock(): one read for the phase
-//	  2 timers   l.runTimers()         pop and fire every node due at now, in
-//	                                   (deadline, start order); no syscall and
-//	                                   no clock read between firings
+//	  1 time     l.UpdateTime()        now = clock(): one read for the phase;
+//	                                   arms the nodes started since the last
+//	                                   read by StartFromNextReading
+//	  2 timers   l.runTimers()         fire every node due at now, in
+//	                                   (deadline, start order): popped one by
+//	                                   one, or taken out as one batch when
+//	                                   many are due in a big heap (takeDue);
+//	                                   no syscall and no clock read between
+//	                                   firings
 //	  3 timeout  block, deadline       block only if !noWait, Active() > 0,
 //	                                   nothing queued, no timer due; until
 //	                                   l.timers.min().deadline (or forever)
@@ -114,8 +119,12 @@
 // for a blocking wait. Firing is what a sleeping coroutine pays per wake, so
 // the heap stays. Start(d) is relative to the cached Now(), not to a fresh
 // clock reading: like libuv, a runtime that arms many timers in one round
-// calls UpdateTime once for the round rather than once per timer. See
-// ExampleTimerNode for the embedding.
+// calls UpdateTime once for the round rather than once per timer.
+// StartFromNextReading(d) is the same saving for timers armed one by one
+// between readings (a coroutine's sleep): d counts from the loop's next
+// reading, so the timer never fires less than d after the call, and the
+// sleeps begun before one reading share it. See ExampleTimerNode for the
+// embedding.
 //
 // Blocking waits honour nanosecond deadlines: epoll_pwait2 takes a timespec
 // (Linux 5.11+). Where it is missing (ENOSYS, probed once per process by the

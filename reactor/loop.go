@@ -142,6 +142,12 @@ type Loop struct {
 
 	timers timerHeap
 	seq    uint64 // insertion counter: orders timers with equal deadlines
+	// pending holds the nodes started by StartFromNextReading since the
+	// last clock reading, in call order; nil where one was stopped or
+	// re-armed since. UpdateTime arms them.
+	pending []*TimerNode
+	batch   []timerEntry // runTimers' buffer of due entries, kept between phases
+	due     dueScratch   // takeDue's scratch
 
 	fds    []fdSlot // indexed by fd number
 	events []unix.EpollEvent
@@ -200,7 +206,8 @@ func NewWithOptions(o Options) (*Loop, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	l := &Loop{epfd: epfd, clock: nanotime, tfdArmed: noDeadline, events: make([]unix.EpollEvent, o.MaxEvents), opts: o}
+	l := &Loop{epfd: epfd, clock: nanotime, tfdArmed: noDeadline, events: make([]unix.EpollEvent, o.MaxEvents), opts: o,
+		pending: make([]*TimerNode, 0, pendingCap)}
 	clockName := "CLOCK_MONOTONIC"
 	if o.Clock != nil {
 		l.clock, clockName = o.Clock, "injected"
@@ -289,8 +296,15 @@ func NewWithOptions(o Options) (*Loop, error) {
 // fresh reading.
 func (l *Loop) Now() int64 { return l.now }
 
-// UpdateTime refreshes the cached time from the clock.
-func (l *Loop) UpdateTime() { l.now = l.clock() }
+// UpdateTime refreshes the cached time from the clock, and arms the nodes
+// started by StartFromNextReading since the last reading.
+func (l *Loop) UpdateTime() {
+	old := l.now
+	l.now = l.clock()
+	if len(l.pending) > 0 {
+		l.commitPending(l.now - old)
+	}
+}
 
 // Active returns the number of started events that can still fire. Zero
 // means a blocking Tick would have nothing to wait for: a scheduler with no
@@ -367,6 +381,10 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	//    made runnable), which must not wait behind another event or the next
 	//    timer. A blocking Tick therefore returns at once after firing due
 	//    timers; the caller's next Tick blocks if there is still nothing to do.
+	//    Step 1's reading armed every node started by StartFromNextReading;
+	//    one a timer handler starts has not got its deadline yet, but such a
+	//    tick ran a callback, so it does not block, and step 5's reading
+	//    arms the node.
 	block := !noWait && l.active > 0 && len(l.ready) == 0 && !l.timerDue() && l.stats.Fired == before
 	deadline := noDeadline
 	if block && l.timers.len() > 0 {
@@ -607,6 +625,12 @@ func (l *Loop) Close() error {
 	for i := range l.timers.a {
 		l.timers.a[i].t.index = -1
 	}
+	for _, n := range l.pending {
+		if n != nil {
+			n.index = -1
+		}
+	}
+	l.pending = nil
 	for _, t := range l.triggers {
 		t.deactivate()
 	}

@@ -3,8 +3,10 @@ package reactor
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -414,47 +416,62 @@ func (w *churnWaiter) OnTimer() {
 // deadlines land all over it, not at its bottom.
 func BenchmarkTimerChurn(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
-		b.Run(fmt.Sprintf("timers=%d", n), func(b *testing.B) {
-			l, c := newFakeLoop(b)
-			rng := rand.New(rand.NewPCG(1, 2))
-			delays := make([]time.Duration, 1<<16)
-			for i := range delays {
-				delays[i] = 50*time.Microsecond + time.Duration(rng.Int64N(int64(5*time.Millisecond-50*time.Microsecond)))
-			}
-			k := 0
-			ws := make([]*churnWaiter, n)
-			for i := range ws {
-				w := &churnWaiter{delays: delays, k: &k}
-				w.node.Init(l, w)
-				k++
-				w.node.Start(delays[k&(len(delays)-1)])
-				ws[i] = w
-			}
-			// Warm up to the steady spread of deadlines.
-			for range 100 {
-				c.t += int64(100 * time.Microsecond)
-				l.UpdateTime()
-				l.runTimers()
-			}
-			fired := 0
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			cpu0 := threadCPU()
-			b.ResetTimer()
-			for fired < b.N {
-				c.t += int64(100 * time.Microsecond)
-				l.UpdateTime()
-				fired += l.runTimers()
-			}
-			b.StopTimer()
-			cpu := threadCPU() - cpu0
-			if l.Active() != n {
-				b.Fatalf("Active() = %d, want %d", l.Active(), n)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fired), "ns/fire")
-			b.ReportMetric(float64(cpu)/float64(fired), "cpu-ns/fire")
-		})
+		b.Run(fmt.Sprintf("timers=%d", n), func(b *testing.B) { timerChurn(b, n, 100*time.Microsecond) })
 	}
+}
+
+// BenchmarkTimerChurnPhase is BenchmarkTimerChurn at 10000 timers with
+// shorter phases, so that fewer timers are due per phase (about 8, 20, 40, 100
+// and 200 against 400 at 100 µs): where runTimers' batch stops paying
+// (batchMin; REACTOR_BATCH_MIN and REACTOR_BATCH_HEAP_MIN override the
+// thresholds for such a sweep).
+func BenchmarkTimerChurnPhase(b *testing.B) {
+	for _, phase := range []time.Duration{2 * time.Microsecond, 5 * time.Microsecond, 10 * time.Microsecond, 25 * time.Microsecond, 50 * time.Microsecond} {
+		b.Run(fmt.Sprintf("timers=10000/phase=%v", phase), func(b *testing.B) { timerChurn(b, 10_000, phase) })
+	}
+}
+
+// timerChurn is BenchmarkTimerChurn with n waiters and the clock advancing
+// phase per phase.
+func timerChurn(b *testing.B, n int, phase time.Duration) {
+	l, c := newFakeLoop(b)
+	rng := rand.New(rand.NewPCG(1, 2))
+	delays := make([]time.Duration, 1<<16)
+	for i := range delays {
+		delays[i] = 50*time.Microsecond + time.Duration(rng.Int64N(int64(5*time.Millisecond-50*time.Microsecond)))
+	}
+	k := 0
+	ws := make([]*churnWaiter, n)
+	for i := range ws {
+		w := &churnWaiter{delays: delays, k: &k}
+		w.node.Init(l, w)
+		k++
+		w.node.Start(delays[k&(len(delays)-1)])
+		ws[i] = w
+	}
+	// Warm up to the steady spread of deadlines.
+	for range 100 {
+		c.t += int64(100 * time.Microsecond)
+		l.UpdateTime()
+		l.runTimers()
+	}
+	fired := 0
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	b.ResetTimer()
+	for fired < b.N {
+		c.t += int64(phase)
+		l.UpdateTime()
+		fired += l.runTimers()
+	}
+	b.StopTimer()
+	cpu := threadCPU() - cpu0
+	if l.Active() != n {
+		b.Fatalf("Active() = %d, want %d", l.Active(), n)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fired), "ns/fire")
+	b.ReportMetric(float64(cpu)/float64(fired), "cpu-ns/fire")
 }
 
 // threadCPU is the calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID):
@@ -466,4 +483,15 @@ func threadCPU() int64 {
 		panic(err)
 	}
 	return ts.Nano()
+}
+
+// The batch thresholds can be overridden for a sweep of
+// BenchmarkTimerChurnPhase (see there).
+func init() {
+	if v := os.Getenv("REACTOR_BATCH_MIN"); v != "" {
+		batchMin, _ = strconv.Atoi(v)
+	}
+	if v := os.Getenv("REACTOR_BATCH_HEAP_MIN"); v != "" {
+		batchHeapMin, _ = strconv.Atoi(v)
+	}
 }

@@ -328,6 +328,33 @@ func FuzzTimers(f *testing.F) {
 	big = append(big, 2, 0, 4, 2, 0, 4, 2, 0, 4, 2, 0, 4, 2, 0, 4, 2, 0, 4)
 	f.Add(big)
 	f.Fuzz(func(t *testing.T, ops []byte) {
+		// Each input runs twice: every phase popping its due timers one by
+		// one, then every phase taking them out as one batch (runTimers'
+		// two paths; the real thresholds pick by heap size and count).
+		for _, batch := range []bool{false, true} {
+			restore := setBatchPath(batch)
+			fuzzTimersOnce(t, ops)
+			restore()
+		}
+	})
+}
+
+// setBatchPath makes runTimers take every phase's due timers as one batch
+// (batch) or pop them one by one (!batch), whatever their number and the
+// heap's size, and returns the function that restores the thresholds.
+func setBatchPath(batch bool) (restore func()) {
+	oldMin, oldHeap := batchMin, batchHeapMin
+	if batch {
+		batchMin, batchHeapMin = 1, 0
+	} else {
+		batchMin = math.MaxInt
+	}
+	return func() { batchMin, batchHeapMin = oldMin, oldHeap }
+}
+
+// fuzzTimersOnce is FuzzTimers' body for one input.
+func fuzzTimersOnce(t *testing.T, ops []byte) {
+	{
 		// 40 timers make the 4-ary heap three levels deep, deep enough for a
 		// removal to need a sift up.
 		const nTimers = 40
@@ -457,7 +484,7 @@ func FuzzTimers(f *testing.F) {
 				}
 			}
 		}
-	})
+	}
 }
 
 // TestCoalesceWakeDeadline checks the blocking wait's timer deadline
