@@ -124,7 +124,11 @@
 // between readings (a coroutine's sleep): d counts from the loop's next
 // reading, so the timer never fires less than d after the call, and the
 // sleeps begun before one reading share it. See ExampleTimerNode for the
-// embedding.
+// embedding. Neither runtime sleeps through it yet: until the next reading
+// the timer's base waits behind whatever the next coroutines run (a
+// timeout then fires after, not before, a CPU-bound task's resolve, which
+// the shared semantic case race/timeout-wins rejects on stackful), so both
+// runtimes read the clock once per timed wait and follow one rule.
 //
 // Blocking waits honour nanosecond deadlines: epoll_pwait2 takes a timespec
 // (Linux 5.11+). Where it is missing (ENOSYS, probed once per process by the

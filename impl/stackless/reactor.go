@@ -20,11 +20,10 @@ type reactorState struct {
 	loop     *reactor.Loop
 	owned    bool  // created by the scheduler: Close closes it
 	lastTick int64 // loop time of the last tick
-	// fresh says tickThrottled may skip its clock reading once: the resume
-	// that just ended began a relative sleep or timeout (addTimer), and
-	// fewer than sleepsPerReading such resumes ran since the last reading.
+	// fresh says addTimer read the clock during the resume that just
+	// ended, so the loop's cached time is as good as a new reading for
+	// tickThrottled (see there).
 	fresh    bool
-	unread   int   // addTimer's count of sleeps since the throttle last read the clock
 	interval int64 // throttle of non-blocking ticks, ns
 
 	// The 1 ns timer slack of Run's blocking waits (see lowerSlack).
@@ -88,14 +87,13 @@ func (r *reactorState) open(s *Scheduler) error {
 // interval has passed since its last tick. The caller has checked that the
 // reactor has active events, so an idle reactor costs no clock reading.
 //
-// After a resume that began a relative sleep or timeout, the reading is
-// skipped (fresh, set by addTimer) up to sleepsPerReading-1 times in a row:
-// such a sleep takes its base from the loop's next reading, so the reading
-// here is the one that arms it, and one reading arms the sleeps of
-// sleepsPerReading resumes. The throttle's view of time is then older by
-// what ran since the last reading, so a due tick can come at most
-// sleepsPerReading iterations late; an iteration with no sleep reads the
-// clock.
+// A task that ended its resume with a relative sleep or timeout had the
+// clock read by addTimer a few instructions ago; that reading (the loop's
+// cached time) serves here instead of a second one: one clock read (about
+// 20 ns) less per sleep. The throttle's view of time is then older by
+// what ran since that addTimer (the end of the resume, or the microtasks
+// of this iteration), so a due tick can come at most one iteration late;
+// an iteration with no addTimer reads the clock.
 func (s *Scheduler) tickThrottled() {
 	l := s.r.loop
 	if s.r.fresh {
@@ -202,15 +200,9 @@ func (c *coTimer) OnTimer() {
 	}
 }
 
-// addTimer starts co's timer: at the absolute deadline t, or t ns after
-// the loop's next clock reading (reactor.TimerNode.StartFromNextReading:
-// never less than t after this call, while the loop's cached time may be a
-// whole tick old, which would fire early). That reading is tickThrottled's
-// after this resume, once every sleepsPerReading sleeps; in between the
-// throttle skips its reading, so those sleeps share the next one and each
-// ends up to sleepsPerReading hand-offs later than a reading of its own
-// would make it (about 1 µs at the Timer scenario's n=10000, against a
-// clock reading of ~20 ns per sleep saved).
+// addTimer starts co's timer: at the absolute deadline t, or t ns from now
+// on a fresh clock reading (the loop's cached time may be a whole tick old,
+// which would fire early).
 func (s *Scheduler) addTimer(co *Coro, t int64, absolute bool) {
 	l := s.r.loop
 	n := &co.waker.timer
@@ -222,17 +214,10 @@ func (s *Scheduler) addTimer(co *Coro, t int64, absolute bool) {
 		n.StartAt(t)
 		return
 	}
-	n.StartFromNextReading(time.Duration(t))
-	if s.r.unread++; s.r.unread < sleepsPerReading {
-		s.r.fresh = true
-	} else {
-		s.r.unread = 0 // the throttle reads the clock after this resume
-	}
+	l.UpdateTime()
+	s.r.fresh = true
+	n.Start(time.Duration(t))
 }
-
-// sleepsPerReading is how many relative sleeps, begun by consecutive
-// resumes, share one clock reading for their base (see addTimer).
-const sleepsPerReading = 8
 
 // removeTimer stops co's timeout.
 func (s *Scheduler) removeTimer(co *Coro) { co.waker.timer.Stop() }
