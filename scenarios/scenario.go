@@ -188,6 +188,29 @@ type Scenario struct {
 	// FixedIters (0: grow N to fill the bench time), for a scenario whose
 	// variants differ in that.
 	ItersFor func(params map[string]string) int
+	// TimedRuns is how many timed runs a process makes of each of the
+	// scenario's cells after the warm-up, each of at least 1/TimedRuns of
+	// the bench time, the process reporting their median; 0 means the
+	// driver's default (driver.DefaultRuns, 5). Odd, so the median is one
+	// run's. More for a scenario whose figure is set anew in each run (each
+	// run a new runtime, on memory that lands differently each time) and
+	// steady within one, so that a process's median covers more such
+	// draws in the same bench time.
+	TimedRuns int
+	// RerunFixed, when set, says whether a cell with a fixed iteration
+	// count (Iters > 0) may make more than one timed run in a process,
+	// as every other cell does, so that the process reports a median over
+	// runs rather than one shot. Each run calls the body anew (a blocking
+	// body in a new RunBlocking, a state-machine body creating its own
+	// scheduler), so a run is a whole measurement in a runtime of its
+	// own: its warm-up, when it has one, is inside the body. RerunNever
+	// (nil): one run. RerunAlways: runs repeat on every row. RerunIfFresh:
+	// for a cold cell, cold only in a fresh runtime: runs repeat on a row
+	// whose every RunBlocking starts from nothing (RowDef.SharedAcrossRuns
+	// empty; the state-machine row), and the other rows run once. The
+	// driver makes as many runs as fit the cell's timed budget (runsFor),
+	// at most DefaultRuns.
+	RerunFixed func(params map[string]string) Rerun
 	// FreshRuntime, when set and true for a cell, runs each of the run's N
 	// iterations in a runtime of its own: the driver calls the body N
 	// times (a blocking body each time in a new RunBlocking, a state-machine
@@ -247,6 +270,30 @@ func (s *Scenario) Iters(params map[string]string) int {
 		return s.ItersFor(params)
 	}
 	return s.FixedIters
+}
+
+// Rerun says whether a fixed-iteration cell may make more than one timed
+// run in a process (Scenario.RerunFixed).
+type Rerun uint8
+
+const (
+	// RerunNever: one timed run per process (the default).
+	RerunNever Rerun = iota
+	// RerunAlways: several timed runs on every row; each run's body makes
+	// its own warm-up in its own runtime.
+	RerunAlways
+	// RerunIfFresh: several timed runs only on a row whose every run
+	// starts from nothing (no RowDef.SharedAcrossRuns): a cold cell,
+	// which a second run in the same process would find warm elsewhere.
+	RerunIfFresh
+)
+
+// Rerun is the cell's RerunFixed, RerunNever when the scenario sets none.
+func (s *Scenario) Rerun(params map[string]string) Rerun {
+	if s.RerunFixed == nil {
+		return RerunNever
+	}
+	return s.RerunFixed(params)
 }
 
 // Outcome is what a body reports for one run.

@@ -53,7 +53,14 @@ var Spawn = register(&scenarios.Scenario{
 		"starts cold twice. alive=10000 is the memory-hierarchy figure: the main coroutine spawns %d "+
 		"coroutines at once, each yields once (so all are alive together and each needs a context of its own) "+
 		"and then does its work, and main waits until all have finished; ns/spawn divides the whole by the "+
-		"count, the yield included; each cell runs once per process. pool=cold times the first spawns of a "+
+		"count, the yield included. Its count is fixed, so where other cells grow theirs, a process makes at least "+
+		"three timed runs (as many as fit two bench times, at most five), each a new runtime, and reports their median as "+
+		"for every other cell: pool=warm on every row, each run with its own warm rounds; pool=cold where a fresh "+
+		"runtime is cold (stackful-asm, stackless), and the same for alive=1 pool=cold's %d-lifecycle runs. A process's "+
+		"first run can read higher (stackless cold 1.3×, with ~100 minor faults against 0-5: pages the process touches "+
+		"for the first time; stackful-coro warm ~1.2×, ~200 faults), and the median leaves it out. pool=cold on the "+
+		"goroutine rows and stackful-coro stays one run per process, the process's first: Go keeps dead goroutines for "+
+		"the process's life, so a second run would not be cold. pool=cold times the first spawns of a "+
 		"fresh runtime: empty stack pool, so every stackful-asm fiber takes a fresh stack (a slab mmap per "+
 		"16–1024 stacks and a first-touch page fault each), run queue not grown; stackless: a new state struct "+
 		"per task; goroutines: no dead g on Go's free list, so every go statement allocates a g and its 2 KiB "+
@@ -63,7 +70,7 @@ var Spawn = register(&scenarios.Scenario{
 		"so even cold reuses some gs. The collector is held off in every row over a heap pre-grown and swept "+
 		"before the run (the results file's gc-policy), so heap allocations (alive=10000: each coroutine's closure; "+
 		"stackful cold: its record) reuse warm pages; what still faults is memory outside the Go heap: minflt/op shows it.",
-		spawnColdRuns, spawnCount, spawnWarmRounds),
+		spawnColdRuns, spawnCount, spawnColdRuns, spawnWarmRounds),
 	Claim: "The context pool removes the mmap/mprotect latency from spawning (docs/design.md §1); cold and warm spawn " +
 		"differ by ~40× (docs/design.md §8: libcopp).",
 	Params: []scenarios.Param{{
@@ -78,6 +85,7 @@ var Spawn = register(&scenarios.Scenario{
 		{Unit: "allocs/spawn", Kind: scenarios.AllocsPerOp},
 	},
 	ItersFor:     spawnIters,
+	RerunFixed:   spawnRerun,
 	FreshRuntime: spawnFresh,
 	Blocking:     spawnBlocking,
 	StateMachine: spawnStateMachine,
@@ -94,6 +102,21 @@ func spawnIters(params map[string]string) int {
 		return spawnColdRuns
 	}
 	return 0
+}
+
+// spawnRerun: every Spawn cell has a fixed iteration count, and every run
+// is a whole measurement in its own runtime (its warm rounds or its one
+// warm lifecycle inside the body), so a process makes several timed runs
+// and reports their median, as it does for every other scenario: pool=warm
+// on every row; pool=cold where a fresh runtime is cold (stackful-asm's
+// pool and stackless's structs are the runtime's; the goroutine rows and
+// stackful-coro keep Go's dead goroutines for the process's life, so their
+// cold cell stays one run per process).
+func spawnRerun(params map[string]string) scenarios.Rerun {
+	if params["pool"] == "warm" {
+		return scenarios.RerunAlways
+	}
+	return scenarios.RerunIfFresh
 }
 
 // spawnFresh: the cold lifecycle needs a fresh runtime per iteration, or

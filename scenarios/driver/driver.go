@@ -41,8 +41,10 @@ type Options struct {
 	// the Runs timed runs lasts at least Benchtime/Runs.
 	Benchtime time.Duration
 	// Runs is the number of timed runs after the warm-up; 0 means
-	// DefaultRuns. A FixedIters scenario runs once whatever it says, and
-	// so does a run with FinalStart set (one run of Benchtime).
+	// DefaultRuns. A fixed-iteration cell runs once whatever it says
+	// unless its scenario's RerunFixed allows more (then Runs runs, or
+	// 0: as many as its budget holds, at least minFixedRuns), and so
+	// does a run with FinalStart set (one run of Benchtime).
 	Runs int
 	// GCOn selects GCPolicyOn instead of GCPolicy.
 	GCOn bool
@@ -108,7 +110,8 @@ type Sample struct {
 
 // Measure runs one cell in this process. It grows the iteration count as
 // testing.B does until a run lasts at least benchtime/DefaultRuns (these
-// runs are the warm-up; a FixedIters scenario runs once), then makes
+// runs are the warm-up; a fixed-iteration cell has none, and runs once
+// unless its scenario's RerunFixed allows more), then makes
 // DefaultRuns timed runs with that count and returns the median of each
 // metric over them. A checksum mismatch is an error; so is a row that does
 // not support the scenario (a *NotSupportedError).
@@ -147,7 +150,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	hooked := opts.FinalStart != nil
 	if fixed := s.Iters(params); fixed > 0 {
 		// No warm-up run to learn the heap the run needs from (its size
-		// is its parameter, and a second run would not be cold):
+		// is its parameter, and a run before it could leave it warm):
 		// pre-grow a fixed floor. Not for a Cycles scenario: its caller
 		// repeats this measurement and drops the first, so the later
 		// cycles reuse the heap of the ones before, and a floor regrown
@@ -163,9 +166,21 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		}
 		mark := judge(s, opts)
 		r.judge(mark)
-		return summarize(s, []*run{r}, mark != nil, 1)
+		if hooked || !rerunsFixed(s, row, params) {
+			return summarize(s, []*run{r}, mark != nil, 1)
+		}
+		// A cell whose every run is a whole measurement in a runtime
+		// of its own (Scenario.RerunFixed): more runs, as many as its
+		// budget holds but at least minFixedRuns, the first one among
+		// them, and their median, as for every other cell. Each later
+		// run starts with the same floor of warm heap, or what the
+		// first took if more.
+		runs := orDefault(opts.Runs, max(minFixedRuns, runsFor(r.wall, opts.Benchtime, planned(s))))
+		return timedRuns(s, row, params, fixed, opts, gc, mark, runs, []*run{r}, r, func(last *run) uint64 {
+			return max(warm, last.heapFor(fixed))
+		})
 	}
-	runs := orDefault(opts.Runs, DefaultRuns)
+	runs := orDefault(opts.Runs, planned(s))
 	each := opts.Benchtime / time.Duration(runs)
 	if hooked {
 		// The profiler wants one run of the whole bench time.
@@ -190,7 +205,8 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		// every run has a long untimed set-up (Yield n=262144 spawns
 		// its coroutines anew in each) makes fewer, each longer, so
 		// that the timed time stays the bench time.
-		if runs = runsFor(last.wall, opts.Benchtime); runs < DefaultRuns {
+		full := runs
+		if runs = runsFor(last.wall, opts.Benchtime, full); runs < full {
 			if each = opts.Benchtime / time.Duration(runs); last.env.Elapsed() < each {
 				n = nextIters(n, last.env.Elapsed(), each)
 			}
@@ -198,18 +214,61 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	}
 	// The warm-up is over: the runs that count, with the same count.
 	mark := judge(s, opts)
-	timed := make([]*run, runs)
-	var spent time.Duration
-	for i := range timed {
-		r, err := runOnce(s, row, params, n, opts, gc, last.heapFor(n), hooked)
+	if hooked {
+		r, err := runOnce(s, row, params, n, opts, gc, last.heapFor(n), true)
 		if err != nil {
 			return nil, err
 		}
 		r.judge(mark)
-		timed[i], last = r, r
+		return summarize(s, []*run{r}, mark != nil, 1)
+	}
+	return timedRuns(s, row, params, n, opts, gc, mark, runs, nil, last, func(last *run) uint64 { return last.heapFor(n) })
+}
+
+// minFixedRuns is the fewest timed runs a fixed-iteration cell that may
+// rerun makes (Scenario.RerunFixed), whatever its budget: three, so that
+// its figure is a median, one run's, and a run hit by a transient (or a
+// process's first run, slower where the process itself is cold) does not
+// set it. Such a cell's run can take several bench fifths of untimed
+// set-up (Spawn alive=10000 pool=warm on stackful-asm: a cold round of
+// fresh stacks before its warm ones, ~75 ms a run), where the budget
+// alone would give it two runs and a mean.
+const minFixedRuns = 3
+
+// rerunsFixed says whether the fixed-iteration cell makes more than one
+// timed run on row (Scenario.RerunFixed).
+func rerunsFixed(s *scenarios.Scenario, row scenarios.Row, params map[string]string) bool {
+	switch s.Rerun(params) {
+	case scenarios.RerunAlways:
+		return true
+	case scenarios.RerunIfFresh:
+		d, ok := row.Def()
+		return !ok || d.SharedAcrossRuns == ""
+	}
+	return false
+}
+
+// timedRuns makes the timed runs of n iterations until there are runs of
+// them (timed holds the ones already made, each judged), then re-takes
+// disturbed ones (mark) while that can still give a clean majority and
+// the cell's timed budget holds, and summarizes them. last is the run
+// made just before (the last warm-up run, or timed's last), and heap
+// gives the warm heap of the run after last: the first timed run's too.
+func timedRuns(s *scenarios.Scenario, row scenarios.Row, params map[string]string, n int, opts Options, gc *gcPolicy, mark func(Signal) bool, runs int, timed []*run, last *run, heap func(last *run) uint64) (*Sample, error) {
+	var spent time.Duration
+	for _, r := range timed {
 		spent += r.wall
 	}
-	if mark != nil && !hooked {
+	for len(timed) < runs {
+		r, err := runOnce(s, row, params, n, opts, gc, heap(last), false)
+		if err != nil {
+			return nil, err
+		}
+		r.judge(mark)
+		timed, last = append(timed, r), r
+		spent += r.wall
+	}
+	if mark != nil {
 		// Re-take disturbed runs while that can still give the process
 		// a majority of clean runs and the budget holds: a disturbance
 		// shorter than a run or two is waited out here, one that lasts
@@ -220,7 +279,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 				spent+last.wall > timedBudget*opts.Benchtime {
 				break
 			}
-			r, err := runOnce(s, row, params, n, opts, gc, last.heapFor(n), false)
+			r, err := runOnce(s, row, params, n, opts, gc, heap(last), false)
 			if err != nil {
 				return nil, err
 			}
@@ -277,14 +336,18 @@ func cleanRuns(runs []*run) int {
 const timedBudget = 2
 
 // runsFor is how many timed runs fit the budget when one run takes wall
-// (set-up included): DefaultRuns when they all fit, fewer (at least one)
-// when they do not.
-func runsFor(wall, benchtime time.Duration) int {
+// (set-up included): full when they all fit, fewer (at least one) when
+// they do not.
+func runsFor(wall, benchtime time.Duration, full int) int {
 	if wall <= 0 {
-		return DefaultRuns
+		return full
 	}
-	return int(max(1, min(DefaultRuns, int64(timedBudget*benchtime/wall))))
+	return int(max(1, min(int64(full), int64(timedBudget*benchtime/wall))))
 }
+
+// planned is how many timed runs a process makes of a cell of s when
+// its budget holds them: Scenario.TimedRuns, else DefaultRuns.
+func planned(s *scenarios.Scenario) int { return orDefault(s.TimedRuns, DefaultRuns) }
 
 // orDefault returns v, or def when v is 0.
 func orDefault(v, def int) int {

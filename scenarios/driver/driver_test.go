@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -513,7 +514,7 @@ func TestRunsForHoldsTheBudget(t *testing.T) {
 		{0, 100 * ms, DefaultRuns},     // nothing measured
 	}
 	for _, c := range cases {
-		if got := runsFor(c.wall, c.benchtime); got != c.want {
+		if got := runsFor(c.wall, c.benchtime, DefaultRuns); got != c.want {
 			t.Errorf("runsFor(%v, %v) = %d, want %d", c.wall, c.benchtime, got, c.want)
 		}
 	}
@@ -548,5 +549,94 @@ func TestSlowSetUpMakesFewerLongerRuns(t *testing.T) {
 	warm := calls[len(calls)-2]
 	if len(sm.Runs) != 1 || calls[len(calls)-1] != sm.Iters || sm.Iters <= warm {
 		t.Errorf("calls with N %v, %d timed runs of N=%d: want one timed run, with more iterations than the warm-up's %d", calls, len(sm.Runs), sm.Iters, warm)
+	}
+}
+
+// TestFixedCellsRerunAsTheirScenarioSays: a fixed-iteration cell makes one
+// timed run unless its scenario's RerunFixed allows more; RerunAlways
+// makes at least minFixedRuns on every row, each a new call of the body
+// (a new runtime), and reports their median; RerunIfFresh does so only on
+// a row whose runs start from nothing (not goroutine-single, which keeps
+// Go's dead goroutines), and the state-machine row is such a row.
+func TestFixedCellsRerunAsTheirScenarioSays(t *testing.T) {
+	for _, c := range []struct {
+		rerun scenarios.Rerun
+		row   scenarios.Row
+		want  int // body calls
+	}{
+		{scenarios.RerunNever, scenarios.GoroutineSingle, 1},
+		{scenarios.RerunNever, scenarios.Stackless, 1},
+		{scenarios.RerunAlways, scenarios.GoroutineSingle, minFixedRuns},
+		{scenarios.RerunAlways, scenarios.Stackless, minFixedRuns},
+		{scenarios.RerunIfFresh, scenarios.GoroutineSingle, 1},
+		{scenarios.RerunIfFresh, scenarios.Stackless, minFixedRuns},
+	} {
+		t.Run(fmt.Sprintf("%d/%s", c.rerun, c.row), func(t *testing.T) {
+			withRowGOMAXPROCS(t, c.row)
+			script := []float64{9, 1, 5, 7, 7}
+			var calls int
+			body := func(env *scenarios.Env) (scenarios.Outcome, error) {
+				v := script[calls]
+				calls++
+				env.ResetTimer()
+				env.StopTimer()
+				return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N), Values: map[string]float64{"v": v}}, nil
+			}
+			s := &scenarios.Scenario{
+				Name: "fixed", Bench: "Fixed", ItersFor: func(map[string]string) int { return 3 },
+				RerunFixed: func(map[string]string) scenarios.Rerun { return c.rerun },
+				Metrics:    []scenarios.Metric{{Unit: "v", Kind: scenarios.BodyMeasured}},
+				Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+					return body(env)
+				},
+				StateMachine: body,
+				Want:         func(env *scenarios.Env) uint64 { return uint64(env.N) },
+			}
+			// A bench time so short that the budget alone would allow
+			// one run: the floor gives the rerunning cells theirs.
+			sm, err := MeasureWith(s, c.row, nil, Options{Benchtime: time.Nanosecond, NoMark: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != c.want || len(sm.Runs) != c.want || sm.Iters != 3 {
+				t.Fatalf("body called %d times, %d runs reported, Iters %d: want %d of 3 iterations", calls, len(sm.Runs), sm.Iters, c.want)
+			}
+			want := map[int]float64{1: 9, minFixedRuns: 5}[c.want] // median of 9 1 5
+			if sm.Values[0] != want {
+				t.Errorf("figure %v over runs %v, want their median %v", sm.Values[0], sm.Runs, want)
+			}
+		})
+	}
+}
+
+// TestScenarioSetsItsTimedRuns: a scenario's TimedRuns replaces
+// DefaultRuns: that many timed runs after the warm-up, each of at least
+// its share of the bench time, their median reported.
+func TestScenarioSetsItsTimedRuns(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	var calls []int
+	script := make([]float64, 64)
+	for i := range script {
+		script[i] = float64((i * 7) % 11) // not sorted by run
+	}
+	s := scriptedScenario(script, &calls)
+	s.TimedRuns = 9
+	// Long enough that each run's set-up (the GC policy) stays well
+	// under its share even on a loaded machine: else the budget gives
+	// fewer runs (runsFor), as it should.
+	const bench = 450 * time.Millisecond
+	sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, Options{Benchtime: bench, NoMark: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var col []float64
+	for _, r := range sm.Runs {
+		col = append(col, r[0])
+	}
+	if len(sm.Runs) != 9 || sm.Values[0] != median(col) {
+		t.Fatalf("%d timed runs %v, figure %v: want 9 and their median (body calls with N %v)", len(sm.Runs), col, sm.Values[0], calls)
+	}
+	if each := time.Duration(sm.Iters) * time.Millisecond; each < bench/9 {
+		t.Errorf("timed runs of %d iterations (1 ms each): want at least %v each", sm.Iters, bench/9)
 	}
 }
