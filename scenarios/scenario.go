@@ -188,15 +188,6 @@ type Scenario struct {
 	// FixedIters (0: grow N to fill the bench time), for a scenario whose
 	// variants differ in that.
 	ItersFor func(params map[string]string) int
-	// TimedRuns is how many timed runs a process makes of each of the
-	// scenario's cells after the warm-up, each of at least 1/TimedRuns of
-	// the bench time, the process reporting their median; 0 means the
-	// driver's default (driver.DefaultRuns, 5). Odd, so the median is one
-	// run's. More for a scenario whose figure is set anew in each run (each
-	// run a new runtime, on memory that lands differently each time) and
-	// steady within one, so that a process's median covers more such
-	// draws in the same bench time.
-	TimedRuns int
 	// RerunFixed, when set, says whether a cell with a fixed iteration
 	// count (Iters > 0) may make more than one timed run in a process,
 	// as every other cell does, so that the process reports a median over

@@ -32,23 +32,10 @@ var Priority = register(&scenarios.Scenario{
 		Doc: "runnable normal coroutines ahead in the queue",
 	}},
 	Metrics:      []scenarios.Metric{{Unit: "ns/wake", Kind: scenarios.BodyMeasured}},
-	TimedRuns:    priorityRuns,
 	Blocking:     priorityBlocking,
 	StateMachine: priorityStateMachine,
 	Want:         priorityWant,
 })
-
-// priorityRuns is how many timed runs a Priority process makes (the
-// driver's default is 5), each of a ninth of the bench time. On
-// stackful-asm a run's figure is set when its runtime is made and holds
-// through the run: five stretches of one run agree within a few per cent,
-// while the runs of one process differ by up to 25% (114.7-146.6 ns/wake
-// in one process), with the same virtual addresses in every run (main's,
-// the high coroutine's and the normal ones' stacks, the shared state): so
-// it is where each run's fresh stacks land below the virtual layout,
-// drawn anew per run, not a transient. A process's median over nine such
-// draws spreads less between processes than one over five.
-const priorityRuns = 9
 
 // priorityWant: wake i mixes i and the number of normal coroutines that
 // ran between its fire and its run, which must be 0.

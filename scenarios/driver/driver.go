@@ -175,12 +175,12 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		// them, and their median, as for every other cell. Each later
 		// run starts with the same floor of warm heap, or what the
 		// first took if more.
-		runs := orDefault(opts.Runs, max(minFixedRuns, runsFor(r.wall, opts.Benchtime, planned(s))))
+		runs := orDefault(opts.Runs, max(minFixedRuns, runsFor(r.wall, opts.Benchtime)))
 		return timedRuns(s, row, params, fixed, opts, gc, mark, runs, []*run{r}, r, func(last *run) uint64 {
 			return max(warm, last.heapFor(fixed))
 		})
 	}
-	runs := orDefault(opts.Runs, planned(s))
+	runs := orDefault(opts.Runs, DefaultRuns)
 	each := opts.Benchtime / time.Duration(runs)
 	if hooked {
 		// The profiler wants one run of the whole bench time.
@@ -205,8 +205,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		// every run has a long untimed set-up (Yield n=262144 spawns
 		// its coroutines anew in each) makes fewer, each longer, so
 		// that the timed time stays the bench time.
-		full := runs
-		if runs = runsFor(last.wall, opts.Benchtime, full); runs < full {
+		if runs = runsFor(last.wall, opts.Benchtime); runs < DefaultRuns {
 			if each = opts.Benchtime / time.Duration(runs); last.env.Elapsed() < each {
 				n = nextIters(n, last.env.Elapsed(), each)
 			}
@@ -336,18 +335,14 @@ func cleanRuns(runs []*run) int {
 const timedBudget = 2
 
 // runsFor is how many timed runs fit the budget when one run takes wall
-// (set-up included): full when they all fit, fewer (at least one) when
-// they do not.
-func runsFor(wall, benchtime time.Duration, full int) int {
+// (set-up included): DefaultRuns when they all fit, fewer (at least one)
+// when they do not.
+func runsFor(wall, benchtime time.Duration) int {
 	if wall <= 0 {
-		return full
+		return DefaultRuns
 	}
-	return int(max(1, min(int64(full), int64(timedBudget*benchtime/wall))))
+	return int(max(1, min(DefaultRuns, int64(timedBudget*benchtime/wall))))
 }
-
-// planned is how many timed runs a process makes of a cell of s when
-// its budget holds them: Scenario.TimedRuns, else DefaultRuns.
-func planned(s *scenarios.Scenario) int { return orDefault(s.TimedRuns, DefaultRuns) }
 
 // orDefault returns v, or def when v is 0.
 func orDefault(v, def int) int {

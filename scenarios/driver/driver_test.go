@@ -514,7 +514,7 @@ func TestRunsForHoldsTheBudget(t *testing.T) {
 		{0, 100 * ms, DefaultRuns},     // nothing measured
 	}
 	for _, c := range cases {
-		if got := runsFor(c.wall, c.benchtime, DefaultRuns); got != c.want {
+		if got := runsFor(c.wall, c.benchtime); got != c.want {
 			t.Errorf("runsFor(%v, %v) = %d, want %d", c.wall, c.benchtime, got, c.want)
 		}
 	}
@@ -606,37 +606,5 @@ func TestFixedCellsRerunAsTheirScenarioSays(t *testing.T) {
 				t.Errorf("figure %v over runs %v, want their median %v", sm.Values[0], sm.Runs, want)
 			}
 		})
-	}
-}
-
-// TestScenarioSetsItsTimedRuns: a scenario's TimedRuns replaces
-// DefaultRuns: that many timed runs after the warm-up, each of at least
-// its share of the bench time, their median reported.
-func TestScenarioSetsItsTimedRuns(t *testing.T) {
-	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
-	var calls []int
-	script := make([]float64, 64)
-	for i := range script {
-		script[i] = float64((i * 7) % 11) // not sorted by run
-	}
-	s := scriptedScenario(script, &calls)
-	s.TimedRuns = 9
-	// Long enough that each run's set-up (the GC policy) stays well
-	// under its share even on a loaded machine: else the budget gives
-	// fewer runs (runsFor), as it should.
-	const bench = 450 * time.Millisecond
-	sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, Options{Benchtime: bench, NoMark: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var col []float64
-	for _, r := range sm.Runs {
-		col = append(col, r[0])
-	}
-	if len(sm.Runs) != 9 || sm.Values[0] != median(col) {
-		t.Fatalf("%d timed runs %v, figure %v: want 9 and their median (body calls with N %v)", len(sm.Runs), col, sm.Values[0], calls)
-	}
-	if each := time.Duration(sm.Iters) * time.Millisecond; each < bench/9 {
-		t.Errorf("timed runs of %d iterations (1 ms each): want at least %v each", sm.Iters, bench/9)
 	}
 }
