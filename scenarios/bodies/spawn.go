@@ -58,7 +58,7 @@ var Spawn = register(&scenarios.Scenario{
 		"for every other cell: pool=warm on every row, each run with its own warm rounds; pool=cold where a fresh "+
 		"runtime is cold (stackful-asm, stackless), and the same for alive=1 pool=cold's %d-lifecycle runs. A process's "+
 		"first run can read higher (stackless cold 1.3×, with ~100 minor faults against 0-5: pages the process touches "+
-		"for the first time; stackful-coro warm ~1.2×, ~200 faults), and the median leaves it out. pool=cold on the "+
+		"for the first time; stackful-coro warm 1.1-1.3×, ~200 faults), and the median leaves it out. pool=cold on the "+
 		"goroutine rows and stackful-coro stays one run per process, the process's first: Go keeps dead goroutines for "+
 		"the process's life, so a second run would not be cold. pool=cold times the first spawns of a "+
 		"fresh runtime: empty stack pool, so every stackful-asm fiber takes a fresh stack (a slab mmap per "+
