@@ -110,6 +110,7 @@ type Summary struct {
 	Extra       int // extra repetitions run for cells above the target CV
 	Stolen      int // cells marked as taken under steal
 	Disturbed   int // repetitions not counted: their process was disturbed (in Done too)
+	CrossSlow   int // of Disturbed, those taken in the cross-CPU slow mode (crosscpu.go)
 	Interrupted bool
 }
 
@@ -226,6 +227,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	var order []string
 	unsupported := map[string]bool{}
 	idx := 0 // cells ended, planned and extra
+	// The cross-CPU round trip's readings so far, its fast level
+	// (crosscpu.go).
+	var modes crossModes
 	// runOne runs cell c and writes its record. It returns false when the
 	// run was interrupted (the cell is left out).
 	runOne := func(c Cell) (bool, error) {
@@ -250,6 +254,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			fmt.Fprintf(logFile, "%s rep %d: interrupted\n", name, c.Rep)
 			return false, nil
 		}
+		// The probes count into the run's fast level whatever the cell
+		// gave: they read the machine, not the cell.
+		modes.judge(&out.cross)
 		st.reps++
 		st.wall += out.wall
 		// A cell counts once its record is on disk: a failed write
@@ -275,15 +282,23 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		default:
 			status = "ok"
 			rec := resultFor(c, out.report, machine)
-			if out.report.Disturbed {
+			if crossSlow := out.cross.slow(); out.report.Disturbed || crossSlow {
 				// Not a sample of the cell: its figure goes on a
 				// comment line, and the cell gets another repetition
-				// in its place (adapt.go).
+				// in its place (adapt.go). A repetition in the
+				// cross-CPU slow mode is one disturbed by the host.
 				status = "disturbed, not counted"
+				text := disturbedText(c, out.report)
+				if crossSlow {
+					status = results.CrossSlowMode + ", not counted"
+					st.crossSlow++
+					sum.CrossSlow++
+					text = crossSlowText(c, out.report, out.cross)
+				}
 				st.disturbed++
 				st.held = append(st.held, rec)
 				sum.Disturbed++
-				if err := w.Annotate(results.Annotation{Kind: results.AnnotDisturbed, Name: name, Text: disturbedText(c, out.report)}); err != nil {
+				if err := w.Annotate(results.Annotation{Kind: results.AnnotDisturbed, Name: name, Text: text}); err != nil {
 					return true, writeErr(err)
 				}
 			} else {
@@ -292,11 +307,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 				}
 				st.values = append(st.values, out.report.Values[0])
 				st.dropped += out.report.droppedRuns()
+				if out.cross.measured && out.cross.err == nil {
+					st.counted = append(st.counted, countedCross{rep: c.Rep, cross: out.cross})
+				}
 			}
 			sum.Done++
 			cross := ""
-			if out.cross != "" {
-				cross = ", " + out.cross
+			if t := out.cross.text(); t != "" {
+				cross = ", " + t
 			}
 			fmt.Fprintf(logFile, "%s rep %d: %s in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary, cpu %v, others' cpu %v (%.1f%%)%s\n",
 				name, c.Rep, status, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw,
@@ -406,7 +424,11 @@ rounds:
 			if !adaptOn && v == verdictCap {
 				v = verdictMore // no cap was in play: extra repetitions are off
 			}
-			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped)
+			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow)
+			if late := st.lateSlow(modes.level()); late != "" {
+				text += "; " + late
+				fmt.Fprintf(logFile, "%s: %s\n", name, late)
+			}
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
@@ -447,11 +469,44 @@ type cellState struct {
 	failed  bool
 	wall    time.Duration // wall time of its repetitions, in all
 	// disturbed counts the repetitions not counted (their process had
-	// no clean majority of timed runs), whose result lines wait in held;
-	// dropped counts the disturbed timed runs the counted repetitions
-	// left out of their medians.
-	disturbed, dropped int
-	held               []*benchfmt.Result
+	// no clean majority of timed runs, or ran in the cross-CPU slow mode:
+	// crossSlow of them), whose result lines wait in held; dropped counts
+	// the disturbed timed runs the counted repetitions left out of their
+	// medians.
+	disturbed, dropped, crossSlow int
+	// counted holds the cross-CPU probes of the counted multi-P
+	// repetitions, to be judged again against the run's final level
+	// (lateSlow).
+	counted []countedCross
+	held    []*benchfmt.Result
+}
+
+// countedCross is a counted repetition's cross-CPU probes.
+type countedCross struct {
+	rep   int
+	cross crossReading
+}
+
+// lateSlow says which counted repetitions read the slow mode against the
+// run's final fast level although not against the level when they ran:
+// a run that starts in a slow stretch counts its first multi-P repetitions
+// before it has seen the fast mode (crossModes). Their result lines are on
+// disk by then, so this is said, not undone; "" when there are none.
+func (st *cellState) lateSlow(level time.Duration) string {
+	if level <= 0 {
+		return ""
+	}
+	var reps []string
+	for _, c := range st.counted {
+		if c.cross.before > crossSlowFactor*level || c.cross.after > crossSlowFactor*level {
+			reps = append(reps, strconv.Itoa(c.rep))
+		}
+	}
+	if len(reps) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d counted repetitions (rep %s) read the %s against the run's final fast level %v, not yet against the level when they ran (the run had not seen the fast mode then)",
+		len(reps), strings.Join(reps, ", "), results.CrossSlowMode, level)
 }
 
 // minFigures is the fewest figures a cell keeps: with fewer undisturbed
@@ -488,6 +543,17 @@ func disturbedText(c Cell, rep childReport) string {
 		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare)
 }
 
+// crossSlowText is the text of the disturbed line of a repetition taken in
+// the cross-CPU slow mode: its figure and the two probes. A process that
+// was disturbed by a runqueue wait too says both.
+func crossSlowText(c Cell, rep childReport, cross crossReading) string {
+	if rep.Disturbed {
+		return disturbedText(c, rep) + "; and " + cross.notCounted()
+	}
+	return fmt.Sprintf("rep %d: %s %s not counted: %s",
+		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, cross.notCounted())
+}
+
 // rule is the run's rule with the cap lowered to the scenario's own cap
 // for this cell's parameter values, if it has one (expensive cells).
 func (st *cellState) rule(r adaptRule) adaptRule {
@@ -517,10 +583,9 @@ type cellOutcome struct {
 	// same CPUs over its life (othersOver).
 	cpu, others time.Duration
 	othersShare float64
-	// cross is the run log's record of the cross-CPU round trip just
-	// before and after a multi-P cell's child (crosscpu.go); "" for a
-	// cell on one P.
-	cross string
+	// cross is the cross-CPU round trip just before and after a multi-P
+	// cell's child (crosscpu.go); not measured for a cell on one P.
+	cross crossReading
 }
 
 // runCell runs one child and interprets how it ended.
@@ -540,12 +605,11 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	}
 	// The round trip between the CPUs a multi-P cell spans, measured
 	// while no child runs (crosscpu.go).
-	crossA, crossB, crossOK := pins.crossPair()
-	crossOK = crossOK && c.Row.CellGOMAXPROCS(c.Scenario) > 1
-	var crossBefore time.Duration
-	var crossErr error
-	if crossOK {
-		crossBefore, crossErr = crossCPURoundTrip(crossA, crossB)
+	var cross crossReading
+	cross.a, cross.b, cross.measured = pins.crossPair()
+	cross.measured = cross.measured && c.Row.CellGOMAXPROCS(c.Scenario) > 1
+	if cross.measured {
+		cross.before, cross.err = crossProbe(cross.a, cross.b)
 	}
 	// A machine without the counter (not Linux /proc) has no mark.
 	before, stealErr := readSteal(procStat, stealCPU)
@@ -558,7 +622,7 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	if err == nil {
 		err = cmd.Wait()
 	}
-	out := cellOutcome{wall: time.Since(start), stderrTail: tail(stderr.String(), stderrTail), stealOn: stealOn}
+	out := cellOutcome{wall: time.Since(start), stderrTail: tail(stderr.String(), stderrTail), stealOn: stealOn, cross: cross}
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			out.nvcsw, out.nivcsw = ru.Nvcsw, ru.Nivcsw
@@ -571,12 +635,8 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	} else {
 		out.stealOn = "(no /proc/stat)"
 	}
-	if crossOK {
-		var crossAfter time.Duration
-		if crossErr == nil {
-			crossAfter, crossErr = crossCPURoundTrip(crossA, crossB)
-		}
-		out.cross = crossText(crossA, crossB, crossBefore, crossAfter, crossErr)
+	if out.cross.measured && out.cross.err == nil {
+		out.cross.after, out.cross.err = crossProbe(out.cross.a, out.cross.b)
 	}
 	switch {
 	case placeErr != nil:
