@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corobench/corobench/cmd/benchrun/internal/units"
 	"github.com/corobench/corobench/internal/results"
 )
 
@@ -178,8 +179,11 @@ const crossSlowFactor = 3
 // crossSlowFactor times it is slow. The quartile stays in the fast mode as
 // long as the slow mode held fewer than three in four of the readings so
 // far (it held 5% in the full run above, 22% in 400 rounds taken under
-// load). A run that starts in a slow stretch marks nothing until fast
-// readings come: until then the slow mode is all it has seen.
+// load). A run that starts in a slow stretch has seen nothing else yet (two
+// short runs of this session started so, the slow mode lasting their first
+// 20–60 multi-P processes), so the planned repetitions are judged only once
+// they are all done, against the level of all their readings, and the
+// extra ones as they run (Run's resolve).
 type crossModes struct {
 	sorted []time.Duration // every reading so far, ascending
 }
@@ -212,10 +216,37 @@ type crossReading struct {
 	// was set against.
 	slowBefore, slowAfter   bool
 	levelBefore, levelAfter time.Duration
+	// pending is set while the verdict waits for the planned
+	// repetitions' level (the run log says so).
+	pending bool
+	// sizeOnly is set for a cell whose headline is a size, not a speed
+	// (Memory's B/coroutine): the host's placement cannot move it, so the
+	// slow mode is recorded and leaves nothing out.
+	sizeOnly bool
+}
+
+// sizeFigure reports whether a headline in unit is a size (B/coroutine),
+// not a time, a rate or a size per time (MB/s).
+func sizeFigure(unit string) bool {
+	u := units.Parse(unit)
+	return u.Kind == units.Bytes && units.Parse(u.Per).Kind != units.Time
+}
+
+// judgeable reports whether r can be judged: probes taken, none failed, and
+// a headline the mode can move.
+func (r crossReading) judgeable() bool { return r.measured && r.err == nil && !r.sizeOnly }
+
+// judgeAt sets r's verdicts against one level (the planned repetitions'
+// level, for the repetitions that waited for it).
+func (r *crossReading) judgeAt(level time.Duration) {
+	r.pending = false
+	r.levelBefore, r.levelAfter = level, level
+	r.slowBefore = level > 0 && r.before > crossSlowFactor*level
+	r.slowAfter = level > 0 && r.after > crossSlowFactor*level
 }
 
 // judge counts r's readings into the level, in the order they were taken,
-// and sets their verdicts.
+// and sets their verdicts against the level as it then is.
 func (m *crossModes) judge(r *crossReading) {
 	if !r.measured || r.err != nil {
 		return
@@ -224,12 +255,15 @@ func (m *crossModes) judge(r *crossReading) {
 	r.slowAfter, r.levelAfter = m.add(r.after)
 }
 
-// slow reports whether the repetition ran in the slow mode: either reading
-// slow. One slow side means the mode changed while the child ran, so part
+// slow reports whether the repetition ran in the slow mode, for a cell whose
+// headline the mode can move: either reading slow. One slow side means the mode changed while the child ran, so part
 // of it ran slow; in the full run above, such repetitions read up to 2.4×
 // their cell's median (Offload c=8, FileIO c=16), and Yield n=262144's one
 // at 1.35× was its cell's worst.
-func (r crossReading) slow() bool { return r.slowBefore || r.slowAfter }
+func (r crossReading) slow() bool { return r.readSlow() && !r.sizeOnly }
+
+// readSlow reports whether either reading was slow, whatever the cell.
+func (r crossReading) readSlow() bool { return r.slowBefore || r.slowAfter }
 
 // text is the run log's words for the two probes, with the verdict.
 func (r crossReading) text() string {
@@ -240,8 +274,14 @@ func (r crossReading) text() string {
 		return crossText(r.a, r.b, 0, 0, r.err)
 	}
 	s := crossText(r.a, r.b, r.before, r.after, nil)
-	if r.slow() {
+	if r.pending {
+		return s + " (judged after the planned repetitions)"
+	}
+	if r.readSlow() {
 		s += ": " + results.CrossSlowMode + " " + r.verdict()
+		if r.sizeOnly {
+			s += ", not judged: the headline is a size"
+		}
 	}
 	return s
 }

@@ -223,6 +223,20 @@ func TestCrossModesJudge(t *testing.T) {
 	if single.slow() || single.text() != "" || len(m.sorted) != 6 {
 		t.Errorf("unmeasured reading: slow %v, text %q", single.slow(), single.text())
 	}
+	// A size headline is not moved by the mode: recorded, not slow.
+	size := crossReading{measured: true, a: 0, b: 1, before: 500, after: 500, sizeOnly: true}
+	m.judge(&size)
+	if size.slow() || !strings.HasSuffix(size.text(), ", not judged: the headline is a size") {
+		t.Errorf("size headline in the slow mode: slow %v, text %q; want recorded, not slow", size.slow(), size.text())
+	}
+}
+
+func TestSizeFigure(t *testing.T) {
+	for unit, want := range map[string]bool{"B/coroutine": true, "heap-B/coroutine": true, "MB/s": false, "ns/switch": false, "req/s": false, "roundtrips": false} {
+		if got := sizeFigure(unit); got != want {
+			t.Errorf("sizeFigure(%q) = %v, want %v", unit, got, want)
+		}
+	}
 }
 
 // scriptedProbes makes the run's cross-CPU probe read the given round
@@ -246,8 +260,9 @@ func scriptedProbes(t *testing.T, reads ...time.Duration) {
 // takes its place, the reps line and the run log say so.
 func TestCrossSlowRepetitionIsReplaced(t *testing.T) {
 	a, b := twoCPUs(t)
-	// Rep 0 fast (100/90), rep 1 slow on both sides (400/380 against a
-	// level of 90), rep 2 fast, then the replacement rep 3 (100 ns).
+	// Rep 0 fast (100/90), rep 1 slow on both sides (400/380 against the
+	// planned readings' level 95), rep 2 fast, then the replacement rep 3
+	// (100/100, judged at once against 95).
 	scriptedProbes(t, 100, 90, 400, 380, 95, 100)
 	modes := map[scenarios.Row]string{scenarios.GoroutineMulti: "seq:" + filepath.Join(t.TempDir(), "a") + ":10,50,10,10"}
 	sum, f := runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineMulti}, 3, modes, func(o *Options) {
@@ -274,7 +289,7 @@ func TestCrossSlowRepetitionIsReplaced(t *testing.T) {
 			reps = an.Text
 		}
 	}
-	want := "rep 1: 50 ns/switch not counted: cross-cpu slow mode: round trip " + pair + " 400ns before, 380ns after (both above 3× the run's fast level, 90ns and 90ns)"
+	want := "rep 1: 50 ns/switch not counted: cross-cpu slow mode: round trip " + pair + " 400ns before, 380ns after (both above 3× the run's fast level, 95ns and 95ns)"
 	if len(disturbed) != 1 || disturbed[0] != want {
 		t.Errorf("disturbed lines %q, want [%q]", disturbed, want)
 	}
@@ -286,15 +301,14 @@ func TestCrossSlowRepetitionIsReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"PingPong/impl=goroutine-multi rep 1: cross-cpu slow mode, not counted in ",
-		"cross-cpu round trip " + pair + " 400ns before, 380ns after: cross-cpu slow mode (both above 3× the run's fast level, 90ns and 90ns)",
-		"PingPong/impl=goroutine-multi rep 3: ok in ",
+		"PingPong/impl=goroutine-multi rep 1: cross-cpu slow mode, not counted (judged after the planned repetitions): cross-cpu round trip " + pair + " 400ns before, 380ns after: cross-cpu slow mode (both above 3× the run's fast level, 95ns and 95ns)",
+		"PingPong/impl=goroutine-multi rep 3: ok in ", // the extra one, judged at once
 	} {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("run log lacks %q:\n%s", want, log)
 		}
 	}
-	if strings.Contains(string(log), "rep 0: cross-cpu slow mode") || strings.Contains(string(log), "95ns before, 100ns after: cross") {
+	if strings.Contains(string(log), "rep 0: cross-cpu slow mode") || strings.Contains(string(log), "rep 2: cross-cpu slow mode") || strings.Contains(string(log), "100ns before, 100ns after: cross") {
 		t.Errorf("run log marks a fast repetition:\n%s", log)
 	}
 }
@@ -321,36 +335,48 @@ func TestCrossSlowFigureKeptWhenNothingElse(t *testing.T) {
 	}
 }
 
-// A run that starts in a slow stretch counts its first multi-P repetitions
-// (it has not seen the fast mode yet); the reps line and the run log say
-// which of them read slow against the run's final level.
-func TestCrossSlowSaidLateWhenTheRunStartsSlow(t *testing.T) {
-	twoCPUs(t)
-	// Rep 0 400/380: the level is 400, then 380, so not slow. Reps 1, 2
-	// fast. Final readings 90 95 100 100 380 400: level 95, 3× = 285.
+// A run that starts in a slow stretch has no fast level while it runs its
+// first multi-P repetitions: the planned repetitions wait for the level of
+// all their readings, so the slow one is left out all the same.
+func TestCrossSlowJudgedAfterThePlannedRepetitions(t *testing.T) {
+	a, b := twoCPUs(t)
+	// Rep 0 400/380: against the level so far (400, then 380) not slow.
+	// Reps 1, 2 fast. The planned readings 90 95 100 100 380 400: level
+	// 95, 3× = 285, so rep 0 is slow on both sides.
 	scriptedProbes(t, 400, 380, 90, 100, 95, 100)
 	modes := map[scenarios.Row]string{scenarios.GoroutineMulti: "seq:" + filepath.Join(t.TempDir(), "a") + ":30,10,10"}
 	sum, f := runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineMulti}, 3, modes, func(o *Options) {
 		o.Pin, o.MaxCount = true, 0
 	})
-	if sum.CrossSlow != 0 || len(f.Results) != 3 {
-		t.Errorf("summary %+v, %d result lines: want nothing left out, 3 figures", sum, len(f.Results))
+	var got []float64
+	for _, r := range f.Results {
+		got = append(got, r.Values[0].OrigValue)
 	}
-	late := "1 counted repetitions (rep 0) read the cross-cpu slow mode against the run's final fast level 95ns"
-	reps := ""
+	if sum.CrossSlow != 1 || !slices.Equal(got, []float64{10, 10}) {
+		t.Errorf("summary %+v, results %v: want rep 0 left out, 10 10 counted", sum, got)
+	}
+	pair := "cpu" + strconv.Itoa(a) + "-cpu" + strconv.Itoa(b)
+	var disturbed []string
 	for _, an := range f.Annotations {
-		if an.Kind == results.AnnotReps {
-			reps = an.Text
+		if an.Kind == results.AnnotDisturbed {
+			disturbed = append(disturbed, an.Text)
 		}
 	}
-	if !strings.Contains(reps, late) {
-		t.Errorf("reps line %q lacks %q", reps, late)
+	want := "rep 0: 30 ns/switch not counted: cross-cpu slow mode: round trip " + pair + " 400ns before, 380ns after (both above 3× the run's fast level, 95ns and 95ns)"
+	if len(disturbed) != 1 || disturbed[0] != want {
+		t.Errorf("disturbed lines %q, want [%q]", disturbed, want)
 	}
 	log, err := os.ReadFile(sum.LogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(log), "PingPong/impl=goroutine-multi: "+late) {
-		t.Errorf("run log lacks %q:\n%s", late, log)
+	for _, want := range []string{
+		"PingPong/impl=goroutine-multi rep 0: ok, pending the cross-cpu verdict in ",
+		"400ns before, 380ns after (judged after the planned repetitions)",
+		"PingPong/impl=goroutine-multi rep 0: cross-cpu slow mode, not counted (judged after the planned repetitions): cross-cpu round trip " + pair + " 400ns before, 380ns after: cross-cpu slow mode (both above 3× the run's fast level, 95ns and 95ns)",
+	} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("run log lacks %q:\n%s", want, log)
+		}
 	}
 }

@@ -228,8 +228,65 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	unsupported := map[string]bool{}
 	idx := 0 // cells ended, planned and extra
 	// The cross-CPU round trip's readings so far, its fast level
-	// (crosscpu.go).
+	// (crosscpu.go). Until the planned repetitions are done (resolved)
+	// the counted multi-P repetitions wait for their verdict (pending):
+	// a run that starts in a slow stretch has no fast level to judge by.
 	var modes crossModes
+	resolved := false
+	// count writes a repetition's result line and counts its figure.
+	count := func(st *cellState, rec *benchfmt.Result, rep childReport) error {
+		if err := w.Result(rec); err != nil {
+			return writeErr(err)
+		}
+		st.values = append(st.values, rep.Values[0])
+		st.dropped += rep.droppedRuns()
+		return nil
+	}
+	// leaveOut writes a repetition that is not a sample of its cell (its
+	// process was disturbed, or it ran in the cross-CPU slow mode): its
+	// figure goes on a comment line, and the cell gets another repetition
+	// in its place (adapt.go). A repetition in the slow mode is one
+	// disturbed by the host.
+	leaveOut := func(st *cellState, c Cell, rec *benchfmt.Result, rep childReport, cross crossReading) error {
+		text := disturbedText(c, rep)
+		if cross.slow() {
+			st.crossSlow++
+			sum.CrossSlow++
+			text = crossSlowText(c, rep, cross)
+		}
+		st.disturbed++
+		st.held = append(st.held, rec)
+		sum.Disturbed++
+		if err := w.Annotate(results.Annotation{Kind: results.AnnotDisturbed, Name: c.Name(), Text: text}); err != nil {
+			return writeErr(err)
+		}
+		return nil
+	}
+	// resolve judges the pending repetitions against the fast level of
+	// every reading the planned repetitions took, and counts or leaves
+	// out each.
+	resolve := func() error {
+		resolved = true
+		level := modes.level()
+		for _, name := range order {
+			st := states[name]
+			for _, p := range st.pending {
+				p.cross.judgeAt(level)
+				if !p.cross.slow() {
+					if err := count(st, p.rec, p.report); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(logFile, "%s rep %d: %s, not counted (judged after the planned repetitions): %s\n", name, p.cell.Rep, results.CrossSlowMode, p.cross.text())
+				if err := leaveOut(st, p.cell, p.rec, p.report, p.cross); err != nil {
+					return err
+				}
+			}
+			st.pending = nil
+		}
+		return nil
+	}
 	// runOne runs cell c and writes its record. It returns false when the
 	// run was interrupted (the cell is left out).
 	runOne := func(c Cell) (bool, error) {
@@ -255,8 +312,13 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			return false, nil
 		}
 		// The probes count into the run's fast level whatever the cell
-		// gave: they read the machine, not the cell.
+		// gave: they read the machine, not the cell. Before the planned
+		// repetitions are done the verdict waits (resolve).
+		out.cross.sizeOnly = sizeFigure(c.Scenario.Metrics[0].Unit)
 		modes.judge(&out.cross)
+		if !resolved {
+			out.cross.slowBefore, out.cross.slowAfter = false, false
+		}
 		st.reps++
 		st.wall += out.wall
 		// A cell counts once its record is on disk: a failed write
@@ -282,33 +344,24 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		default:
 			status = "ok"
 			rec := resultFor(c, out.report, machine)
-			if crossSlow := out.cross.slow(); out.report.Disturbed || crossSlow {
-				// Not a sample of the cell: its figure goes on a
-				// comment line, and the cell gets another repetition
-				// in its place (adapt.go). A repetition in the
-				// cross-CPU slow mode is one disturbed by the host.
+			switch {
+			case out.report.Disturbed || out.cross.slow():
 				status = "disturbed, not counted"
-				text := disturbedText(c, out.report)
-				if crossSlow {
+				if out.cross.slow() {
 					status = results.CrossSlowMode + ", not counted"
-					st.crossSlow++
-					sum.CrossSlow++
-					text = crossSlowText(c, out.report, out.cross)
 				}
-				st.disturbed++
-				st.held = append(st.held, rec)
-				sum.Disturbed++
-				if err := w.Annotate(results.Annotation{Kind: results.AnnotDisturbed, Name: name, Text: text}); err != nil {
-					return true, writeErr(err)
+				if err := leaveOut(st, c, rec, out.report, out.cross); err != nil {
+					return true, err
 				}
-			} else {
-				if err := w.Result(rec); err != nil {
-					return true, writeErr(err)
-				}
-				st.values = append(st.values, out.report.Values[0])
-				st.dropped += out.report.droppedRuns()
-				if out.cross.measured && out.cross.err == nil {
-					st.counted = append(st.counted, countedCross{rep: c.Rep, cross: out.cross})
+			case !resolved && out.cross.judgeable():
+				// Judged with the rest once the planned repetitions
+				// have shown the run's fast level (resolve).
+				status = "ok, pending the cross-cpu verdict"
+				out.cross.pending = true
+				st.pending = append(st.pending, pendingRep{cell: c, rec: rec, report: out.report, cross: out.cross})
+			default:
+				if err := count(st, rec, out.report); err != nil {
+					return true, err
 				}
 			}
 			sum.Done++
@@ -359,6 +412,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		}
 	}
 	plannedCells := idx
+	if err := resolve(); err != nil {
+		return sum, err
+	}
 
 	// Extra rounds (adapt.go): only the cells whose CV is still above the
 	// target, one repetition each per round, in plan order.
@@ -425,10 +481,6 @@ rounds:
 				v = verdictMore // no cap was in play: extra repetitions are off
 			}
 			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow)
-			if late := st.lateSlow(modes.level()); late != "" {
-				text += "; " + late
-				fmt.Fprintf(logFile, "%s: %s\n", name, late)
-			}
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
@@ -474,39 +526,19 @@ type cellState struct {
 	// the disturbed timed runs the counted repetitions left out of their
 	// medians.
 	disturbed, dropped, crossSlow int
-	// counted holds the cross-CPU probes of the counted multi-P
-	// repetitions, to be judged again against the run's final level
-	// (lateSlow).
-	counted []countedCross
+	// pending holds the planned multi-P repetitions waiting for their
+	// cross-CPU verdict (resolve), in the order they ran.
+	pending []pendingRep
 	held    []*benchfmt.Result
 }
 
-// countedCross is a counted repetition's cross-CPU probes.
-type countedCross struct {
-	rep   int
-	cross crossReading
-}
-
-// lateSlow says which counted repetitions read the slow mode against the
-// run's final fast level although not against the level when they ran:
-// a run that starts in a slow stretch counts its first multi-P repetitions
-// before it has seen the fast mode (crossModes). Their result lines are on
-// disk by then, so this is said, not undone; "" when there are none.
-func (st *cellState) lateSlow(level time.Duration) string {
-	if level <= 0 {
-		return ""
-	}
-	var reps []string
-	for _, c := range st.counted {
-		if c.cross.before > crossSlowFactor*level || c.cross.after > crossSlowFactor*level {
-			reps = append(reps, strconv.Itoa(c.rep))
-		}
-	}
-	if len(reps) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d counted repetitions (rep %s) read the %s against the run's final fast level %v, not yet against the level when they ran (the run had not seen the fast mode then)",
-		len(reps), strings.Join(reps, ", "), results.CrossSlowMode, level)
+// pendingRep is a counted multi-P repetition waiting for its cross-CPU
+// verdict (resolve).
+type pendingRep struct {
+	cell   Cell
+	rec    *benchfmt.Result
+	report childReport
+	cross  crossReading
 }
 
 // minFigures is the fewest figures a cell keeps: with fewer undisturbed
