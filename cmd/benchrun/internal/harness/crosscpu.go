@@ -167,34 +167,42 @@ var crossProbe = crossCPURoundTrip
 //
 // Chosen from the committed full run 20261124T063656Z: 2470 readings around
 // its 1235 multi-P processes, every one 44–219 ns or 284–535 ns, nothing
-// between. Against the lower quartile of the readings up to each one (74–75
-// ns for most of the run) the fast readings reach 2.9× and the slow ones
-// start at 3.8×; 3× sits in that gap. Any factor from 2.5 to 3.6 picks the
-// same repetitions there.
+// between. Against the fast level up to each reading (82–88 ns for most of
+// the run) the fast readings reach 2.5× and the slow ones start at 3.3×;
+// 3× sits in that gap.
 const crossSlowFactor = 3
 
 // crossModes tells the slow mode from the fast one by the run's own
-// readings, not by a figure of one machine: the fast level is the lower
-// quartile of every reading of the run so far, and a reading above
-// crossSlowFactor times it is slow. The quartile stays in the fast mode as
-// long as the slow mode held fewer than three in four of the readings so
-// far (it held 5% in the full run above, 22% in 400 rounds taken under
-// load). A run that starts in a slow stretch has seen nothing else yet (two
-// short runs of this session started so, the slow mode lasting their first
-// 20–60 multi-P processes), so the planned repetitions are judged only once
-// they are all done, against the level of all their readings, and the
-// extra ones as they run (Run's resolve).
+// readings, not by a figure of one machine. The fast level is the median of
+// the fast cluster, the readings at most twice the lowest one: the lowest
+// reading is in the fast mode as soon as the run has met it once, and the
+// slow mode (3–7× the fast one here) never falls within twice it. A reading
+// above crossSlowFactor times the level is slow.
+//
+// Why not a plain quantile of all readings: the slow mode's share of the
+// readings changes with the host. It was 4% in the full run above, but 9%
+// to 83% in five short runs of this session; at 60% and 83% the lower
+// quartile of all readings rose into the slow mode and judged slow readings
+// fast. The fast cluster's median over a whole run was 86–91 ns in all six.
+//
+// A run that starts in a slow stretch has seen nothing else yet (three of
+// those five did, for their first 17, 92 and 108 readings), so the planned
+// repetitions are judged only once they are all done, against the level of
+// all their readings, and the extra ones as they run (Run's resolve). A run that never meets the fast mode
+// judges nothing slow: the slow mode is all it knows.
 type crossModes struct {
 	sorted []time.Duration // every reading so far, ascending
 }
 
-// level is the run's fast level: the lower quartile of its readings (the
-// lower of the two middle ones for a count not divisible by 4).
+// level is the run's fast level: the median of the readings at most twice
+// the lowest (the lower of the two middle ones for an even count); 0 with
+// no readings.
 func (m *crossModes) level() time.Duration {
 	if len(m.sorted) == 0 {
 		return 0
 	}
-	return m.sorted[(len(m.sorted)-1)/4]
+	n, _ := slices.BinarySearch(m.sorted, 2*m.sorted[0]+1) // readings <= 2× the lowest
+	return m.sorted[(n-1)/2]
 }
 
 // add counts reading d into the level and reports whether d is slow

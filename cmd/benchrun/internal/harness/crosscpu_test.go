@@ -142,9 +142,9 @@ func TestRunLogRecordsCrossCPURoundTrip(t *testing.T) {
 	}
 }
 
-// The slow mode is judged against the lower quartile of the run's readings
-// so far, the new one included; hand-computed: level = sorted[(n-1)/4],
-// slow when the reading is more than 3× it.
+// The slow mode is judged against the median of the readings so far (the
+// new one included) that are at most twice the lowest; hand-computed: a
+// reading is slow when more than 3× that level.
 func TestCrossModes(t *testing.T) {
 	ns := time.Nanosecond
 	cases := []struct {
@@ -156,17 +156,26 @@ func TestCrossModes(t *testing.T) {
 		{
 			name:  "fast then slow",
 			reads: []time.Duration{100 * ns, 90 * ns, 310 * ns, 271 * ns, 270 * ns},
-			// [100] → 100; [90 100] → 90; [90 100 310] → 90, 310 > 270;
-			// [90 100 271 310] → 90, 271 > 270; [90 100 270 271 310] →
-			// 100 (index 1), 270 < 300.
+			// [100] → 100; [90 100] → 90 (lower middle); then the
+			// cluster stays [90 100] (≤ 180): 310 and 271 > 270,
+			// 270 is not.
 			slow:  []bool{false, false, true, true, false},
-			level: []time.Duration{100 * ns, 90 * ns, 90 * ns, 90 * ns, 100 * ns},
+			level: []time.Duration{100 * ns, 90 * ns, 90 * ns, 90 * ns, 90 * ns},
+		},
+		{
+			name:  "the slow mode in the majority",
+			reads: []time.Duration{80 * ns, 300 * ns, 310 * ns, 320 * ns, 330 * ns, 90 * ns},
+			// The cluster is [80] (≤ 160), then [80 90]: level 80,
+			// 3× = 240. (A lower quartile would be 300 by the fifth
+			// reading, and judge 330 fast.)
+			slow:  []bool{false, true, true, true, true, false},
+			level: []time.Duration{80 * ns, 80 * ns, 80 * ns, 80 * ns, 80 * ns, 80 * ns},
 		},
 		{
 			name:  "a run that starts slow",
 			reads: []time.Duration{400 * ns, 380 * ns, 80 * ns, 390 * ns},
-			// Nothing is slow until a fast reading comes: [380 400] →
-			// 380; [80 380 400] → 80; [80 380 390 400] → 80, 390 > 240.
+			// Nothing is slow until a fast reading comes: [400] → 400;
+			// [380 400] → 380; then the cluster is [80]: 390 > 240.
 			slow:  []bool{false, false, false, true},
 			level: []time.Duration{400 * ns, 380 * ns, 80 * ns, 80 * ns},
 		},
@@ -198,7 +207,8 @@ func TestCrossModesJudge(t *testing.T) {
 	if r1.slow() || strings.Contains(r1.text(), "slow") {
 		t.Errorf("100/90 ns on a fresh run: slow %v, text %q; want fast", r1.slow(), r1.text())
 	}
-	// Before: [90 100 310] → 90, 310 > 270; after: [90 95 100 310] → 90.
+	// Before: [90 100 310] → cluster [90 100] → 90, 310 > 270; after:
+	// [90 95 100 310] → cluster [90 95 100] → 95.
 	r2 := crossReading{measured: true, a: 0, b: 1, before: 310, after: 95}
 	m.judge(&r2)
 	if !r2.slow() || !r2.slowBefore || r2.slowAfter {
@@ -207,7 +217,8 @@ func TestCrossModesJudge(t *testing.T) {
 	if want := "cross-cpu round trip cpu0-cpu1 310ns before, 95ns after: cross-cpu slow mode (before above 3× the run's fast level, 90ns)"; r2.text() != want {
 		t.Errorf("log text %q, want %q", r2.text(), want)
 	}
-	// After only: [90 95 100 100 310] → 95; 400 > 285: [90 95 100 100 310 400] → 95.
+	// After only: [90 95 100 100 310] → cluster [90 95 100 100] → 95;
+	// then 400 > 285 at the same level.
 	r3 := crossReading{measured: true, a: 0, b: 1, before: 100, after: 400}
 	m.judge(&r3)
 	if !r3.slow() || r3.slowBefore || !r3.slowAfter || !strings.Contains(r3.notCounted(), "(after above 3× the run's fast level, 95ns)") {
@@ -261,8 +272,8 @@ func scriptedProbes(t *testing.T, reads ...time.Duration) {
 func TestCrossSlowRepetitionIsReplaced(t *testing.T) {
 	a, b := twoCPUs(t)
 	// Rep 0 fast (100/90), rep 1 slow on both sides (400/380 against the
-	// planned readings' level 95), rep 2 fast, then the replacement rep 3
-	// (100/100, judged at once against 95).
+	// planned readings' level: cluster [90 95 100 100], 95), rep 2 fast,
+	// then the replacement rep 3 (100/100, judged at once against 100).
 	scriptedProbes(t, 100, 90, 400, 380, 95, 100)
 	modes := map[scenarios.Row]string{scenarios.GoroutineMulti: "seq:" + filepath.Join(t.TempDir(), "a") + ":10,50,10,10"}
 	sum, f := runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineMulti}, 3, modes, func(o *Options) {
@@ -341,8 +352,8 @@ func TestCrossSlowFigureKeptWhenNothingElse(t *testing.T) {
 func TestCrossSlowJudgedAfterThePlannedRepetitions(t *testing.T) {
 	a, b := twoCPUs(t)
 	// Rep 0 400/380: against the level so far (400, then 380) not slow.
-	// Reps 1, 2 fast. The planned readings 90 95 100 100 380 400: level
-	// 95, 3× = 285, so rep 0 is slow on both sides.
+	// Reps 1, 2 fast. The planned readings 90 95 100 100 380 400: cluster
+	// [90 95 100 100], level 95, 3× = 285, so rep 0 is slow on both sides.
 	scriptedProbes(t, 400, 380, 90, 100, 95, 100)
 	modes := map[scenarios.Row]string{scenarios.GoroutineMulti: "seq:" + filepath.Join(t.TempDir(), "a") + ":30,10,10"}
 	sum, f := runNoise(t, bodies.PingPong, []scenarios.Row{scenarios.GoroutineMulti}, 3, modes, func(o *Options) {
