@@ -19,8 +19,9 @@ import (
 // (goroutine-multi, the pool cells) hands work between CPUs, and each hand-off
 // moves cache lines from one core to the other. On this project's 2-vCPU
 // VMs that move is bimodal over time: two threads pinned to the two vCPUs
-// bouncing one line read either 60–220 ns or 280–540 ns per round trip,
-// the slow mode in stretches of 10–20 s, with no runqueue wait and no steal
+// bouncing one line read either 44–219 ns or 284–535 ns per round trip,
+// the slow mode in stretches of 10 s to over a minute, with no runqueue
+// wait and no steal
 // to show for it (likely the host placing the two vCPUs on nearby or
 // distant cores). So the parent measures the round trip just before and
 // just after every multi-P cell's child (never while it runs: both CPUs are
