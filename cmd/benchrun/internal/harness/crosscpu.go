@@ -19,7 +19,7 @@ import (
 // (goroutine-multi, the pool cells) hands work between CPUs, and each hand-off
 // moves cache lines from one core to the other. On this project's 2-vCPU
 // VMs that move is bimodal over time: two threads pinned to the two vCPUs
-// bouncing one line read either 44–219 ns or 284–535 ns per round trip,
+// bouncing one line read either 56–219 ns or 284–535 ns per round trip,
 // the slow mode in stretches of 10 s to over a minute, with no runqueue
 // wait and no steal
 // to show for it (likely the host placing the two vCPUs on nearby or
@@ -167,7 +167,7 @@ var crossProbe = crossCPURoundTrip
 // a round trip must read to be in the slow mode.
 //
 // Chosen from the committed full run 20261124T063656Z: 2470 readings around
-// its 1235 multi-P processes, every one 44–219 ns or 284–535 ns, nothing
+// its 1235 multi-P processes, every one 56–219 ns or 284–535 ns, nothing
 // between. Against the fast level up to each reading (82–88 ns for most of
 // the run) the fast readings reach 2.5× and the slow ones start at 3.3×;
 // 3× sits in that gap.
