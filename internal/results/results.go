@@ -156,6 +156,13 @@ const (
 // cell's disturbed figures were written as result lines.
 const DisturbedKept = "kept:"
 
+// CrossSlowMode names the reason in the text of an AnnotDisturbed line
+// whose repetition was left out because the round trip of a cache line
+// between the CPUs of a multi-P cell read the host's slow mode before or
+// after its process (the run log has the probes of every multi-P
+// repetition). A line without it was disturbed by a runqueue wait.
+const CrossSlowMode = "cross-cpu slow mode"
+
 // Annotation is a comment line about a cell that has result lines.
 type Annotation struct {
 	Kind string // AnnotSteal, AnnotReps or AnnotDisturbed

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/stats"
+	"github.com/corobench/corobench/internal/results"
 )
 
 // Repetitions that earn their confidence interval: after the planned
@@ -121,9 +122,10 @@ func cv(values []float64) float64 {
 // repsText is the text of a cell's repetition annotation: reps
 // repetitions, of which disturbed were not counted (their processes had
 // no clean majority of timed runs) and the counted ones left dropped timed
-// runs out of their medians; figures is how many were counted, want how
-// many were planned.
-func repsText(reps int, v adaptVerdict, c float64, r adaptRule, budgetSpent bool, figures, want, disturbed, dropped int) string {
+// runs out of their medians, and crossSlow of the disturbed ones ran in the
+// cross-CPU slow mode (crosscpu.go); figures is how many were counted, want
+// how many were planned.
+func repsText(reps int, v adaptVerdict, c float64, r adaptRule, budgetSpent bool, figures, want, disturbed, dropped, crossSlow int) string {
 	over := fmt.Sprintf("cv %s > target %s", pct(c), pct(r.targetCV))
 	if v == verdictShort {
 		over = fmt.Sprintf("cv %s with %d undisturbed figures of the %d planned", pct(c), figures, want)
@@ -147,6 +149,9 @@ func repsText(reps int, v adaptVerdict, c float64, r adaptRule, budgetSpent bool
 	}
 	if disturbed > 0 || dropped > 0 {
 		why += fmt.Sprintf("; disturbed: %d repetitions not counted, %d timed runs left out of the counted ones' medians", disturbed, dropped)
+	}
+	if crossSlow > 0 {
+		why += fmt.Sprintf(" (%d of the repetitions not counted ran in the %s)", crossSlow, results.CrossSlowMode)
 	}
 	return fmt.Sprintf("%d repetitions: %s", reps, why)
 }

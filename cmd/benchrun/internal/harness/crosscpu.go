@@ -4,27 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/corobench/corobench/cmd/benchrun/internal/units"
+	"github.com/corobench/corobench/internal/results"
 )
 
 // The cross-CPU round trip. A cell that runs on more than one CPU
 // (goroutine-multi, the pool cells) hands work between CPUs, and each hand-off
 // moves cache lines from one core to the other. On this project's 2-vCPU
 // VMs that move is bimodal over time: two threads pinned to the two vCPUs
-// bouncing one line read either ~70–80 ns or ~340–390 ns per round trip,
-// in stretches of seconds to minutes, with no runqueue wait and no steal to
-// show for it (likely the host placing the two vCPUs on nearby or distant
-// cores). goroutine-multi has processes at 2–3× their cell's median whose own
-// counters show nothing; whether the slow stretch is what makes them is not
-// yet established. So the run log records the round trip just before and
+// bouncing one line read either 56–219 ns or 284–535 ns per round trip,
+// the slow mode in stretches of 10 s to over a minute, with no runqueue
+// wait and no steal
+// to show for it (likely the host placing the two vCPUs on nearby or
+// distant cores). So the parent measures the round trip just before and
 // just after every multi-P cell's child (never while it runs: both CPUs are
-// the cell's then), beside the figure, for a reader to tell the host's
-// stretch from the row's cost. It is a record, not a mark: no figure is
-// dropped on it.
+// the cell's then), and a repetition taken in the slow mode is left out like
+// a disturbed one (crossModes): it measured the host's placement as much as
+// the row.
 
 // Sizes of one probe: the best of crossBursts bursts of crossTrips round
 // trips each, so one burst that an interrupt or another task broke does not
@@ -154,4 +157,156 @@ func crossText(a, b int, before, after time.Duration, err error) string {
 		return fmt.Sprintf("cross-cpu round trip: not measured (%v)", err)
 	}
 	return fmt.Sprintf("cross-cpu round trip cpu%d-cpu%d %v before, %v after", a, b, before, after)
+}
+
+// crossProbe is the probe the run takes; tests replace it with readings of
+// their own.
+var crossProbe = crossCPURoundTrip
+
+// crossSlowFactor is how far above the run's fast level (crossModes.level)
+// a round trip must read to be in the slow mode.
+//
+// Chosen from the committed full run 20261124T063656Z: 2470 readings around
+// its 1235 multi-P processes, every one 56–219 ns or 284–535 ns, nothing
+// between. Against the fast level up to each reading (82–88 ns for most of
+// the run) the fast readings reach 2.5× and the slow ones start at 3.3×;
+// 3× sits in that gap.
+const crossSlowFactor = 3
+
+// crossModes tells the slow mode from the fast one by the run's own
+// readings, not by a figure of one machine. The fast level is the median of
+// the fast cluster, the readings at most twice the lowest one: the lowest
+// reading is in the fast mode as soon as the run has met it once, and the
+// slow mode (3–7× the fast one here) never falls within twice it. A reading
+// above crossSlowFactor times the level is slow.
+//
+// Why not a plain quantile of all readings: the slow mode's share of the
+// readings changes with the host. It was 4% in the full run above, but 9%
+// to 83% in five short runs of this session; at 60% and 83% the lower
+// quartile of all readings rose into the slow mode and judged slow readings
+// fast. The fast cluster's median over a whole run was 86–91 ns in all six.
+//
+// A run that starts in a slow stretch has seen nothing else yet (three of
+// those five did, for their first 17, 92 and 108 readings), so the planned
+// repetitions are judged only once they are all done, against the level of
+// all their readings, and the extra ones as they run (Run's resolve). A run that never meets the fast mode
+// judges nothing slow: the slow mode is all it knows.
+type crossModes struct {
+	sorted []time.Duration // every reading so far, ascending
+}
+
+// level is the run's fast level: the median of the readings at most twice
+// the lowest (the lower of the two middle ones for an even count); 0 with
+// no readings.
+func (m *crossModes) level() time.Duration {
+	if len(m.sorted) == 0 {
+		return 0
+	}
+	n, _ := slices.BinarySearch(m.sorted, 2*m.sorted[0]+1) // readings <= 2× the lowest
+	return m.sorted[(n-1)/2]
+}
+
+// add counts reading d into the level and reports whether d is slow
+// against the level with d counted, and that level.
+func (m *crossModes) add(d time.Duration) (slow bool, level time.Duration) {
+	i, _ := slices.BinarySearch(m.sorted, d)
+	m.sorted = slices.Insert(m.sorted, i, d)
+	level = m.level()
+	return level > 0 && d > crossSlowFactor*level, level
+}
+
+// crossReading is one multi-P repetition's two probes and their verdict.
+type crossReading struct {
+	measured      bool // a multi-P cell with pinning on: probes were taken
+	a, b          int  // the CPUs (crossPair)
+	before, after time.Duration
+	err           error // a probe failed: no readings, no verdict
+	// Set by judge: whether each reading was slow, and the level each
+	// was set against.
+	slowBefore, slowAfter   bool
+	levelBefore, levelAfter time.Duration
+	// pending is set while the verdict waits for the planned
+	// repetitions' level (the run log says so).
+	pending bool
+	// sizeOnly is set for a cell whose headline is a size, not a speed
+	// (Memory's B/coroutine): the host's placement cannot move it, so the
+	// slow mode is recorded and leaves nothing out.
+	sizeOnly bool
+}
+
+// sizeFigure reports whether a headline in unit is a size (B/coroutine),
+// not a time, a rate or a size per time (MB/s).
+func sizeFigure(unit string) bool {
+	u := units.Parse(unit)
+	return u.Kind == units.Bytes && units.Parse(u.Per).Kind != units.Time
+}
+
+// judgeable reports whether r can be judged: probes taken, none failed, and
+// a headline the mode can move.
+func (r crossReading) judgeable() bool { return r.measured && r.err == nil && !r.sizeOnly }
+
+// judgeAt sets r's verdicts against one level (the planned repetitions'
+// level, for the repetitions that waited for it).
+func (r *crossReading) judgeAt(level time.Duration) {
+	r.pending = false
+	r.levelBefore, r.levelAfter = level, level
+	r.slowBefore = level > 0 && r.before > crossSlowFactor*level
+	r.slowAfter = level > 0 && r.after > crossSlowFactor*level
+}
+
+// judge counts r's readings into the level, in the order they were taken,
+// and sets their verdicts against the level as it then is.
+func (m *crossModes) judge(r *crossReading) {
+	if !r.measured || r.err != nil {
+		return
+	}
+	r.slowBefore, r.levelBefore = m.add(r.before)
+	r.slowAfter, r.levelAfter = m.add(r.after)
+}
+
+// slow reports whether the repetition ran in the slow mode, for a cell whose
+// headline the mode can move: either reading slow. One slow side means the mode changed while the child ran, so part
+// of it ran slow; in the full run above, such repetitions read up to 2.4×
+// their cell's median (Offload c=8, FileIO c=16), and Yield n=262144's one
+// at 1.35× was its cell's worst.
+func (r crossReading) slow() bool { return r.readSlow() && !r.sizeOnly }
+
+// readSlow reports whether either reading was slow, whatever the cell.
+func (r crossReading) readSlow() bool { return r.slowBefore || r.slowAfter }
+
+// text is the run log's words for the two probes, with the verdict.
+func (r crossReading) text() string {
+	if !r.measured {
+		return ""
+	}
+	if r.err != nil {
+		return crossText(r.a, r.b, 0, 0, r.err)
+	}
+	s := crossText(r.a, r.b, r.before, r.after, nil)
+	if r.pending {
+		return s + " (judged after the planned repetitions)"
+	}
+	if r.readSlow() {
+		s += ": " + results.CrossSlowMode + " " + r.verdict()
+		if r.sizeOnly {
+			s += ", not judged: the headline is a size"
+		}
+	}
+	return s
+}
+
+// verdict says which readings were slow and against what level.
+func (r crossReading) verdict() string {
+	switch {
+	case !r.slowAfter:
+		return fmt.Sprintf("(before above %d× the run's fast level, %v)", crossSlowFactor, r.levelBefore)
+	case !r.slowBefore:
+		return fmt.Sprintf("(after above %d× the run's fast level, %v)", crossSlowFactor, r.levelAfter)
+	}
+	return fmt.Sprintf("(both above %d× the run's fast level, %v and %v)", crossSlowFactor, r.levelBefore, r.levelAfter)
+}
+
+// notCounted is the text a slow repetition's disturbed line carries.
+func (r crossReading) notCounted() string {
+	return fmt.Sprintf("%s: round trip cpu%d-cpu%d %v before, %v after %s", results.CrossSlowMode, r.a, r.b, r.before, r.after, r.verdict())
 }

@@ -247,13 +247,13 @@ func TestAdaptDecide(t *testing.T) {
 // cell short of undisturbed figures says so instead of a CV over target.
 func TestRepsTextCountsTheDisturbed(t *testing.T) {
 	r := adaptRule{targetCV: 0.05, maxReps: 30, budget: time.Minute}
-	got := repsText(12, verdictStable, 0.02, r, false, 10, 10, 2, 7)
+	got := repsText(12, verdictStable, 0.02, r, false, 10, 10, 2, 7, 0)
 	for _, want := range []string{"12 repetitions: cv 2.0% <= target 5.0%", "2 repetitions not counted", "7 timed runs left out"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("repsText = %q, want it to contain %q", got, want)
 		}
 	}
-	got = repsText(14, verdictShort, 0.01, r, true, 8, 10, 6, 0)
+	got = repsText(14, verdictShort, 0.01, r, true, 8, 10, 6, 0, 0)
 	for _, want := range []string{"8 undisturbed figures of the 10 planned", "time budget", "6 repetitions not counted"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("repsText = %q, want it to contain %q", got, want)
@@ -262,7 +262,7 @@ func TestRepsTextCountsTheDisturbed(t *testing.T) {
 	if strings.Contains(got, "> target") {
 		t.Errorf("repsText = %q: a steady cell short of figures is not over its target", got)
 	}
-	if got := repsText(10, verdictStable, 0.02, r, false, 10, 10, 0, 0); strings.Contains(got, "disturbed") {
+	if got := repsText(10, verdictStable, 0.02, r, false, 10, 10, 0, 0, 0); strings.Contains(got, "disturbed") {
 		t.Errorf("repsText = %q: nothing was disturbed", got)
 	}
 }
@@ -298,11 +298,11 @@ func TestRunAdaptBudget(t *testing.T) {
 		}
 	}
 	r := adaptRule{targetCV: 0.05, maxReps: 9, asked: 5 * m}
-	if got := repsText(3, verdictMore, 0.2, r, false, 3, 3, 0, 0); !strings.Contains(got, "--run-budget") {
+	if got := repsText(3, verdictMore, 0.2, r, false, 3, 3, 0, 0, 0); !strings.Contains(got, "--run-budget") {
 		t.Errorf("a cell left noisy because the run budget was spent reads %q, want it to name --run-budget", got)
 	}
 	r.asked = 0 // --adapt-budget 0: the user turned them off, the run budget did not
-	if got := repsText(3, verdictMore, 0.2, r, false, 3, 3, 0, 0); strings.Contains(got, "--run-budget") || !strings.Contains(got, "extra repetitions off") {
+	if got := repsText(3, verdictMore, 0.2, r, false, 3, 3, 0, 0, 0); strings.Contains(got, "--run-budget") || !strings.Contains(got, "extra repetitions off") {
 		t.Errorf("a cell left noisy with --adapt-budget 0 reads %q, want extra repetitions off, not the run budget blamed", got)
 	}
 }

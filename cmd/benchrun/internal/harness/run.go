@@ -110,6 +110,7 @@ type Summary struct {
 	Extra       int // extra repetitions run for cells above the target CV
 	Stolen      int // cells marked as taken under steal
 	Disturbed   int // repetitions not counted: their process was disturbed (in Done too)
+	CrossSlow   int // of Disturbed, those taken in the cross-CPU slow mode (crosscpu.go)
 	Interrupted bool
 }
 
@@ -226,6 +227,66 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	var order []string
 	unsupported := map[string]bool{}
 	idx := 0 // cells ended, planned and extra
+	// The cross-CPU round trip's readings so far, its fast level
+	// (crosscpu.go). Until the planned repetitions are done (resolved)
+	// the counted multi-P repetitions wait for their verdict (pending):
+	// a run that starts in a slow stretch has no fast level to judge by.
+	var modes crossModes
+	resolved := false
+	// count writes a repetition's result line and counts its figure.
+	count := func(st *cellState, rec *benchfmt.Result, rep childReport) error {
+		if err := w.Result(rec); err != nil {
+			return writeErr(err)
+		}
+		st.values = append(st.values, rep.Values[0])
+		st.dropped += rep.droppedRuns()
+		return nil
+	}
+	// leaveOut writes a repetition that is not a sample of its cell (its
+	// process was disturbed, or it ran in the cross-CPU slow mode): its
+	// figure goes on a comment line, and the cell gets another repetition
+	// in its place (adapt.go). A repetition in the slow mode is one
+	// disturbed by the host.
+	leaveOut := func(st *cellState, c Cell, rec *benchfmt.Result, rep childReport, cross crossReading) error {
+		text := disturbedText(c, rep)
+		if cross.slow() {
+			st.crossSlow++
+			sum.CrossSlow++
+			text = crossSlowText(c, rep, cross)
+		}
+		st.disturbed++
+		st.held = append(st.held, rec)
+		sum.Disturbed++
+		if err := w.Annotate(results.Annotation{Kind: results.AnnotDisturbed, Name: c.Name(), Text: text}); err != nil {
+			return writeErr(err)
+		}
+		return nil
+	}
+	// resolve judges the pending repetitions against the fast level of
+	// every reading the planned repetitions took, and counts or leaves
+	// out each.
+	resolve := func() error {
+		resolved = true
+		level := modes.level()
+		for _, name := range order {
+			st := states[name]
+			for _, p := range st.pending {
+				p.cross.judgeAt(level)
+				if !p.cross.slow() {
+					if err := count(st, p.rec, p.report); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(logFile, "%s rep %d: %s, not counted (judged after the planned repetitions): %s\n", name, p.cell.Rep, results.CrossSlowMode, p.cross.text())
+				if err := leaveOut(st, p.cell, p.rec, p.report, p.cross); err != nil {
+					return err
+				}
+			}
+			st.pending = nil
+		}
+		return nil
+	}
 	// runOne runs cell c and writes its record. It returns false when the
 	// run was interrupted (the cell is left out).
 	runOne := func(c Cell) (bool, error) {
@@ -249,6 +310,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			// Killed by Ctrl-C: not a failure of the cell, and not a result.
 			fmt.Fprintf(logFile, "%s rep %d: interrupted\n", name, c.Rep)
 			return false, nil
+		}
+		// The probes count into the run's fast level whatever the cell
+		// gave: they read the machine, not the cell. Before the planned
+		// repetitions are done the verdict waits (resolve).
+		out.cross.sizeOnly = sizeFigure(c.Scenario.Metrics[0].Unit)
+		modes.judge(&out.cross)
+		if !resolved {
+			out.cross.slowBefore, out.cross.slowAfter = false, false
 		}
 		st.reps++
 		st.wall += out.wall
@@ -275,28 +344,30 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		default:
 			status = "ok"
 			rec := resultFor(c, out.report, machine)
-			if out.report.Disturbed {
-				// Not a sample of the cell: its figure goes on a
-				// comment line, and the cell gets another repetition
-				// in its place (adapt.go).
+			switch {
+			case out.report.Disturbed || out.cross.slow():
 				status = "disturbed, not counted"
-				st.disturbed++
-				st.held = append(st.held, rec)
-				sum.Disturbed++
-				if err := w.Annotate(results.Annotation{Kind: results.AnnotDisturbed, Name: name, Text: disturbedText(c, out.report)}); err != nil {
-					return true, writeErr(err)
+				if out.cross.slow() {
+					status = results.CrossSlowMode + ", not counted"
 				}
-			} else {
-				if err := w.Result(rec); err != nil {
-					return true, writeErr(err)
+				if err := leaveOut(st, c, rec, out.report, out.cross); err != nil {
+					return true, err
 				}
-				st.values = append(st.values, out.report.Values[0])
-				st.dropped += out.report.droppedRuns()
+			case !resolved && out.cross.judgeable():
+				// Judged with the rest once the planned repetitions
+				// have shown the run's fast level (resolve).
+				status = "ok, pending the cross-cpu verdict"
+				out.cross.pending = true
+				st.pending = append(st.pending, pendingRep{cell: c, rec: rec, report: out.report, cross: out.cross})
+			default:
+				if err := count(st, rec, out.report); err != nil {
+					return true, err
+				}
 			}
 			sum.Done++
 			cross := ""
-			if out.cross != "" {
-				cross = ", " + out.cross
+			if t := out.cross.text(); t != "" {
+				cross = ", " + t
 			}
 			fmt.Fprintf(logFile, "%s rep %d: %s in %v, steal %v (%.2f%% on %s), context switches %d voluntary %d involuntary, cpu %v, others' cpu %v (%.1f%%)%s\n",
 				name, c.Rep, status, out.wall.Round(time.Millisecond), out.stolen, 100*out.stealShare, out.stealOn, out.nvcsw, out.nivcsw,
@@ -341,6 +412,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		}
 	}
 	plannedCells := idx
+	if err := resolve(); err != nil {
+		return sum, err
+	}
 
 	// Extra rounds (adapt.go): only the cells whose CV is still above the
 	// target, one repetition each per round, in plan order.
@@ -406,7 +480,7 @@ rounds:
 			if !adaptOn && v == verdictCap {
 				v = verdictMore // no cap was in play: extra repetitions are off
 			}
-			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped)
+			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow)
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
@@ -447,11 +521,24 @@ type cellState struct {
 	failed  bool
 	wall    time.Duration // wall time of its repetitions, in all
 	// disturbed counts the repetitions not counted (their process had
-	// no clean majority of timed runs), whose result lines wait in held;
-	// dropped counts the disturbed timed runs the counted repetitions
-	// left out of their medians.
-	disturbed, dropped int
-	held               []*benchfmt.Result
+	// no clean majority of timed runs, or ran in the cross-CPU slow mode:
+	// crossSlow of them), whose result lines wait in held; dropped counts
+	// the disturbed timed runs the counted repetitions left out of their
+	// medians.
+	disturbed, dropped, crossSlow int
+	// pending holds the planned multi-P repetitions waiting for their
+	// cross-CPU verdict (resolve), in the order they ran.
+	pending []pendingRep
+	held    []*benchfmt.Result
+}
+
+// pendingRep is a counted multi-P repetition waiting for its cross-CPU
+// verdict (resolve).
+type pendingRep struct {
+	cell   Cell
+	rec    *benchfmt.Result
+	report childReport
+	cross  crossReading
 }
 
 // minFigures is the fewest figures a cell keeps: with fewer undisturbed
@@ -488,6 +575,17 @@ func disturbedText(c Cell, rep childReport) string {
 		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare)
 }
 
+// crossSlowText is the text of the disturbed line of a repetition taken in
+// the cross-CPU slow mode: its figure and the two probes. A process that
+// was disturbed by a runqueue wait too says both.
+func crossSlowText(c Cell, rep childReport, cross crossReading) string {
+	if rep.Disturbed {
+		return disturbedText(c, rep) + "; and " + cross.notCounted()
+	}
+	return fmt.Sprintf("rep %d: %s %s not counted: %s",
+		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, cross.notCounted())
+}
+
 // rule is the run's rule with the cap lowered to the scenario's own cap
 // for this cell's parameter values, if it has one (expensive cells).
 func (st *cellState) rule(r adaptRule) adaptRule {
@@ -517,10 +615,9 @@ type cellOutcome struct {
 	// same CPUs over its life (othersOver).
 	cpu, others time.Duration
 	othersShare float64
-	// cross is the run log's record of the cross-CPU round trip just
-	// before and after a multi-P cell's child (crosscpu.go); "" for a
-	// cell on one P.
-	cross string
+	// cross is the cross-CPU round trip just before and after a multi-P
+	// cell's child (crosscpu.go); not measured for a cell on one P.
+	cross crossReading
 }
 
 // runCell runs one child and interprets how it ended.
@@ -540,12 +637,11 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	}
 	// The round trip between the CPUs a multi-P cell spans, measured
 	// while no child runs (crosscpu.go).
-	crossA, crossB, crossOK := pins.crossPair()
-	crossOK = crossOK && c.Row.CellGOMAXPROCS(c.Scenario) > 1
-	var crossBefore time.Duration
-	var crossErr error
-	if crossOK {
-		crossBefore, crossErr = crossCPURoundTrip(crossA, crossB)
+	var cross crossReading
+	cross.a, cross.b, cross.measured = pins.crossPair()
+	cross.measured = cross.measured && c.Row.CellGOMAXPROCS(c.Scenario) > 1
+	if cross.measured {
+		cross.before, cross.err = crossProbe(cross.a, cross.b)
 	}
 	// A machine without the counter (not Linux /proc) has no mark.
 	before, stealErr := readSteal(procStat, stealCPU)
@@ -558,7 +654,7 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	if err == nil {
 		err = cmd.Wait()
 	}
-	out := cellOutcome{wall: time.Since(start), stderrTail: tail(stderr.String(), stderrTail), stealOn: stealOn}
+	out := cellOutcome{wall: time.Since(start), stderrTail: tail(stderr.String(), stderrTail), stealOn: stealOn, cross: cross}
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			out.nvcsw, out.nivcsw = ru.Nvcsw, ru.Nivcsw
@@ -571,12 +667,8 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	} else {
 		out.stealOn = "(no /proc/stat)"
 	}
-	if crossOK {
-		var crossAfter time.Duration
-		if crossErr == nil {
-			crossAfter, crossErr = crossCPURoundTrip(crossA, crossB)
-		}
-		out.cross = crossText(crossA, crossB, crossBefore, crossAfter, crossErr)
+	if out.cross.measured && out.cross.err == nil {
+		out.cross.after, out.cross.err = crossProbe(out.cross.a, out.cross.b)
 	}
 	switch {
 	case placeErr != nil:

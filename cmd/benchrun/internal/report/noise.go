@@ -36,6 +36,10 @@ type noiseView struct {
 	// disturbed lines name ("15%").
 	Disturbed, DisturbedKept, DroppedRuns int
 	DisturbedMark                         string
+	// CrossSlow counts the repetitions not counted because the cross-CPU
+	// round trip read the slow mode around their process (disturbed lines
+	// naming results.CrossSlowMode); they are not in Disturbed.
+	CrossSlow int
 	// Floor is the timer-floor-os line; FloorP50/FloorP99 its figures in
 	// ns (0 when the run did not record one).
 	Floor              string
@@ -120,6 +124,8 @@ func noise(set *cells.Set) noiseView {
 		case results.AnnotDisturbed:
 			if n, ok := keptCount(a.Text); ok {
 				nv.DisturbedKept += n
+			} else if strings.Contains(a.Text, results.CrossSlowMode) {
+				nv.CrossSlow++
 			} else {
 				nv.Disturbed++
 				if m := markRE.FindStringSubmatch(a.Text); m != nil && nv.DisturbedMark == "" {
@@ -257,7 +263,7 @@ func statAbove(stat string, pct float64) bool {
 // cellNoise fills a cell's repetition and steal details from its
 // annotations.
 func cellNoise(cv *cellView, annots []cells.Annotation) {
-	steals, disturbed := 0, 0
+	steals, disturbed, crossSlow := 0, 0, 0
 	for _, a := range annots {
 		switch a.Kind {
 		case results.AnnotReps:
@@ -274,6 +280,8 @@ func cellNoise(cv *cellView, annots []cells.Annotation) {
 		case results.AnnotDisturbed:
 			if n, ok := keptCount(a.Text); ok {
 				cv.Flags = append(cv.Flags, fmt.Sprintf("%d disturbed rep(s) kept as figures", n))
+			} else if strings.Contains(a.Text, results.CrossSlowMode) {
+				crossSlow++
 			} else {
 				disturbed++
 			}
@@ -282,6 +290,9 @@ func cellNoise(cv *cellView, annots []cells.Annotation) {
 	}
 	if disturbed > 0 {
 		cv.Flags = append(cv.Flags, fmt.Sprintf("%d disturbed rep(s) not counted", disturbed))
+	}
+	if crossSlow > 0 {
+		cv.Flags = append(cv.Flags, fmt.Sprintf("%d rep(s) in the %s not counted", crossSlow, results.CrossSlowMode))
 	}
 	if steals > 0 {
 		cv.Flags = append(cv.Flags, fmt.Sprintf("steal in %d rep(s)", steals))

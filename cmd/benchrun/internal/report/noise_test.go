@@ -157,3 +157,42 @@ BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
 		}
 	}
 }
+
+// A repetition left out in the cross-CPU slow mode is counted apart from
+// the runqueue-disturbed ones, in the noise section and on its cell.
+func TestNoiseSectionCrossSlow(t *testing.T) {
+	text := `goos: linux
+benchtime: 100ms
+BenchmarkYield/impl=goroutine-multi/n=64 100 90 ns/switch
+BenchmarkYield/impl=goroutine-multi/n=64 100 91 ns/switch
+# corobench:disturbed BenchmarkYield/impl=goroutine-multi/n=64: rep 1: 286.5 ns/switch not counted: cross-cpu slow mode: round trip cpu0-cpu1 295ns before, 289ns after (both above 3× the run's fast level, 75ns and 75ns)
+# corobench:disturbed BenchmarkYield/impl=goroutine-multi/n=64: rep 2: 300 ns/switch not counted: cross-cpu slow mode: round trip cpu0-cpu1 70ns before, 330ns after (after above 3× the run's fast level, 75ns)
+# corobench:reps BenchmarkYield/impl=goroutine-multi/n=64: 4 repetitions: cv 0.8% <= target 5.0%; disturbed: 2 repetitions not counted, 0 timed runs left out of the counted ones' medians (2 of the repetitions not counted ran in the cross-cpu slow mode)
+`
+	dir := t.TempDir()
+	in := filepath.Join(dir, "cross.txt")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := Build([]string{in}, filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(index)
+	html := string(b)
+	start, end := strings.Index(html, `<section id="noise">`), strings.Index(html, `<section id="problems">`)
+	if start < 0 || end < start {
+		t.Fatalf("no noise section before the problems section")
+	}
+	sec := html[start:end]
+	for _, want := range []string{"No repetition was marked disturbed by a runqueue wait.", "2 repetition(s) of multi-P cells not counted in the cross-CPU slow mode"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("noise section lacks %q:\n%s", want, sec)
+		}
+	}
+	y := html[strings.Index(html, `<section id="s-yield">`):]
+	y = y[:strings.Index(y, "</section>")]
+	if !strings.Contains(y, "2 rep(s) in the cross-cpu slow mode not counted") || strings.Contains(y, "disturbed rep(s) not counted") {
+		t.Errorf("yield table: want the cell flagged for the slow mode only:\n%s", y)
+	}
+}
