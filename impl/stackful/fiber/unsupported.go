@@ -26,6 +26,10 @@ var finishedPC uintptr // finishedResumedPC's value (none here)
 
 func getg() unsafe.Pointer { return nil }
 
+func switchEntries() (sw, sc uintptr) { return 0, 0 }
+
+const switchEntryAlign = 64
+
 func initFrame(c *Context) { panic(gateError) }
 
 func mapProbeStack(size int) (lo, hi uintptr, unmap func() error, err error) {
