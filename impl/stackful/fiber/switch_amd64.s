@@ -92,9 +92,9 @@
 //     (10th-90th percentile) against 4.22-4.42;
 //   - an older tree that had them at 0 mod 64 by chance, moved to 32 mod 64
 //     by a 32-byte filler placed before Switch: 4.32 -> 4.96 ns;
-//   - in another run (4.79 both at 32 mod 64, 4.41 both at 0), only
+//   - in another run (4.79 both at 32 mod 64, 4.42 both at 0), only
 //     switchContext at 32 mod 64 read 4.43, only Switch 4.52: the slow
-//     level needs both;
+//     level comes with both;
 //   - builds that differ only in this alignment had the same data addresses
 //     (both Contexts, both stacks, g) modulo 4096, and 64-byte aligned,
 //     padded Contexts changed nothing: it is not data aliasing.
