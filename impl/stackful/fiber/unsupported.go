@@ -22,7 +22,7 @@ func fiberStartPC() uintptr { return 0 }
 
 func finishedResumedPC() uintptr { return 0 }
 
-var finishedPC uintptr // finishedResumedPC's value (none here)
+var startPC, finishedPC uintptr // fiberStartPC's and finishedResumedPC's values (none here)
 
 func getg() unsafe.Pointer { return nil }
 
