@@ -61,7 +61,10 @@ const switchStackSize = 16 << 10
 // calls env's timer itself, so that setting the fiber up stays outside the
 // timed region. On the stackful rows it runs inside a coroutine of the
 // scheduler, which does not see these switches: the GC fence the scheduler
-// holds covers the extra fiber too.
+// holds covers the extra fiber too. The loop is little more than the two
+// switches, so its figure is as sensitive to where the switch's code sits
+// as to what it does: switch_amd64.s keeps Switch and switchContext on
+// 64-byte lines for that reason (see its "Code alignment").
 func fiberRounds(env *scenarios.Env, n int) (uint64, error) {
 	pool, err := stackpool.New(stackpool.Config{StackSize: switchStackSize})
 	if err != nil {

@@ -388,6 +388,29 @@ func TestInitErrors(t *testing.T) {
 	}
 }
 
+// TestSwitchEntryAlignment checks the code-alignment rule of
+// switch_$GOARCH.s: Switch and switchContext start on a 64-byte line, so
+// the bare switch's cost does not depend on the size of the code the linker
+// places before them. It fails if a PCALIGN is dropped or moved off the
+// top of either function, or if the toolchain stops turning it into
+// function alignment.
+func TestSwitchEntryAlignment(t *testing.T) {
+	requireSupported(t)
+	sw, sc := switchEntries()
+	if sw == 0 || sc == 0 {
+		t.Fatalf("switchEntries() = %#x, %#x; want two code addresses", sw, sc)
+	}
+	for _, f := range []struct {
+		name string
+		pc   uintptr
+	}{{"Switch", sw}, {"switchContext", sc}} {
+		if f.pc%switchEntryAlign != 0 {
+			t.Errorf("%s starts at %#x, %d bytes past a %d-byte boundary; switch_%s.s must begin it with PCALIGN $%d",
+				f.name, f.pc, f.pc%switchEntryAlign, switchEntryAlign, runtime.GOARCH, switchEntryAlign)
+		}
+	}
+}
+
 func TestSwitchMisuse(t *testing.T) {
 	requireSupported(t)
 	holdGC(t)

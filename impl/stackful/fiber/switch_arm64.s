@@ -32,10 +32,16 @@
 // As on amd64 the function is NOSPLIT, never asynchronously preempted
 // (assembly), and a SPWRITE frame the unwinder never has to walk through.
 
+// Code alignment: Switch and switchContext each begin with PCALIGN $64, so
+// that each entry starts a 64-byte cache line wherever the linker places
+// the package (see "Code alignment" in switch_amd64.s for the rule, the
+// amd64 measurement behind it, and the test that checks it).
+
 // func Switch(from, to *Context)
 // Checks and updates the two states, then continues in switchContext with
 // arguments and LR untouched (see switch_amd64.s). No SP write: not SPWRITE.
 TEXT ·Switch(SB), NOSPLIT|NOFRAME, $0-16
+	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVD	from+0(FP), R0			// R0 = from
 	MOVD	to+8(FP), R1			// R1 = to
 	CMP	R0, R1				// switching to itself?
@@ -58,6 +64,7 @@ bad:
 
 // func switchContext(from, to *Context)
 TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
+	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVD	from+0(FP), R0			// R0 = from: where the current state is saved
 	MOVD	to+8(FP), R1			// R1 = to: the state to resume (a fresh fiber's trampoline reads it from R1)
 
@@ -143,6 +150,16 @@ TEXT ·finishedResumedPC(SB), NOSPLIT|NOFRAME, $0-8
 TEXT ·fiberStartPC(SB), NOSPLIT|NOFRAME, $0-8
 	MOVD	$·fiberStart(SB), R0		// R0 = &fiberStart (ABI0 entry)
 	MOVD	R0, ret+0(FP)			// return it
+	RET
+
+// func switchEntries() (sw, sc uintptr)
+// Returns the entry addresses of Switch and switchContext, for the test of
+// the alignment rule.
+TEXT ·switchEntries(SB), NOSPLIT|NOFRAME, $0-16
+	MOVD	$·Switch(SB), R0		// R0 = Switch's entry
+	MOVD	R0, sw+0(FP)			// return it
+	MOVD	$·switchContext(SB), R0	// R0 = switchContext's entry
+	MOVD	R0, sc+8(FP)			// return it
 	RET
 
 // func getg() unsafe.Pointer

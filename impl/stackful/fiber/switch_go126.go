@@ -43,6 +43,16 @@ func fiberStartPC() uintptr
 // Context.pc is set to (finishedResumed in switch_*.s).
 func finishedResumedPC() uintptr
 
+// switchEntries returns the entry addresses of Switch and switchContext
+// (their assembly, ABI0, entries), which the alignment rule in
+// switch_$GOARCH.s puts at multiples of switchEntryAlign.
+func switchEntries() (sw, sc uintptr)
+
+// switchEntryAlign is the alignment switch_$GOARCH.s gives Switch and
+// switchContext (PCALIGN $64): a cache line, so the bare switch's cost does
+// not depend on where the linker places them.
+const switchEntryAlign = 64
+
 // getg returns the current goroutine's runtime.g.
 func getg() unsafe.Pointer
 

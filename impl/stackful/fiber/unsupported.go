@@ -22,9 +22,13 @@ func fiberStartPC() uintptr { return 0 }
 
 func finishedResumedPC() uintptr { return 0 }
 
-var finishedPC uintptr // finishedResumedPC's value (none here)
+var startPC, finishedPC uintptr // fiberStartPC's and finishedResumedPC's values (none here)
 
 func getg() unsafe.Pointer { return nil }
+
+func switchEntries() (sw, sc uintptr) { return 0, 0 }
+
+const switchEntryAlign = 64
 
 func initFrame(c *Context) { panic(gateError) }
 
