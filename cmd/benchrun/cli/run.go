@@ -279,6 +279,9 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 	if f, ok := stderr.(*os.File); ok {
 		terminal = term.IsTerminal(int(f.Fd()))
 	}
+	if note := harness.FuncAlignNote(); note != "" {
+		fmt.Fprintf(stderr, "benchrun: warning: %s\n", note)
+	}
 	sum, err := harness.Run(ctx, harness.Options{
 		Cells:     cells,
 		Benchtime: cfg.benchtime,

@@ -575,3 +575,19 @@ func TestDefaultDirIsAtTheModuleRoot(t *testing.T) {
 		t.Errorf("outside a checkout DefaultDir = %q, want results", got)
 	}
 }
+
+// TestFuncAlignNote: the warning names the flag when the build lacks it and
+// is empty when -ldflags carries -funcalign=64 among other flags.
+func TestFuncAlignNote(t *testing.T) {
+	if got := funcAlignNote(nil); !strings.Contains(got, "-ldflags=-funcalign=64") {
+		t.Errorf("no build settings: note %q does not name the flag", got)
+	}
+	other := []debug.BuildSetting{{Key: "-ldflags", Value: "-s -w"}}
+	if got := funcAlignNote(other); got == "" {
+		t.Error("-ldflags without -funcalign: no note")
+	}
+	with := []debug.BuildSetting{{Key: "-ldflags", Value: "-s -funcalign=64"}}
+	if got := funcAlignNote(with); got != "" {
+		t.Errorf("-ldflags with -funcalign=64: note %q, want none", got)
+	}
+}

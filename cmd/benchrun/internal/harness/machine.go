@@ -196,6 +196,34 @@ func BuildConfig() string {
 	return buildConfig(bi.Settings)
 }
 
+// FuncAlignNote returns a one-line warning when the binary was built
+// without -ldflags=-funcalign=64, and "" when it was. Without it the
+// linker starts functions on its default boundary (32 bytes on amd64), so
+// where a hot function starts within a 64-byte line follows the size of
+// all code linked before it: an edit elsewhere moved the bare Switch of
+// stackful-asm by 9-12 % and PingPong and Yield by 2-4 % with no change
+// to their code. The switch entries carry PCALIGN $64 themselves
+// (impl/stackful/fiber); the flag extends that to every function, so two
+// builds' figures differ by their code, not by their layout. A warning, not
+// a refusal: the figures are still real, only harder to compare across
+// builds. README "Measurement: noise and pinning" says the same.
+func FuncAlignNote() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return funcAlignNote(nil)
+	}
+	return funcAlignNote(bi.Settings)
+}
+
+func funcAlignNote(settings []debug.BuildSetting) string {
+	for _, s := range settings {
+		if s.Key == "-ldflags" && strings.Contains(s.Value, "-funcalign=64") {
+			return ""
+		}
+	}
+	return "this binary was built without -ldflags=-funcalign=64: functions start at the linker's default alignment, so figures of tight loops can move by up to ~10% between builds for reasons of layout alone; for figures to compare with other builds' (results/sample's among them), build with go build -ldflags=-funcalign=64 ./cmd/benchrun"
+}
+
 func buildConfig(settings []debug.BuildSetting) string {
 	var parts []string
 	for _, s := range settings {
