@@ -430,24 +430,26 @@ func (s *Scheduler) pickNext() *coroutine {
 var prefetchMin = 256
 
 // prefetchAhead starts the loads the next switches will wait on, as a
-// three-stage pipeline over the run queue: the record of the coroutine
-// three picks ahead, the fiber context (saved SP) of the one two ahead,
-// whose record the previous pick fetched, and the stack top of the next
-// one, whose context was fetched a pick ago: its Switch frame and return
-// address and the frames above them up to the user's code
-// (fiber.PrefetchStack, several lines in one call). Each is a hint; the
-// queue holds at least prefetchMin >= 3 coroutines.
+// three-stage pipeline over the run queue (fiber.PrefetchRing, one call):
+// the record of the coroutine three picks ahead, the fiber context (saved
+// SP) of the one two ahead, whose record the previous pick fetched, and
+// the stack of the next one, whose context was fetched a pick ago: its
+// Switch frame and return address and the frames above them up to the
+// user's code, and the line below, where its next suspend pushes frames.
+// Each is a hint. Called after a pop with at least prefetchMin queued; it
+// inlines, so the pick in Yield and Await makes it without a call of its
+// own.
+//
+// PrefetchRing's invariants hold here: a slot is nil or a queued record,
+// whose first word is co.fc (nil, or the context in its stack's top, live
+// while it is queued: see the check below).
 func (s *Scheduler) prefetchAhead() {
 	q := &s.queue
-	m := len(q.buf) - 1
-	fiber.Prefetch(uintptr(unsafe.Pointer(q.buf[(q.head+2)&m])))
-	if c := q.buf[(q.head+1)&m]; c.fc != nil {
-		fiber.Prefetch(uintptr(unsafe.Pointer(c.fc)))
-	}
-	if c := q.buf[q.head&m]; c.fc != nil {
-		fiber.PrefetchStack(c.fc.StackTop())
-	}
+	fiber.PrefetchRing(unsafe.Pointer(unsafe.SliceData(q.buf)), uintptr(q.head), uintptr(len(q.buf)-1))
 }
+
+// PrefetchRing reads a record's *fiber.Context from its first word.
+var _ [0]struct{} = [unsafe.Offsetof(coroutine{}.fc)]struct{}{}
 
 func (s *Scheduler) tick(noWait bool) {
 	if !noWait && !s.slack.lowered && s.asm != nil {
