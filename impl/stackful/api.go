@@ -117,7 +117,7 @@ func Yield() error {
 			b[i] = nil // drop the reference for the collector
 			q.head = (i + 1) & (len(b) - 1)
 			if q.n--; q.n >= prefetchMin {
-				s.prefetchAhead()
+				s.prefetchAhead(0)
 			}
 		} else {
 			next = s.pickNext()
@@ -207,7 +207,7 @@ func Await(ev *Event) (any, error) {
 			b[i] = nil // drop the reference for the collector
 			q.head = (i + 1) & (len(b) - 1)
 			if q.n--; q.n >= prefetchMin {
-				s.prefetchAhead()
+				s.prefetchAhead(0)
 			}
 		} else {
 			next = s.pickNext()

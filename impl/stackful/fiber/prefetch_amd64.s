@@ -24,14 +24,14 @@ TEXT ·PrefetchStack(SB), NOSPLIT|NOFRAME, $0-8
 	PREFETCHT0	320(AX)	// line 5: PrefetchStackLines lines in all (keep in step)
 	RET			// back to the caller: nothing waits for the lines
 
-// func PrefetchRing(ring unsafe.Pointer, head, mask uintptr)
+// func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
 //
 // The three stages of a run-queue prefetch pipeline (see prefetch.go):
 // slot head+2's record, slot head+1's context, slot head's stack. Every
 // load below reads a ring slot or a word its caller keeps valid (a queued
 // record's first word, a live context's saved SP); everything else is a
 // PREFETCH, which never faults.
-TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-24
+TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ	ring+0(FP), DI	// DI = &ring[0]
 	MOVQ	head+8(FP), SI	// SI = the index of the next record to run
 	MOVQ	mask+16(FP), DX	// DX = len(ring)-1 (a power of two less one)
@@ -61,9 +61,10 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-24
 
 stack:
 	// Stage 3, the next pick: the stack the saved SP points into (the
-	// Context's line was fetched a pick ago). PrefetchStack's lines
-	// upwards, and the line below the SP for writing: the next suspend's
-	// calls (the pick, this function) push frames there.
+	// Context's line was fetched a pick ago): PrefetchStack's lines
+	// upwards, and if below is not 0 the line below the SP for writing,
+	// where the fiber's next suspend pushes frames (when it calls the
+	// pick).
 	ANDQ	DX, SI	// SI = head, wrapped
 	MOVQ	(DI)(SI*8), AX	// AX = ring[head&mask], the record
 	TESTQ	AX, AX	// an empty slot?
@@ -79,6 +80,8 @@ stack:
 	PREFETCHT0	192(AX)	// line 3
 	PREFETCHT0	256(AX)	// line 4
 	PREFETCHT0	320(AX)	// line 5: PrefetchStackLines lines in all (keep in step)
+	CMPQ	below+24(FP), $0	// the line below too?
+	JEQ	done	// no: done
 	SUBQ	$64, AX	// AX = the line below the SP's
 	BYTE	$0x0f; BYTE $0x0d; BYTE $0x08	// PREFETCHW (AX): fetch it for writing (the Go assembler has no mnemonic; 0F 0D /1, ModRM 08 = [RAX])
 done:

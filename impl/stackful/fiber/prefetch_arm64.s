@@ -24,14 +24,14 @@ TEXT ·PrefetchStack(SB), NOSPLIT|NOFRAME, $0-8
 	PRFM	320(R0), PLDL1KEEP	// line 5: PrefetchStackLines lines in all (keep in step)
 	RET			// back to the caller (LR): nothing waits for the lines
 
-// func PrefetchRing(ring unsafe.Pointer, head, mask uintptr)
+// func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
 //
 // The three stages of a run-queue prefetch pipeline (see prefetch.go):
 // slot head+2's record, slot head+1's context, slot head's stack. Every
 // load below reads a ring slot or a word its caller keeps valid (a queued
 // record's first word, a live context's saved SP); everything else is a
 // PRFM, which never faults.
-TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-24
+TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	MOVD	ring+0(FP), R0	// R0 = &ring[0]
 	MOVD	head+8(FP), R1	// R1 = the index of the next record to run
 	MOVD	mask+16(FP), R2	// R2 = len(ring)-1 (a power of two less one)
@@ -57,9 +57,10 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-24
 	PRFM	64(R4), PLDL1KEEP	// its second line (a Context need not start on a line)
 
 stack:
-	// Stage 3, the next pick: the stack the saved SP points into.
-	// PrefetchStack's lines upwards, and the line below the SP for
-	// writing: the next suspend's calls push frames there.
+	// Stage 3, the next pick: the stack the saved SP points into:
+	// PrefetchStack's lines upwards, and if below is not 0 the line below
+	// the SP for writing, where the fiber's next suspend pushes frames
+	// (when it calls the pick).
 	AND	R2, R1, R3	// R3 = head, wrapped
 	MOVD	(R0)(R3<<3), R4	// R4 = ring[head&mask], the record
 	CBZ	R4, done	// an empty slot: nothing to follow
@@ -73,6 +74,8 @@ stack:
 	PRFM	192(R4), PLDL1KEEP	// line 3
 	PRFM	256(R4), PLDL1KEEP	// line 4
 	PRFM	320(R4), PLDL1KEEP	// line 5: PrefetchStackLines lines in all (keep in step)
+	MOVD	below+24(FP), R5	// R5 = below
+	CBZ	R5, done	// 0: not the line below, done
 	SUB	$64, R4, R4	// R4 = the line below the SP's
 	PRFM	(R4), PSTL1KEEP	// fetch it for writing: the next suspend's frames
 done:

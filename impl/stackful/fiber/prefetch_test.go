@@ -47,7 +47,8 @@ func TestPrefetchRingIsAHint(t *testing.T) {
 	}
 	for _, mask := range []uintptr{7, 3, 0} {
 		for head := uintptr(0); head < 16; head++ {
-			PrefetchRing(unsafe.Pointer(&ring[0]), head, mask)
+			PrefetchRing(unsafe.Pointer(&ring[0]), head, mask, 0)
+			PrefetchRing(unsafe.Pointer(&ring[0]), head, mask, 1)
 		}
 	}
 	for i, r := range ring {

@@ -39,7 +39,7 @@ func Prefetch(addr uintptr) {}
 func PrefetchStack(sp uintptr) {}
 
 // PrefetchRing does nothing where the fiber switch is not supported.
-func PrefetchRing(ring unsafe.Pointer, head, mask uintptr) {}
+func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr) {}
 
 // PrefetchStackLines is PrefetchStack's line count (see prefetch.go).
 const PrefetchStackLines = 6
