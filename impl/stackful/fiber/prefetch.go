@@ -50,7 +50,7 @@ func (c *Context) StackTop() uintptr { return c.sp }
 //     the fiber's next suspend pushes frames when it calls out (a call to
 //     the scheduler's pick). A caller whose suspends pick inline passes 0:
 //     the line would be traffic for nothing (BenchmarkYieldN n=4096,
-//     medians of 4 rounds: 16.2 ns per yield with it, 15.7 without).
+//     medians of 4 rounds: 16.2 cpu-ns per yield with it, 15.7 without).
 //
 // Invariants the caller keeps: every slot is nil or points at a live
 // record whose first word is nil or a *Context (the lines fetched past a
