@@ -110,13 +110,15 @@ func Yield() error {
 	} else {
 		var next *coroutine
 		q := &s.queue
-		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && uint(q.n-1) < uint(prefetchMin) &&
+		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && q.n != 0 &&
 			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
 			i := q.head & (len(b) - 1)
 			next = b[i]
 			b[i] = nil // drop the reference for the collector
 			q.head = (i + 1) & (len(b) - 1)
-			q.n--
+			if q.n--; q.n >= prefetchMin {
+				s.prefetchAhead(0)
+			}
 		} else {
 			next = s.pickNext()
 		}
@@ -183,27 +185,30 @@ func Await(ev *Event) (any, error) {
 	w.status = WakerWaiting
 	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith,
 	// Yield and Sleep), with pickNext's common case spelled out too (twin
-	// in Yield): no
-	// microtask queued, no live reactor handle (so no tick can be due), a
-	// queue short enough that pickNext would not prefetch, and a head that
-	// is not IGNORED; then the pick is the head, popped here without a
-	// call (PopFront's steps, its twin). In every other case pickNext
-	// decides, so the order of its steps (microtasks, the tick, the pop,
-	// the prefetch, dropping an IGNORED unstarted head) is unchanged.
-	// uint(n-1) < prefetchMin holds when the queue is not empty and
-	// pickNext's prefetch test (on the length after the pop) would fail.
+	// in Yield): no microtask queued, no live reactor handle (so no tick
+	// can be due), a queue that is not empty, and a head that is not
+	// IGNORED; then the pick is the head, popped here without a call
+	// (PopFront's steps, its twin), followed by pickNext's prefetch when
+	// at least prefetchMin stay queued (prefetchAhead inlines: a long
+	// queue no longer costs the call to pickNext, whose frames also land
+	// on the suspending stack's colder lines). In every other case
+	// pickNext decides, so the order of its steps (microtasks, the tick,
+	// the pop, the prefetch, dropping an IGNORED unstarted head) is
+	// unchanged.
 	if co.handlers != nil {
 		s.suspendHandlers(co, false)
 	} else {
 		var next *coroutine
 		q := &s.queue
-		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && uint(q.n-1) < uint(prefetchMin) &&
+		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && q.n != 0 &&
 			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
 			i := q.head & (len(b) - 1)
 			next = b[i]
 			b[i] = nil // drop the reference for the collector
 			q.head = (i + 1) & (len(b) - 1)
-			q.n--
+			if q.n--; q.n >= prefetchMin {
+				s.prefetchAhead(0)
+			}
 		} else {
 			next = s.pickNext()
 		}

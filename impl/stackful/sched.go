@@ -400,7 +400,7 @@ func (s *Scheduler) pickNext() *coroutine {
 			return nil
 		}
 		if s.queue.n >= prefetchMin {
-			s.prefetchAhead()
+			s.prefetchAhead(1)
 		}
 		if co.waker.status == WakerIgnored && co.state == coNew {
 			s.dropUnstarted(co, nil)
@@ -410,44 +410,61 @@ func (s *Scheduler) pickNext() *coroutine {
 	}
 }
 
-// prefetchMin is the run-queue length from which pickNext prefetches the
-// coroutines ahead (prefetchAhead). Below it their lines are likely still
-// in cache and the calls cost more than they save: BenchmarkYieldN,
-// prefetch=on/off, best of 6 on a 2-core EPYC VM, measured +2 to +4 ns per
-// yield with prefetching at n = 16, 64 and 256, and -7 % at n = 4096,
-// -18 % at n = 65536; 1024 lies between the last loss and the first gain.
-// Measured again with the six-line stack prefetch (fiber.PrefetchStack,
-// cpu-ns/yield, 6 rounds): +8 % at n = 64, a wash at 256, -8 % at 1024.
-// Lowered from 1024 to 256: the queue's length understates how cold the
-// next coroutines are when more are alive than queued or when they were
-// last run long ago: a shutdown of 1000 blocked coroutines queues all of
-// them at once, each on a stack not touched since it blocked
-// (BenchmarkShutdownCycle, cpu-ns per coroutine, 8 rounds alternated:
-// -23 %, p = 0.05), and a reactor tick among 10000 sleepers queues the few
-// hundred it woke; YieldN at n = 256, where everything is in cache, is
-// still a wash (6 rounds, p = 0.18). A variable so that the benchmarks can
-// turn it off.
+// prefetchMin is the run-queue length (after the pop) from which a pick
+// prefetches the coroutines ahead (prefetchAhead): in pickNext and in the
+// inline picks of Yield and Await. Below it their lines are likely still
+// in cache and the prefetch costs more than it saves.
+//
+// History: 1024 at first (BenchmarkYieldN, prefetch=on/off, best of 6: +2
+// to +4 ns per yield at n = 16, 64 and 256, -7 % at 4096, -18 % at 65536),
+// then lowered to 256: the queue's length understates how cold the next
+// coroutines are when more are alive than queued or were last run long
+// ago: a shutdown of 1000 blocked coroutines queues all of them at once,
+// each on a stack not touched since it blocked, and a reactor tick among
+// 10000 sleepers queues the few hundred it woke.
+//
+// Measured again with the one-call pipeline (fiber.PrefetchRing) on a
+// 2-core EPYC VM (Zen 5, KVM), pinned, medians of 4 rounds, cpu-ns/yield
+// (`YIELDN_NS=512,1024,2048,4096,8192 taskset -c 0 stackful.test
+// -test.run '^$' -test.bench 'YieldN/' -test.benchtime 2000000x`),
+// prefetch on against off: n = 512 11.9 against 10.0 (a loss: everything
+// fits in L2), 1024 12.6 against 13.2, 2048 13.7 against 14.9, 4096 15.1
+// against 15.0 (a wash), 8192 15.8 against 17.3; 65536 53.5 against 103.2
+// and 262144 91.5 against 176.4 (3 rounds). n = 256 never prefetches:
+// 255 stay queued after the pop. Kept at 256 for the shutdown and timer
+// cases: prefetchMin at 256 / 768 / off (set by a throwaway test-only
+// init), 6 rounds alternated, medians (`taskset -c 0 stackful.test
+// -test.run '^$' -test.bench 'ShutdownCycle|TimerWake/n=10000'
+// -test.benchtime 1s`): BenchmarkShutdownCycle 123.5 / 159.1 / 138.9
+// cpu-ns per coroutine, BenchmarkTimerWake n=10000 89.5 / 89.1 / 96.4
+// cpu-ns per wake. A variable so that the benchmarks can turn it off.
 var prefetchMin = 256
 
 // prefetchAhead starts the loads the next switches will wait on, as a
-// three-stage pipeline over the run queue: the record of the coroutine
-// three picks ahead, the fiber context (saved SP) of the one two ahead,
-// whose record the previous pick fetched, and the stack top of the next
-// one, whose context was fetched a pick ago: its Switch frame and return
-// address and the frames above them up to the user's code
-// (fiber.PrefetchStack, several lines in one call). Each is a hint; the
-// queue holds at least prefetchMin >= 3 coroutines.
-func (s *Scheduler) prefetchAhead() {
+// three-stage pipeline over the run queue (fiber.PrefetchRing, one call):
+// the record of the coroutine three picks ahead, the fiber context (saved
+// SP) of the one two ahead, whose record the previous pick fetched, and
+// the stack of the next one, whose context was fetched a pick ago: its
+// Switch frame and return address and the frames above them up to the
+// user's code. Each is a hint. Called after a pop with at least
+// prefetchMin queued; it inlines, so the pick in Yield and Await makes it
+// without a call of its own. below is 1 from pickNext: a coroutine that
+// suspended through pickNext will call it again at its next suspend,
+// whose frames then land on the line below its saved SP, so that line is
+// fetched for writing too (the pipeline with that line against the one
+// without, at n = 65536: -39 %, when Yield still picked through pickNext);
+// the inline picks pass 0.
+//
+// PrefetchRing's invariants hold here: a slot is nil or a queued record,
+// whose first word is co.fc (nil, or the context in its stack's top, live
+// while it is queued: see the check below).
+func (s *Scheduler) prefetchAhead(below uintptr) {
 	q := &s.queue
-	m := len(q.buf) - 1
-	fiber.Prefetch(uintptr(unsafe.Pointer(q.buf[(q.head+2)&m])))
-	if c := q.buf[(q.head+1)&m]; c.fc != nil {
-		fiber.Prefetch(uintptr(unsafe.Pointer(c.fc)))
-	}
-	if c := q.buf[q.head&m]; c.fc != nil {
-		fiber.PrefetchStack(c.fc.StackTop())
-	}
+	fiber.PrefetchRing(unsafe.Pointer(unsafe.SliceData(q.buf)), uintptr(q.head), uintptr(len(q.buf)-1), below)
 }
+
+// PrefetchRing reads a record's *fiber.Context from its first word.
+var _ [0]struct{} = [unsafe.Offsetof(coroutine{}.fc)]struct{}{}
 
 func (s *Scheduler) tick(noWait bool) {
 	if !noWait && !s.slack.lowered && s.asm != nil {

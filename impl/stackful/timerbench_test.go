@@ -1,8 +1,10 @@
 package stackful
 
 import (
+	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,7 +61,7 @@ func BenchmarkTimerWake(b *testing.B) {
 // at n = 4096 and more each switch touches a record and a stack top that
 // are no longer in cache (the memory-latency figure of the Yield scenario).
 func BenchmarkYieldN(b *testing.B) {
-	for _, n := range []int{2, 256, 1024, 4096, 65536, 262144} {
+	for _, n := range yieldNs() {
 		for _, pf := range []string{"on", "off"} {
 			b.Run("n="+strconv.Itoa(n)+"/prefetch="+pf, func(b *testing.B) {
 				if pf == "off" {
@@ -119,4 +121,23 @@ func benchYieldN(b *testing.B, n int) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*per), "ns/yield")
 	b.ReportMetric(float64(cpu1-cpu0)/float64(n*per), "cpu-ns/yield") // see BenchmarkSpawnCPU
+}
+
+// yieldNs is BenchmarkYieldN's grid of n; the environment variable
+// YIELDN_NS (comma-separated) replaces it for a scan, e.g. YIELDN_NS=512,2048
+// to find where the prefetch starts to pay.
+func yieldNs() []int {
+	v := os.Getenv("YIELDN_NS")
+	if v == "" {
+		return []int{2, 64, 256, 1024, 4096, 65536, 262144}
+	}
+	var ns []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			panic("YIELDN_NS: " + err.Error())
+		}
+		ns = append(ns, n)
+	}
+	return ns
 }

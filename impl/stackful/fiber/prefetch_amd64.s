@@ -3,6 +3,7 @@
 
 //go:build go1.26 && !go1.27 && linux
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // func Prefetch(addr uintptr)
@@ -22,3 +23,66 @@ TEXT ·PrefetchStack(SB), NOSPLIT|NOFRAME, $0-8
 	PREFETCHT0	256(AX)	// line 4
 	PREFETCHT0	320(AX)	// line 5: PrefetchStackLines lines in all (keep in step)
 	RET			// back to the caller: nothing waits for the lines
+
+// func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
+//
+// The three stages of a run-queue prefetch pipeline (see prefetch.go):
+// slot head+2's record, slot head+1's context, slot head's stack. Every
+// load below reads a ring slot or a word its caller keeps valid (a queued
+// record's first word, a live context's saved SP); everything else is a
+// PREFETCH, which never faults.
+TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
+	MOVQ	ring+0(FP), DI	// DI = &ring[0]
+	MOVQ	head+8(FP), SI	// SI = the index of the next record to run
+	MOVQ	mask+16(FP), DX	// DX = len(ring)-1 (a power of two less one)
+
+	// Stage 1, three picks ahead: the record's lines the pick and the
+	// resume read (RecordLines: 0, 2 and 3).
+	LEAQ	2(SI), AX	// AX = head+2
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+2)&mask], the record (nil: PREFETCH does not care)
+	PREFETCHT0	(AX)	// record line 0: its *Context (the next stage reads it)
+	PREFETCHT0	128(AX)	// record line 2
+	PREFETCHT0	192(AX)	// record line 3
+
+	// Stage 2, two picks ahead: the Context the record names (its line was
+	// fetched a pick ago), both lines Switch reads: the saved registers and
+	// the state byte.
+	LEAQ	1(SI), AX	// AX = head+1
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+1)&mask], the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	stack	// then nothing to follow: on to stage 3
+	MOVQ	(AX), AX	// AX = the record's first word: its *Context
+	TESTQ	AX, AX	// none (an unstarted coroutine)?
+	JZ	stack	// then nothing to fetch
+	PREFETCHT0	(AX)	// the Context's first line: sp, bp, pc, ...
+	PREFETCHT0	64(AX)	// its second line (a Context need not start on a line): ..., state
+
+stack:
+	// Stage 3, the next pick: the stack the saved SP points into (the
+	// Context's line was fetched a pick ago): PrefetchStack's lines
+	// upwards, and if below is not 0 the line below the SP for writing,
+	// where the fiber's next suspend pushes frames (when it calls the
+	// pick).
+	ANDQ	DX, SI	// SI = head, wrapped
+	MOVQ	(DI)(SI*8), AX	// AX = ring[head&mask], the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	done	// then nothing to follow
+	MOVQ	(AX), AX	// AX = its *Context
+	TESTQ	AX, AX	// none?
+	JZ	done	// then no stack yet
+	MOVQ	Context_sp(AX), AX	// AX = the saved SP (0 while running: a harmless hint)
+	ANDQ	$-64, AX	// round down to the start of its cache line
+	PREFETCHT0	(AX)	// line 0: Switch's return address and the lowest frame
+	PREFETCHT0	64(AX)	// line 1: the frames above it, up the call chain ...
+	PREFETCHT0	128(AX)	// line 2
+	PREFETCHT0	192(AX)	// line 3
+	PREFETCHT0	256(AX)	// line 4
+	PREFETCHT0	320(AX)	// line 5: PrefetchStackLines lines in all (keep in step)
+	CMPQ	below+24(FP), $0	// the line below too?
+	JEQ	done	// no: done
+	SUBQ	$64, AX	// AX = the line below the SP's
+	BYTE	$0x0f; BYTE $0x0d; BYTE $0x08	// PREFETCHW (AX): fetch it for writing (the Go assembler has no mnemonic; 0F 0D /1, ModRM 08 = [RAX])
+done:
+	RET	// back to the caller: nothing waits for the lines

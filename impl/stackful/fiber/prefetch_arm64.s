@@ -3,6 +3,7 @@
 
 //go:build go1.26 && !go1.27 && linux
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // func Prefetch(addr uintptr)
@@ -22,3 +23,60 @@ TEXT ·PrefetchStack(SB), NOSPLIT|NOFRAME, $0-8
 	PRFM	256(R0), PLDL1KEEP	// line 4
 	PRFM	320(R0), PLDL1KEEP	// line 5: PrefetchStackLines lines in all (keep in step)
 	RET			// back to the caller (LR): nothing waits for the lines
+
+// func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
+//
+// The three stages of a run-queue prefetch pipeline (see prefetch.go):
+// slot head+2's record, slot head+1's context, slot head's stack. Every
+// load below reads a ring slot or a word its caller keeps valid (a queued
+// record's first word, a live context's saved SP); everything else is a
+// PRFM, which never faults.
+TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
+	MOVD	ring+0(FP), R0	// R0 = &ring[0]
+	MOVD	head+8(FP), R1	// R1 = the index of the next record to run
+	MOVD	mask+16(FP), R2	// R2 = len(ring)-1 (a power of two less one)
+
+	// Stage 1, three picks ahead: the record's lines the pick and the
+	// resume read (RecordLines: 0, 2 and 3).
+	ADD	$2, R1, R3	// R3 = head+2
+	AND	R2, R3, R3	// wrapped into the ring
+	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+2)&mask], the record (nil: PRFM does not care)
+	PRFM	(R4), PLDL1KEEP	// record line 0: its *Context (the next stage reads it)
+	PRFM	128(R4), PLDL1KEEP	// record line 2
+	PRFM	192(R4), PLDL1KEEP	// record line 3
+
+	// Stage 2, two picks ahead: the Context the record names (its line was
+	// fetched a pick ago), both lines Switch reads.
+	ADD	$1, R1, R3	// R3 = head+1
+	AND	R2, R3, R3	// wrapped into the ring
+	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+1)&mask], the record
+	CBZ	R4, stack	// an empty slot: on to stage 3
+	MOVD	(R4), R4	// R4 = the record's first word: its *Context
+	CBZ	R4, stack	// none (an unstarted coroutine): nothing to fetch
+	PRFM	(R4), PLDL1KEEP	// the Context's first line: sp, bp, pc, ...
+	PRFM	64(R4), PLDL1KEEP	// its second line (a Context need not start on a line)
+
+stack:
+	// Stage 3, the next pick: the stack the saved SP points into:
+	// PrefetchStack's lines upwards, and if below is not 0 the line below
+	// the SP for writing, where the fiber's next suspend pushes frames
+	// (when it calls the pick).
+	AND	R2, R1, R3	// R3 = head, wrapped
+	MOVD	(R0)(R3<<3), R4	// R4 = ring[head&mask], the record
+	CBZ	R4, done	// an empty slot: nothing to follow
+	MOVD	(R4), R4	// R4 = its *Context
+	CBZ	R4, done	// none: no stack yet
+	MOVD	Context_sp(R4), R4	// R4 = the saved SP (0 while running: a harmless hint)
+	AND	$-64, R4, R4	// round down to the start of its cache line
+	PRFM	(R4), PLDL1KEEP	// line 0: the saved LR slot and the lowest frame
+	PRFM	64(R4), PLDL1KEEP	// line 1: the frames above it, up the call chain ...
+	PRFM	128(R4), PLDL1KEEP	// line 2
+	PRFM	192(R4), PLDL1KEEP	// line 3
+	PRFM	256(R4), PLDL1KEEP	// line 4
+	PRFM	320(R4), PLDL1KEEP	// line 5: PrefetchStackLines lines in all (keep in step)
+	MOVD	below+24(FP), R5	// R5 = below
+	CBZ	R5, done	// 0: not the line below, done
+	SUB	$64, R4, R4	// R4 = the line below the SP's
+	PRFM	(R4), PSTL1KEEP	// fetch it for writing: the next suspend's frames
+done:
+	RET	// back to the caller (LR): nothing waits for the lines

@@ -42,6 +42,9 @@ func Prefetch(addr uintptr) {}
 // PrefetchStack does nothing where the fiber switch is not supported.
 func PrefetchStack(sp uintptr) {}
 
+// PrefetchRing does nothing where the fiber switch is not supported.
+func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr) {}
+
 // PrefetchStackLines is PrefetchStack's line count (see prefetch.go).
 const PrefetchStackLines = 6
 

@@ -1,0 +1,41 @@
+package stackful
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestPrefetchedRecordLines: fiber.PrefetchRing fetches a record's lines
+// 0, 2 and 3 (byte offsets 0, 128 and 192; records are 320 bytes, a size
+// class whose objects start on a line). The fields a pick and a resume read
+// must sit there: a field moved to line 1 or 4 would miss at every switch
+// once thousands of coroutines are queued, with no other sign.
+func TestPrefetchedRecordLines(t *testing.T) {
+	var c coroutine
+	fields := []struct {
+		name string
+		off  uintptr
+	}{
+		{"fc", unsafe.Offsetof(c.fc)},
+		{"stackLo", unsafe.Offsetof(c.stackLo)},
+		{"stackSpan", unsafe.Offsetof(c.stackSpan)},
+		{"state", unsafe.Offsetof(c.state)},
+		{"killed", unsafe.Offsetof(c.killed)},
+		{"cancelPending", unsafe.Offsetof(c.cancelPending)},
+		{"unwinding", unsafe.Offsetof(c.unwinding)},
+		{"waker.status", unsafe.Offsetof(c.waker) + unsafe.Offsetof(c.waker.status)},
+		{"waker.triggered", unsafe.Offsetof(c.waker) + unsafe.Offsetof(c.waker.triggered)},
+		{"waker.result", unsafe.Offsetof(c.waker) + unsafe.Offsetof(c.waker.result)},
+		{"waker.err", unsafe.Offsetof(c.waker) + unsafe.Offsetof(c.waker.err)},
+		{"ctx", unsafe.Offsetof(c.ctx)},
+		{"handlers", unsafe.Offsetof(c.handlers)},
+	}
+	for _, f := range fields {
+		if line := f.off / 64; line != 0 && line != 2 && line != 3 {
+			t.Errorf("coroutine.%s at byte %d is in line %d: PrefetchRing fetches lines 0, 2 and 3", f.name, f.off, line)
+		}
+	}
+	if unsafe.Sizeof(c)%64 != 0 {
+		t.Errorf("coroutine record is %d bytes: not a whole number of lines, so records need not start on one", unsafe.Sizeof(c))
+	}
+}
