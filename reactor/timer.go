@@ -74,6 +74,41 @@ func (n *TimerNode) Start(d time.Duration) {
 	n.StartAt(n.loop.now + int64(d))
 }
 
+// StartFresh reads the clock and arms the node to fire d after that
+// reading: UpdateTime followed by Start, in one call. It is the base both
+// runtimes give a relative sleep or timeout (one fresh reading per timed
+// wait, taken at the call, so the wait never ends less than d after it;
+// the cached time may be a whole tick old). Like UpdateTime it refreshes
+// Now() for the caller and the loop. A negative d counts as zero.
+//
+// The idle node, every sleep's case, is armed here without the calls of
+// Start: StartAt's steps for an idle node, written out (its twin).
+func (n *TimerNode) StartFresh(d time.Duration) {
+	l := n.loop
+	if l == nil {
+		panic("reactor: TimerNode.Start before Init")
+	}
+	// UpdateTime, its twin, written out: one call less on every sleep.
+	old := l.now
+	if l.injected == nil {
+		l.now = nanotime()
+	} else {
+		l.now = l.injected()
+	}
+	if len(l.pending) > 0 {
+		l.commitPending(l.now - old)
+	}
+	if n.index != -1 || l.closed {
+		n.Start(d) // re-arm, or the closed-loop panic
+		return
+	}
+	l.active++
+	deadline := l.now + int64(max(d, 0))
+	n.deadline = deadline
+	l.seq++
+	l.timers.push(timerEntry{deadline: deadline, seq: l.seq, t: n})
+}
+
 // StartFromNextReading arms the node to fire d after the loop's next clock
 // reading: the next UpdateTime, or the start of the next Tick, whichever
 // comes first. A negative d counts as zero. The deadline's base is taken
@@ -183,6 +218,9 @@ func (n *TimerNode) Active() bool { return n.index != -1 && n.loop != nil }
 
 // Deadline returns the deadline of the last Start.
 func (n *TimerNode) Deadline() int64 { return n.deadline }
+
+// Loop returns the loop of the last Init, nil before it.
+func (n *TimerNode) Loop() *Loop { return n.loop }
 
 // Timer fires its callback once when the monotonic clock reaches its
 // deadline: a TimerNode whose handler runs a callback stored at creation.
