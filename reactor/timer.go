@@ -602,30 +602,40 @@ type dueScratch struct {
 }
 
 // radixSort sorts keys by their bits above slotBits, of which the lowest
-// width can be set, with a stable least-significant-digit radix sort of
-// 8-bit digits, and returns the scratch buffer (tmp, grown if needed). No
-// comparison branches: pdqsort mispredicts about half of its comparisons
-// on these random deadlines, which cost a due timer ~35 ns in
-// BenchmarkTimerChurn at 10000 timers. Keys with equal digits keep their
-// order (the caller orders equal deadlines afterwards).
+// width can be set, with a stable least-significant-digit radix sort, and
+// returns the scratch buffer (tmp, grown if needed). No comparison
+// branches: pdqsort mispredicts about half of its comparisons on these
+// random deadlines, which cost a due timer ~35 ns in BenchmarkTimerChurn
+// at 10000 timers. Keys with equal digits keep their order (the caller
+// orders equal deadlines afterwards).
+//
+// The digit width is chosen per call (radixDigit): a pass costs its
+// buckets twice (clearing, prefix sums) and its keys twice (counting,
+// scattering), so a small batch (the Timer scenario below its knee fires
+// about 64 per phase) sorts faster with more passes over fewer buckets
+// than with two or three passes over 256.
 func radixSort(keys, tmp []uint64, width int) []uint64 {
 	if cap(tmp) < len(keys) {
 		tmp = make([]uint64, len(keys), cap(keys))
 	}
 	tmp = tmp[:len(keys)]
 	src, dst := keys, tmp
-	for shift := slotBits; shift < slotBits+width; shift += 8 {
-		var count [257]int32
+	digit := radixDigit(width, len(keys))
+	mask := uint64(1)<<digit - 1
+	var count [1<<radixMaxDigit + 1]int32
+	for shift := slotBits; shift < slotBits+width; shift += digit {
+		c := count[:mask+2]
+		clear(c)
 		for _, k := range src {
-			count[(k>>shift)&0xff+1]++
+			c[(k>>shift)&mask+1]++
 		}
-		for i := 1; i < 257; i++ {
-			count[i] += count[i-1]
+		for i := 1; i < len(c); i++ {
+			c[i] += c[i-1]
 		}
 		for _, k := range src {
-			d := (k >> shift) & 0xff
-			dst[count[d]] = k
-			count[d]++
+			d := (k >> shift) & mask
+			dst[c[d]] = k
+			c[d]++
 		}
 		src, dst = dst, src
 	}
@@ -633,6 +643,23 @@ func radixSort(keys, tmp []uint64, width int) []uint64 {
 		copy(keys, src)
 	}
 	return tmp
+}
+
+// radixMaxDigit is the widest digit radixSort uses: 256 buckets.
+const radixMaxDigit = 8
+
+// radixDigit returns the digit width in bits (1 to radixMaxDigit) that
+// sorts n keys of width bits in the fewest steps by radixSort's cost
+// model: passes × (2 × buckets + 2 × n).
+func radixDigit(width, n int) int {
+	best, bestCost := radixMaxDigit, math.MaxInt
+	for d := 1; d <= radixMaxDigit; d++ {
+		passes := (width + d - 1) / d
+		if cost := passes * (2<<d + 2*n); cost < bestCost {
+			best, bestCost = d, cost
+		}
+	}
+	return best
 }
 
 // Sort keys pack a due entry's deadline, as an offset from the earliest
