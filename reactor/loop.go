@@ -144,7 +144,8 @@ type Loop struct {
 	closed   bool
 
 	timers timerHeap
-	seq    uint64 // insertion counter: orders timers with equal deadlines
+	seq    uint64    // insertion counter: orders timers with equal deadlines
+	far    farTimers // the timers due from the next bucket on (far.go)
 	// pending holds the nodes started by StartFromNextReading since the
 	// last clock reading, in call order; nil where one was stopped or
 	// re-armed since. UpdateTime arms them.
@@ -404,6 +405,9 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	//    arms the node.
 	block := !noWait && l.active > 0 && len(l.ready) == 0 && !l.timerDue() && l.stats.Fired == before
 	deadline := noDeadline
+	if block && l.far.n > 0 {
+		l.farEnsureMin()
+	}
 	if block && l.timers.len() > 0 {
 		deadline = l.wakeDeadline()
 	}
@@ -441,12 +445,13 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 // walk that stops at the first later entry of each branch visits those
 // entries and at most four times as many others.
 func (l *Loop) wakeDeadline() int64 {
-	a := l.timers.a
-	wake := a[0].deadline
+	wake := l.timers.a[0].deadline
 	if l.coalesce <= 0 {
 		return wake
 	}
 	limit := wake + l.coalesce
+	l.farSync(limit) // the window's timers in the ring join the heap
+	a := l.timers.a
 	var stack [coalesceScanMax]int32
 	sp, found, n := 0, 0, len(a)
 	for i := 0; ; {
@@ -642,6 +647,7 @@ func (l *Loop) Close() error {
 	for i := range l.timers.a {
 		l.timers.a[i].t.index = -1
 	}
+	l.farClose()
 	for _, n := range l.pending {
 		if n != nil {
 			n.index = -1

@@ -106,7 +106,7 @@ func (n *TimerNode) StartFresh(d time.Duration) {
 	deadline := l.now + int64(max(d, 0))
 	n.deadline = deadline
 	l.seq++
-	l.timers.push(timerEntry{deadline: deadline, seq: l.seq, t: n})
+	l.insertTimer(timerEntry{deadline: deadline, seq: l.seq, t: n})
 }
 
 // StartFromNextReading arms the node to fire d after the loop's next clock
@@ -157,6 +157,8 @@ func (n *TimerNode) start() *Loop {
 		l.active++
 	case n.index < pendingLimit:
 		l.pending[n.index-pendingBase] = nil
+	case n.index < farLimit:
+		l.farRemove(n.index)
 	}
 	// else the node is due in the running phase's batch: the index the
 	// caller sets voids its batch entry.
@@ -173,7 +175,7 @@ func (l *Loop) commitPending(shift int64) {
 		l.pending[j] = nil
 		n.deadline += shift
 		l.seq++
-		l.timers.push(timerEntry{deadline: n.deadline, seq: l.seq, t: n})
+		l.insertTimer(timerEntry{deadline: n.deadline, seq: l.seq, t: n})
 	}
 	l.pending = l.pending[:0]
 }
@@ -188,7 +190,7 @@ func (n *TimerNode) StartAt(deadline int64) {
 	}
 	n.deadline = deadline
 	l.seq++
-	l.timers.push(timerEntry{deadline: deadline, seq: l.seq, t: n})
+	l.insertTimer(timerEntry{deadline: deadline, seq: l.seq, t: n})
 }
 
 // Stop disarms the node; it is a no-op on an idle or uninitialised node.
@@ -205,6 +207,10 @@ func (n *TimerNode) Stop() {
 	case n.index == -1:
 	case n.index < pendingLimit:
 		n.loop.pending[n.index-pendingBase] = nil
+		n.index = -1
+		n.loop.active--
+	case n.index < farLimit:
+		n.loop.farRemove(n.index)
 		n.index = -1
 		n.loop.active--
 	default: // due in the running phase's batch: voids its entry
@@ -303,6 +309,9 @@ func (t *Timer) Deadline() int64 { return t.node.deadline }
 // not fired yet: either changes its index from the batch's mark (-2-i), and
 // an entry whose node no longer carries its mark is skipped.
 func (l *Loop) runTimers() int {
+	if l.far.n > 0 {
+		l.farSync(l.now)
+	}
 	h := &l.timers
 	if len(h.a) == 0 || h.a[0].deadline > l.now {
 		return 0
