@@ -3,6 +3,7 @@ package reactor
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestFarTimersAtTheRealWidth: with the shipped bucket width, timers due
@@ -65,4 +66,39 @@ func TestFarTimersAtTheRealWidth(t *testing.T) {
 		t.Fatalf("after Close: ring node active %v, heap node active %v", ws[6].node.Active(), ws[3].node.Active())
 	}
 	ws[6].node.Stop() // a no-op after Close
+}
+
+// TestFarTimersSoonGoToTheHeap: the ring's start lags behind the time
+// between two phases (it moves when a phase moves buckets); a timer due
+// within a bucket's width of the cached time goes to the heap even when its
+// deadline is past that stale start, and one due later still goes to the
+// ring.
+func TestFarTimersSoonGoToTheHeap(t *testing.T) {
+	l, c := newFakeLoop(t)
+	width := int64(1) << farShift
+	var log []int
+	ws := make([]*batchWaiter, 3)
+	for i := range ws {
+		ws[i] = &batchWaiter{id: i, log: &log}
+		ws[i].node.Init(l, ws[i])
+	}
+	ws[0].node.StartAt(c.t + 10*width) // keeps the ring, and its start, in place
+	start := l.far.start
+	c.t = start + width/2 // the clock passes start without a phase
+	l.UpdateTime()
+	ws[1].node.StartFresh(100) // due past start, within a width of now
+	if ws[1].node.index < 0 {
+		t.Fatalf("a timer due 100 ns out went to the ring (index %d, start %d, now %d)", ws[1].node.index, start, l.Now())
+	}
+	ws[2].node.StartFresh(time.Duration(3 * width))
+	if ws[2].node.index >= 0 || ws[2].node.index < pendingLimit {
+		t.Fatalf("a timer due 3 widths out did not go to the ring (index %d)", ws[2].node.index)
+	}
+	checkHeap(t, &l.timers)
+	checkFar(t, l)
+	c.t += 100
+	tick(t, l, true)
+	if !slices.Equal(log, []int{1}) {
+		t.Fatalf("fired %v, want [1]", log)
+	}
 }
