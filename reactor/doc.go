@@ -71,7 +71,9 @@
 //	  1 time     l.UpdateTime()        now = clock(): one read for the phase;
 //	                                   arms the nodes started since the last
 //	                                   read by StartFromNextReading
-//	  2 timers   l.runTimers()         fire every node due at now, in
+//	  2 timers   l.runTimers()         move the ring's buckets due by now
+//	                                   into the heap (farSync), then fire
+//	                                   every node due at now, in
 //	                                   (deadline, start order): popped one by
 //	                                   one, or taken out as one batch when
 //	                                   many are due in a big heap (takeDue);
@@ -117,7 +119,14 @@
 // the heap whenever many timers shared a slot, and only tied with it when
 // they were spread one per slot; it would also need occupancy bitmaps to find the nearest deadline
 // for a blocking wait. Firing is what a sleeping coroutine pays per wake, so
-// the heap stays. Start(d) is relative to the cached Now(), not to a fresh
+// the heap stays. What the heap no longer holds are the timers due past the
+// next bucket boundary: they wait unsorted in a ring of 64 buckets of 131 µs
+// (far.go) and join the heap, keeping their start order, when the loop's
+// time reaches their bucket, so the heap sifts through about one bucket's
+// worth of timers instead of all of them (BenchmarkTimerChurn's loop, 10000
+// timers at ~64 due per phase: -21%; 100000 timers: -25%). A bucket is
+// appended to and moved whole, never sorted: the heap still orders every
+// firing. Start(d) is relative to the cached Now(), not to a fresh
 // clock reading: like libuv, a runtime that arms many timers in one round
 // calls UpdateTime once for the round rather than once per timer.
 // StartFromNextReading(d) is the same saving for timers armed one by one
@@ -128,7 +137,9 @@
 // the timer's base waits behind whatever the next coroutines run (a
 // timeout then fires after, not before, a CPU-bound task's resolve, which
 // the shared semantic case race/timeout-wins rejects on stackful), so both
-// runtimes read the clock once per timed wait and follow one rule.
+// runtimes read the clock once per timed wait and follow one rule:
+// StartFresh(d), which reads the clock and arms the node d after that
+// reading in one call.
 //
 // Blocking waits honour nanosecond deadlines: epoll_pwait2 takes a timespec
 // (Linux 5.11+). Where it is missing (ENOSYS, probed once per process by the

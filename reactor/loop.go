@@ -131,9 +131,12 @@ type readyEvent interface{ fireQueued() }
 // the events it creates, must be called from the goroutine that owns the
 // loop; the only exception is Trigger.Signal.
 type Loop struct {
-	epfd  int
-	clock func() int64
-	now   int64 // cached clock, refreshed at tick start, after the wait, and by UpdateTime
+	epfd int
+	// injected is Options.Clock, nil for the real clock: readClock calls
+	// nanotime directly then, not through a func value (an indirect call on
+	// every sleep's fresh reading).
+	injected func() int64
+	now      int64 // cached clock, refreshed at tick start, after the wait, and by UpdateTime
 	// coalesce is Options.Coalesce resolved: the batching window of a
 	// blocking wait in ns, 0 when off.
 	coalesce int64
@@ -141,7 +144,8 @@ type Loop struct {
 	closed   bool
 
 	timers timerHeap
-	seq    uint64 // insertion counter: orders timers with equal deadlines
+	seq    uint64    // insertion counter: orders timers with equal deadlines
+	far    farTimers // the timers due from the next bucket on (far.go)
 	// pending holds the nodes started by StartFromNextReading since the
 	// last clock reading, in call order; nil where one was stopped or
 	// re-armed since. UpdateTime arms them.
@@ -206,13 +210,13 @@ func NewWithOptions(o Options) (*Loop, error) {
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	l := &Loop{epfd: epfd, clock: nanotime, tfdArmed: noDeadline, events: make([]unix.EpollEvent, o.MaxEvents), opts: o,
+	l := &Loop{epfd: epfd, tfdArmed: noDeadline, events: make([]unix.EpollEvent, o.MaxEvents), opts: o,
 		pending: make([]*TimerNode, 0, pendingCap)}
 	clockName := "CLOCK_MONOTONIC"
 	if o.Clock != nil {
-		l.clock, clockName = o.Clock, "injected"
+		l.injected, clockName = o.Clock, "injected"
 	}
-	l.now = l.clock()
+	l.now = l.readClock()
 	l.coalesce = max(0, int64(o.Coalesce))
 	l.waitInfo.Coalesce = time.Duration(l.coalesce)
 
@@ -298,12 +302,26 @@ func (l *Loop) Now() int64 { return l.now }
 
 // UpdateTime refreshes the cached time from the clock, and arms the nodes
 // started by StartFromNextReading since the last reading.
+//
+// TimerNode.StartFresh has its twin written out: change both.
 func (l *Loop) UpdateTime() {
 	old := l.now
-	l.now = l.clock()
+	if l.injected == nil {
+		l.now = nanotime()
+	} else {
+		l.now = l.injected()
+	}
 	if len(l.pending) > 0 {
 		l.commitPending(l.now - old)
 	}
+}
+
+// readClock reads the loop's clock: the injected one, or CLOCK_MONOTONIC.
+func (l *Loop) readClock() int64 {
+	if l.injected != nil {
+		return l.injected()
+	}
+	return nanotime()
 }
 
 // Active returns the number of started events that can still fire. Zero
@@ -387,6 +405,9 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	//    arms the node.
 	block := !noWait && l.active > 0 && len(l.ready) == 0 && !l.timerDue() && l.stats.Fired == before
 	deadline := noDeadline
+	if block && l.far.n > 0 {
+		l.farEnsureMin()
+	}
 	if block && l.timers.len() > 0 {
 		deadline = l.wakeDeadline()
 	}
@@ -424,12 +445,13 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 // walk that stops at the first later entry of each branch visits those
 // entries and at most four times as many others.
 func (l *Loop) wakeDeadline() int64 {
-	a := l.timers.a
-	wake := a[0].deadline
+	wake := l.timers.a[0].deadline
 	if l.coalesce <= 0 {
 		return wake
 	}
 	limit := wake + l.coalesce
+	l.farSync(limit) // the window's timers in the ring join the heap
+	a := l.timers.a
 	var stack [coalesceScanMax]int32
 	sp, found, n := 0, 0, len(a)
 	for i := 0; ; {
@@ -465,7 +487,7 @@ func (l *Loop) poll(block bool, deadline int64) error {
 		if err == unix.EINTR {
 			// Go preempts goroutines with SIGURG, so EINTR is routine.
 			l.stats.Interrupted++
-			if deadline != noDeadline && l.clock() >= deadline {
+			if deadline != noDeadline && l.readClock() >= deadline {
 				block = false
 			}
 			continue
@@ -494,7 +516,7 @@ func (l *Loop) wait(block bool, deadline int64) (int, error) {
 		case deadline == noDeadline:
 			return epollPwait2(l.epfd, l.events, nil)
 		default:
-			if d := deadline - l.clock(); d > 0 {
+			if d := deadline - l.readClock(); d > 0 {
 				ts = unix.NsecToTimespec(d)
 			}
 			return epollPwait2(l.epfd, l.events, &ts)
@@ -506,7 +528,7 @@ func (l *Loop) wait(block bool, deadline int64) (int, error) {
 	if deadline != noDeadline && deadline != l.tfdArmed {
 		// Re-arm only when the nearest deadline changed: a loop that blocks
 		// repeatedly for the same timer pays one timerfd_settime.
-		d := deadline - l.clock()
+		d := deadline - l.readClock()
 		if d <= 0 {
 			return epollWait(l.epfd, l.events, 0)
 		}
@@ -625,6 +647,7 @@ func (l *Loop) Close() error {
 	for i := range l.timers.a {
 		l.timers.a[i].t.index = -1
 	}
+	l.farClose()
 	for _, n := range l.pending {
 		if n != nil {
 			n.index = -1

@@ -74,6 +74,41 @@ func (n *TimerNode) Start(d time.Duration) {
 	n.StartAt(n.loop.now + int64(d))
 }
 
+// StartFresh reads the clock and arms the node to fire d after that
+// reading: UpdateTime followed by Start, in one call. It is the base both
+// runtimes give a relative sleep or timeout (one fresh reading per timed
+// wait, taken at the call, so the wait never ends less than d after it;
+// the cached time may be a whole tick old). Like UpdateTime it refreshes
+// Now() for the caller and the loop. A negative d counts as zero.
+//
+// The idle node, every sleep's case, is armed here without the calls of
+// Start: StartAt's steps for an idle node, written out (its twin).
+func (n *TimerNode) StartFresh(d time.Duration) {
+	l := n.loop
+	if l == nil {
+		panic("reactor: TimerNode.Start before Init")
+	}
+	// UpdateTime, its twin, written out: one call less on every sleep.
+	old := l.now
+	if l.injected == nil {
+		l.now = nanotime()
+	} else {
+		l.now = l.injected()
+	}
+	if len(l.pending) > 0 {
+		l.commitPending(l.now - old)
+	}
+	if n.index != -1 || l.closed {
+		n.Start(d) // re-arm, or the closed-loop panic
+		return
+	}
+	l.active++
+	deadline := l.now + int64(max(d, 0))
+	n.deadline = deadline
+	l.seq++
+	l.insertTimer(timerEntry{deadline: deadline, seq: l.seq, t: n})
+}
+
 // StartFromNextReading arms the node to fire d after the loop's next clock
 // reading: the next UpdateTime, or the start of the next Tick, whichever
 // comes first. A negative d counts as zero. The deadline's base is taken
@@ -122,6 +157,8 @@ func (n *TimerNode) start() *Loop {
 		l.active++
 	case n.index < pendingLimit:
 		l.pending[n.index-pendingBase] = nil
+	case n.index < farLimit:
+		l.farRemove(n.index)
 	}
 	// else the node is due in the running phase's batch: the index the
 	// caller sets voids its batch entry.
@@ -138,7 +175,7 @@ func (l *Loop) commitPending(shift int64) {
 		l.pending[j] = nil
 		n.deadline += shift
 		l.seq++
-		l.timers.push(timerEntry{deadline: n.deadline, seq: l.seq, t: n})
+		l.insertTimer(timerEntry{deadline: n.deadline, seq: l.seq, t: n})
 	}
 	l.pending = l.pending[:0]
 }
@@ -153,7 +190,7 @@ func (n *TimerNode) StartAt(deadline int64) {
 	}
 	n.deadline = deadline
 	l.seq++
-	l.timers.push(timerEntry{deadline: deadline, seq: l.seq, t: n})
+	l.insertTimer(timerEntry{deadline: deadline, seq: l.seq, t: n})
 }
 
 // Stop disarms the node; it is a no-op on an idle or uninitialised node.
@@ -172,6 +209,10 @@ func (n *TimerNode) Stop() {
 		n.loop.pending[n.index-pendingBase] = nil
 		n.index = -1
 		n.loop.active--
+	case n.index < farLimit:
+		n.loop.farRemove(n.index)
+		n.index = -1
+		n.loop.active--
 	default: // due in the running phase's batch: voids its entry
 		n.index = -1
 		n.loop.active--
@@ -183,6 +224,9 @@ func (n *TimerNode) Active() bool { return n.index != -1 && n.loop != nil }
 
 // Deadline returns the deadline of the last Start.
 func (n *TimerNode) Deadline() int64 { return n.deadline }
+
+// Loop returns the loop of the last Init, nil before it.
+func (n *TimerNode) Loop() *Loop { return n.loop }
 
 // Timer fires its callback once when the monotonic clock reaches its
 // deadline: a TimerNode whose handler runs a callback stored at creation.
@@ -265,6 +309,9 @@ func (t *Timer) Deadline() int64 { return t.node.deadline }
 // not fired yet: either changes its index from the batch's mark (-2-i), and
 // an entry whose node no longer carries its mark is skipped.
 func (l *Loop) runTimers() int {
+	if l.far.n > 0 {
+		l.farSync(l.now)
+	}
 	h := &l.timers
 	if len(h.a) == 0 || h.a[0].deadline > l.now {
 		return 0
@@ -564,30 +611,40 @@ type dueScratch struct {
 }
 
 // radixSort sorts keys by their bits above slotBits, of which the lowest
-// width can be set, with a stable least-significant-digit radix sort of
-// 8-bit digits, and returns the scratch buffer (tmp, grown if needed). No
-// comparison branches: pdqsort mispredicts about half of its comparisons
-// on these random deadlines, which cost a due timer ~35 ns in
-// BenchmarkTimerChurn at 10000 timers. Keys with equal digits keep their
-// order (the caller orders equal deadlines afterwards).
+// width can be set, with a stable least-significant-digit radix sort, and
+// returns the scratch buffer (tmp, grown if needed). No comparison
+// branches: pdqsort mispredicts about half of its comparisons on these
+// random deadlines, which cost a due timer ~35 ns in BenchmarkTimerChurn
+// at 10000 timers. Keys with equal digits keep their order (the caller
+// orders equal deadlines afterwards).
+//
+// The digit width is chosen per call (radixDigit): a pass costs its
+// buckets twice (clearing, prefix sums) and its keys twice (counting,
+// scattering), so a small batch (the Timer scenario below its knee fires
+// about 64 per phase) sorts faster with more passes over fewer buckets
+// than with two or three passes over 256.
 func radixSort(keys, tmp []uint64, width int) []uint64 {
 	if cap(tmp) < len(keys) {
 		tmp = make([]uint64, len(keys), cap(keys))
 	}
 	tmp = tmp[:len(keys)]
 	src, dst := keys, tmp
-	for shift := slotBits; shift < slotBits+width; shift += 8 {
-		var count [257]int32
+	digit := radixDigit(width, len(keys))
+	mask := uint64(1)<<digit - 1
+	var count [1<<radixMaxDigit + 1]int32
+	for shift := slotBits; shift < slotBits+width; shift += digit {
+		c := count[:mask+2]
+		clear(c)
 		for _, k := range src {
-			count[(k>>shift)&0xff+1]++
+			c[(k>>shift)&mask+1]++
 		}
-		for i := 1; i < 257; i++ {
-			count[i] += count[i-1]
+		for i := 1; i < len(c); i++ {
+			c[i] += c[i-1]
 		}
 		for _, k := range src {
-			d := (k >> shift) & 0xff
-			dst[count[d]] = k
-			count[d]++
+			d := (k >> shift) & mask
+			dst[c[d]] = k
+			c[d]++
 		}
 		src, dst = dst, src
 	}
@@ -595,6 +652,23 @@ func radixSort(keys, tmp []uint64, width int) []uint64 {
 		copy(keys, src)
 	}
 	return tmp
+}
+
+// radixMaxDigit is the widest digit radixSort uses: 256 buckets.
+const radixMaxDigit = 8
+
+// radixDigit returns the digit width in bits (1 to radixMaxDigit) that
+// sorts n keys of width bits in the fewest steps by radixSort's cost
+// model: passes × (2 × buckets + 2 × n).
+func radixDigit(width, n int) int {
+	best, bestCost := radixMaxDigit, math.MaxInt
+	for d := 1; d <= radixMaxDigit; d++ {
+		passes := (width + d - 1) / d
+		if cost := passes * (2<<d + 2*n); cost < bestCost {
+			best, bestCost = d, cost
+		}
+	}
+	return best
 }
 
 // Sort keys pack a due entry's deadline, as an offset from the earliest

@@ -53,6 +53,30 @@ func checkHeap(t testing.TB, h *timerHeap) {
 	}
 }
 
+// checkFar verifies the ring of far timers (farTimers' invariants): each
+// entry in the bucket its deadline names, within the ring's span, its node
+// marked with its place, and the count.
+func checkFar(t testing.TB, l *Loop) {
+	t.Helper()
+	f := &l.far
+	n := 0
+	for k, b := range f.b {
+		for pos, e := range b {
+			n++
+			if e.t.index != farMark(k, pos) {
+				t.Fatalf("ring bucket %d position %d holds a timer whose index is %d", k, pos, e.t.index)
+			}
+			if e.deadline != e.t.deadline || e.deadline < f.start || uint64(e.deadline-f.start)>>farShift >= farBuckets ||
+				int(e.deadline>>farShift)&(farBuckets-1) != k {
+				t.Fatalf("ring bucket %d holds deadline %d (node %d), start %d", k, e.deadline, e.t.deadline, f.start)
+			}
+		}
+	}
+	if n != f.n {
+		t.Fatalf("ring count %d, holds %d", f.n, n)
+	}
+}
+
 func TestTimersEqualDeadlinesFireInStartOrder(t *testing.T) {
 	l, c := newFakeLoop(t)
 	var got []int
@@ -331,10 +355,16 @@ func FuzzTimers(f *testing.F) {
 		// Each input runs twice: every phase popping its due timers one by
 		// one, then every phase taking them out as one batch (runTimers'
 		// two paths; the real thresholds pick by heap size and count).
+		// Each also runs with the ring of far timers in use: buckets of
+		// 4 ns, so that the input's nanosecond deadlines pass through it.
 		for _, batch := range []bool{false, true} {
-			restore := setBatchPath(batch)
-			fuzzTimersOnce(t, ops)
-			restore()
+			for _, shift := range []uint{farShift, 2} {
+				restore := setBatchPath(batch)
+				defer func(v uint) { farShift = v }(farShift)
+				farShift = shift
+				fuzzTimersOnce(t, ops)
+				restore()
+			}
 		}
 	})
 }
@@ -463,6 +493,10 @@ func fuzzTimersOnce(t *testing.T, ops []byte) {
 				m.active[a] = modelTimer{deadline: max(dl, clock.t), seq: m.seq}
 			}
 			checkHeap(t, &l.timers)
+			checkFar(t, l)
+			if l.far.n > 0 {
+				l.farEnsureMin() // as a blocking Tick does before wakeDeadline
+			}
 			if mw, ok := m.wake(window); ok != (l.timers.len() > 0) || (ok && l.wakeDeadline() != mw) {
 				lw := int64(-1)
 				if l.timers.len() > 0 {

@@ -159,9 +159,8 @@ func (w *waker) startTimer(s *Scheduler) {
 		co.timer.Init(s.loop, (*coTimer)(co))
 		co.timerBound = true
 	}
-	s.loop.UpdateTime()
-	s.clockFresh = true // pickNext reuses this reading
-	co.timer.Start(w.timeout)
+	co.timer.StartFresh(w.timeout) // UpdateTime and Start in one call (impl/stackless addTimer, its twin)
+	s.clockFresh = true            // pickNext reuses this reading
 }
 
 // stop unsubscribes every event and stops the timer.

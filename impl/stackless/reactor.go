@@ -201,22 +201,26 @@ func (c *coTimer) OnTimer() {
 }
 
 // addTimer starts co's timer: at the absolute deadline t, or t ns from now
-// on a fresh clock reading (the loop's cached time may be a whole tick old,
-// which would fire early).
+// on a fresh clock reading taken here (TimerNode.StartFresh: the loop's
+// cached time may be a whole tick old, which would fire early). The same
+// rule and the same call as impl/stackful's waker.startTimer, its twin.
 func (s *Scheduler) addTimer(co *Coro, t int64, absolute bool) {
 	l := s.r.loop
 	n := &co.waker.timer
-	// Bound at each start: the loop is created on first use and a pooled
-	// task struct may be spawned on another scheduler. On the idle node it
-	// is three stores.
-	n.Init(l, (*coTimer)(co))
+	if n.Loop() != l {
+		// Bound at the first timed wait on this loop: the loop is created
+		// on first use, and a pooled task struct may be spawned on another
+		// scheduler. The handler is always co itself (the node lives in
+		// co), so a node bound to l needs nothing more (impl/stackful
+		// binds once per record: timerBound).
+		n.Init(l, (*coTimer)(co))
+	}
 	if absolute {
 		n.StartAt(t)
 		return
 	}
-	l.UpdateTime()
+	n.StartFresh(time.Duration(t))
 	s.r.fresh = true
-	n.Start(time.Duration(t))
 }
 
 // removeTimer stops co's timeout.
