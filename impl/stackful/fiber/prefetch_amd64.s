@@ -80,8 +80,14 @@ stack:
 	PREFETCHT0	192(AX)	// line 3
 	PREFETCHT0	256(AX)	// line 4
 	PREFETCHT0	320(AX)	// line 5: PrefetchStackLines lines in all (keep in step)
-	CMPQ	below+24(FP), $0	// the line below too?
-	JEQ	done	// no: done
+	CMPQ	below+24(FP), $0	// a pick through the scheduler (see PrefetchRing)?
+	JEQ	done	// no: an inline pick needs only the six lines: done
+	PREFETCHT0	384(AX)	// line 6: the rest of the chain up to the fiber's entry,
+	PREFETCHT0	448(AX)	// line 7: which a coroutine picked here often unwinds
+	PREFETCHT0	512(AX)	// line 8: (a cancelled wait returning, a body ending)
+	PREFETCHT0	576(AX)	// line 9
+	PREFETCHT0	640(AX)	// line 10
+	PREFETCHT0	704(AX)	// line 11: PrefetchRingDeepLines lines in all (keep in step)
 	SUBQ	$64, AX	// AX = the line below the SP's
 	BYTE	$0x0f; BYTE $0x0d; BYTE $0x08	// PREFETCHW (AX): fetch it for writing (the Go assembler has no mnemonic; 0F 0D /1, ModRM 08 = [RAX])
 done:

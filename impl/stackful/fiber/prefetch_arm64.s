@@ -74,8 +74,14 @@ stack:
 	PRFM	192(R4), PLDL1KEEP	// line 3
 	PRFM	256(R4), PLDL1KEEP	// line 4
 	PRFM	320(R4), PLDL1KEEP	// line 5: PrefetchStackLines lines in all (keep in step)
-	MOVD	below+24(FP), R5	// R5 = below
-	CBZ	R5, done	// 0: not the line below, done
+	MOVD	below+24(FP), R5	// R5 = below: a pick through the scheduler (see PrefetchRing)?
+	CBZ	R5, done	// 0: an inline pick needs only the six lines: done
+	PRFM	384(R4), PLDL1KEEP	// line 6: the rest of the chain up to the fiber's entry,
+	PRFM	448(R4), PLDL1KEEP	// line 7: which a coroutine picked here often unwinds
+	PRFM	512(R4), PLDL1KEEP	// line 8: (a cancelled wait returning, a body ending)
+	PRFM	576(R4), PLDL1KEEP	// line 9
+	PRFM	640(R4), PLDL1KEEP	// line 10
+	PRFM	704(R4), PLDL1KEEP	// line 11: PrefetchRingDeepLines lines in all (keep in step)
 	SUB	$64, R4, R4	// R4 = the line below the SP's
 	PRFM	(R4), PSTL1KEEP	// fetch it for writing: the next suspend's frames
 done:

@@ -48,5 +48,8 @@ func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr) {}
 // PrefetchStackLines is PrefetchStack's line count (see prefetch.go).
 const PrefetchStackLines = 6
 
+// PrefetchRingDeepLines is PrefetchRing's deep line count (see prefetch.go).
+const PrefetchRingDeepLines = 12
+
 // StackTop returns 0 where the fiber switch is not supported.
 func (c *Context) StackTop() uintptr { return 0 }
