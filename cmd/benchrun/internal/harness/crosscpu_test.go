@@ -75,11 +75,23 @@ func TestCrossCPURoundTrip(t *testing.T) {
 	}
 	var single unix.CPUSet
 	single.Set(b)
-	for tid, cpus := range threadAffinities(t) {
-		if _, old := before[tid]; !old && cpus == fmtCPUs(single) {
-			t.Errorf("thread %d was left pinned to cpu%d after the probe", tid, b)
+	// A locked thread exits after its goroutine has returned, so the
+	// probe can return (its WaitGroup done) a moment before the thread is
+	// gone: wait for it, with a liveness bound far above a thread's exit.
+	var left []int
+	for try := 0; try < 200; try++ {
+		left = left[:0]
+		for tid, cpus := range threadAffinities(t) {
+			if _, old := before[tid]; !old && cpus == fmtCPUs(single) {
+				left = append(left, tid)
+			}
 		}
+		if len(left) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
+	t.Errorf("threads %v were left pinned to cpu%d 2 s after the probe", left, b)
 }
 
 // With one P, as benchrun's parent has once it pins itself to one CPU, the
