@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/fsnotify/fsnotify v1.9.0
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/montanaflynn/stats v0.14.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/image v0.46.0

@@ -23,6 +23,11 @@ type Env struct {
 	// the iteration this call of the body runs; 0 otherwise.
 	Iter int
 
+	// hooks, when set (by the driver, on a profiled run only; SetHooks),
+	// follow the timer: a normal run pays one nil check per timer call,
+	// outside the clock reads.
+	hooks *TimerHooks
+
 	running    bool
 	start      time.Time
 	startAlloc uint64
@@ -32,8 +37,34 @@ type Env struct {
 	faults     int64
 }
 
+// TimerHooks follow an Env's timer, so that something (the CPU profiler of
+// benchrun profile, through driver.Options.FinalStart) runs exactly while
+// the timed region does. Start is called as the timer starts, before the
+// counters and the clock are read (the clock last), so what Start does,
+// and what it allocates or faults, is outside the timed region and its
+// counts; Stop once the timer has stopped, after the clock and the
+// counters are read, for the same reason, with the segment's timed
+// duration (clock to clock). Reset is called by ResetTimer,
+// with no segment open: everything gathered since the run began is to be
+// dropped, as the timer drops its elapsed time and counts. The hooks run
+// on the body's stack (a fiber's, on the stackful rows) and may block.
+type TimerHooks struct {
+	Start, Reset func()
+	Stop         func(timed time.Duration)
+}
+
+// SetHooks makes h follow the timer from now on (nil: none). The driver
+// sets them on a profiled run, before the body starts.
+func (e *Env) SetHooks(h *TimerHooks) { e.hooks = h }
+
 // ResetTimer zeroes the elapsed time and allocation count and starts timing.
 func (e *Env) ResetTimer() {
+	if e.hooks != nil {
+		if e.running {
+			e.hooks.Stop(time.Since(e.start)) // what ran since the last start was set-up
+		}
+		e.hooks.Reset()
+	}
 	e.elapsed, e.allocs, e.faults = 0, 0, 0
 	e.running = false
 	e.StartTimer()
@@ -42,10 +73,13 @@ func (e *Env) ResetTimer() {
 // StartTimer starts or resumes timing. The clock is read last, so the
 // counters' own cost (ReadMemStats stops the world; getrusage is a system
 // call) stays outside the timed region; StopTimer reads the clock first for
-// the same reason.
+// the same reason. The hooks' Start comes first of all.
 func (e *Env) StartTimer() {
 	if e.running {
 		return
+	}
+	if e.hooks != nil {
+		e.hooks.Start()
 	}
 	e.startAlloc = mallocs()
 	e.startFlt = MinorFaults()
@@ -53,15 +87,19 @@ func (e *Env) StartTimer() {
 	e.start = time.Now()
 }
 
-// StopTimer pauses timing.
+// StopTimer pauses timing. The hooks' Stop comes last of all.
 func (e *Env) StopTimer() {
 	if !e.running {
 		return
 	}
-	e.elapsed += time.Since(e.start)
+	d := time.Since(e.start)
+	e.elapsed += d
 	e.faults += MinorFaults() - e.startFlt
 	e.allocs += mallocs() - e.startAlloc
 	e.running = false
+	if e.hooks != nil {
+		e.hooks.Stop(d)
+	}
 }
 
 // MinorFaults is the process's minor page faults so far (getrusage

@@ -51,16 +51,23 @@ type Options struct {
 	// Loadgen starts the echo scenario's load generator in a process of
 	// its own (see ReexecLoadgen). Nil: the echo scenario fails, saying so.
 	Loadgen scenarios.LoadgenCommand
-	// FinalStart and FinalStop, when set, bracket one more run made once
-	// the iteration count is found (a FixedIters scenario: its one run),
-	// whose figures MeasureWith then returns: the profiler's hook (benchrun
-	// profile). The bracket is as tight as the driver can make it: after
-	// the forced GC and the GC policy, before the row's runtime starts,
-	// and closed as soon as the body returns, so no warm-up run and no
-	// collection is inside; the body's own untimed set-up and teardown of
-	// that run are. An error from FinalStart ends the measurement with it.
+	// FinalStart, FinalStop and FinalReset, when FinalStart is set, follow
+	// the timer (scenarios.TimerHooks) of one more run made once the
+	// iteration count is found (a FixedIters scenario: its one run), whose
+	// figures MeasureWith then returns: the profiler's hook (benchrun
+	// profile). FinalStart is called each time that run's timer starts,
+	// before the counters and the clock are read; FinalStop each time it
+	// stops, after them, with the segment's timed duration; FinalReset (if set) when the body resets the
+	// timer, with nothing open: what was gathered since the run began is
+	// to be dropped. So they hold the timed region and nothing else: no
+	// warm-up run, no collection, none of the body's untimed set-up,
+	// teardown or pauses; a FreshRuntime cell's run opens and closes them
+	// once per iteration. They run on the body's goroutine and stack (a
+	// fiber's on the stackful rows). An error from FinalStart ends the
+	// measurement with it; the run's later timer calls then skip them.
 	FinalStart func() error
-	FinalStop  func()
+	FinalStop  func(timed time.Duration)
+	FinalReset func()
 	// Disturbed marks a timed run disturbed from its Signal (disturb.go).
 	// Nil means the default mark, Disturbed, for a cell on one P that is
 	// one runnable thread and reports a time (judgedByDefault), and no
@@ -413,23 +420,21 @@ func (r *run) heapFor(n int) uint64 {
 }
 
 // runOnce runs the row's body once with n iterations under the GC policy,
-// with at least warm bytes of free, touched heap (GCPolicy); final
-// brackets it with opts.FinalStart and FinalStop.
+// with at least warm bytes of free, touched heap (GCPolicy); final makes
+// opts.FinalStart, FinalStop and FinalReset follow its timer.
 func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string, n int, opts Options, gc *gcPolicy, warm uint64, final bool) (*run, error) {
 	start := time.Now()
 	env := &scenarios.Env{N: n, Params: params, Loadgen: opts.Loadgen}
 	gc.before(warm)
-	heap0 := gc.heapInUse() // before FinalStart: it stops the world
+	heap0 := gc.heapInUse()
 	var memBefore float64
 	if opts.MemProbe {
-		memBefore = probe.read() // MeasureWith mapped it; before FinalStart: not the profiler's
+		memBefore = probe.read() // MeasureWith mapped it
 	}
-	var stop func()
+	var hooks *finalHooks
 	if final {
-		if err := opts.FinalStart(); err != nil {
-			return nil, err
-		}
-		stop = opts.FinalStop
+		hooks = &finalHooks{opts: opts}
+		env.SetHooks(hooks.timerHooks())
 	}
 	bodyStart := time.Now()
 	sched := readSched()
@@ -438,8 +443,11 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	if opts.MemProbe {
 		sig.MemBefore, sig.MemAfter = memBefore, probe.read()
 	}
-	if stop != nil {
-		stop() // before the checksum: Want may take a while
+	if hooks != nil {
+		// A body's error can leave its timer running (callBody stops
+		// it otherwise); close the hooks before the checksum.
+		hooks.stop(0)
+		err = errors.Join(err, hooks.err)
 	}
 	gc.after()
 	if err != nil {
@@ -454,6 +462,41 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	}
 	r.env, r.wall = env, time.Since(start)
 	return r, nil
+}
+
+// finalHooks turns Options.FinalStart, FinalStop and FinalReset into the
+// timer hooks of the profiled run: FinalStop only after a FinalStart that
+// succeeded, and nothing more once one failed (err).
+type finalHooks struct {
+	opts Options
+	open bool
+	err  error
+}
+
+func (h *finalHooks) timerHooks() *scenarios.TimerHooks {
+	return &scenarios.TimerHooks{Start: h.start, Stop: h.stop, Reset: h.reset}
+}
+
+func (h *finalHooks) start() {
+	if h.err != nil || h.open {
+		return
+	}
+	if h.err = h.opts.FinalStart(); h.err == nil {
+		h.open = true
+	}
+}
+
+func (h *finalHooks) stop(timed time.Duration) {
+	if h.open {
+		h.open = false
+		h.opts.FinalStop(timed)
+	}
+}
+
+func (h *finalHooks) reset() {
+	if h.err == nil && h.opts.FinalReset != nil {
+		h.opts.FinalReset()
+	}
 }
 
 // runBody runs the state-machine body or, on the row's runtime, the

@@ -115,41 +115,94 @@ func TestFaultsPerOpCountsTheTimedRegion(t *testing.T) {
 	}
 }
 
-// TestFinalHooksBracketOneCountedRun: FinalStart/FinalStop are called once,
-// around one run with the iteration count found by the warm-up runs (which
-// run outside them), and the figures returned are that run's; a FixedIters
-// scenario's one run is the bracketed one.
-func TestFinalHooksBracketOneCountedRun(t *testing.T) {
+// TestFinalHooksFollowTheTimerOfOneCountedRun: FinalStart, FinalStop and
+// FinalReset follow the timer of one run only, made with the iteration
+// count the warm-up runs found (they run without them), and the figures
+// returned are that run's; a FixedIters scenario's one run is the hooked
+// one. The driver resets the timer before the body (nothing to drop yet,
+// then a start), and the body resets it after its set-up (the open
+// segment closed, dropped, a new one started), then stops it.
+func TestFinalHooksFollowTheTimerOfOneCountedRun(t *testing.T) {
 	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
 	for _, fixed := range []int{0, 3} {
-		inside, starts, stops := false, 0, 0
-		var runs []int // N of each run, negative when outside the hooks
+		var events []string
+		var timed time.Duration // FinalStop's durations since the last reset
+		var runs []int          // N of each run, negative for a run with no hook call
 		s := touchScenario(0)
 		s.FixedIters = fixed
 		body := s.Blocking
 		s.Blocking = func(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
-			if inside {
+			before := len(events)
+			out, err := body(rt, env)
+			if len(events) > before {
 				runs = append(runs, env.N)
 			} else {
 				runs = append(runs, -env.N)
 			}
-			return body(rt, env)
+			return out, err
 		}
 		opts := Options{Benchtime: time.Millisecond,
-			FinalStart: func() error { starts++; inside = true; return nil },
-			FinalStop:  func() { stops++; inside = false },
+			FinalStart: func() error { events = append(events, "start"); return nil },
+			FinalStop:  func(d time.Duration) { events = append(events, "stop"); timed += d },
+			FinalReset: func() { events = append(events, "reset"); timed = 0 },
 		}
 		sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if want := []string{"reset", "start", "stop", "reset", "start", "stop"}; !slices.Equal(events, want) {
+			t.Errorf("FixedIters=%d: hook calls %v, want %v", fixed, events, want)
+		}
+		if elapsed := sm.Values[0] * float64(sm.Iters); math.Abs(float64(timed)-elapsed) > 1 {
+			t.Errorf("FixedIters=%d: FinalStop's durations add up to %v, the run's timed region is %vns", fixed, timed, elapsed)
+		}
 		last := runs[len(runs)-1]
-		if starts != 1 || stops != 1 || last != sm.Iters {
-			t.Errorf("FixedIters=%d: %d starts, %d stops, runs %v, returned N=%d: want one bracketed run, last, with the returned N", fixed, starts, stops, runs, sm.Iters)
+		if last != sm.Iters || slices.ContainsFunc(runs[:len(runs)-1], func(n int) bool { return n > 0 }) {
+			t.Errorf("FixedIters=%d: runs %v, returned N=%d: want the hooks in the last run only, with the returned N", fixed, runs, sm.Iters)
 		}
 		if fixed == 0 && (len(runs) < 2 || runs[len(runs)-2] != -last) {
-			t.Errorf("runs %v: want the bracketed run to repeat the last warm-up run's N outside the hooks", runs)
+			t.Errorf("runs %v: want the hooked run to repeat the last warm-up run's N without the hooks", runs)
 		}
+	}
+}
+
+// TestFinalHooksFollowAFreshRuntimeCell: a FreshRuntime cell's hooked run
+// opens and closes them once per iteration, as its body starts and
+// stops the timer, with nothing in between; an error from FinalStart
+// ends the measurement with it, and the hooks are not called again.
+func TestFinalHooksFollowAFreshRuntimeCell(t *testing.T) {
+	var events []string
+	s := &scenarios.Scenario{
+		Name: "fresh", Bench: "Fresh", FixedIters: 3,
+		Metrics:      []scenarios.Metric{{Unit: "ns/op", Kind: scenarios.TimePerOp}},
+		FreshRuntime: func(map[string]string) bool { return true },
+		Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+			events = append(events, "set-up")
+			env.StartTimer()
+			env.StopTimer()
+			return scenarios.Outcome{Ops: 1, Checksum: uint64(env.Iter)}, nil
+		},
+		Want: func(env *scenarios.Env) uint64 { return uint64(env.N * (env.N - 1) / 2) },
+	}
+	opts := Options{Benchtime: time.Millisecond,
+		FinalStart: func() error { events = append(events, "start"); return nil },
+		FinalStop:  func(time.Duration) { events = append(events, "stop") },
+		FinalReset: func() { events = append(events, "reset") },
+	}
+	if _, err := MeasureWith(s, scenarios.StackfulAsm, nil, opts); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Repeat([]string{"set-up", "start", "stop"}, 3)
+	if !slices.Equal(events, want) {
+		t.Errorf("hook calls %v, want %v", events, want)
+	}
+	events = nil
+	opts.FinalStart = func() error { events = append(events, "start"); return fmt.Errorf("no profiler") }
+	if _, err := MeasureWith(s, scenarios.StackfulAsm, nil, opts); err == nil || !strings.Contains(err.Error(), "no profiler") {
+		t.Errorf("FinalStart failing: err %v, want its error", err)
+	}
+	if want := []string{"set-up", "start", "set-up", "set-up"}; !slices.Equal(events, want) {
+		t.Errorf("after FinalStart failed: hook calls %v, want %v", events, want)
 	}
 }
 

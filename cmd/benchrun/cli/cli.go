@@ -59,7 +59,7 @@ func init() {
 		{name: "report", usage: "[-o DIR] FILE...", doc: "rebuild a report from results files", run: runReport},
 		{name: "compare", usage: "[--force] OLD NEW", doc: "compare two runs, benchstat-style", run: runCompare},
 		{name: "check", usage: "FILE...", doc: "validate results files (exit 1 naming file:line if not)", run: runCheck},
-		{name: "profile", usage: "-scenario S -impl ROW [-param K=V]... [-o FILE] [-memprofile FILE]", doc: "run one cell in this process with a CPU profile of its timed run", run: runProfile},
+		{name: "profile", usage: "-scenario S -impl ROW [-param K=V]... [-benchtime D] [-wall D] [-o FILE] [-memprofile FILE]", doc: "run one cell in this process with a CPU profile of its timed region only", run: runProfile},
 		{name: harness.ChildSubcommand, usage: "-scenario S -impl ROW -params K=V,...", doc: "measure one cell (the harness's child process)", hidden: true, run: harness.ChildMain},
 		{name: harness.LoadgenSubcommand, usage: "FLAGS", doc: "the echo scenario's load generator process", hidden: true, run: loadgen.Main},
 		{name: scenarios.ExecChildSubcommand, usage: "LINE", doc: "the exec scenario's trivial child: write LINE and exit (helpers.go)", hidden: true, run: runExecChild},
