@@ -157,6 +157,11 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  it holds the timed region only: no warm-up run, none of the body's untimed set-up, teardown or pauses\n"+
 		"  the figures are the profiled runs', so they include the profiler's cost (SIGPROF at %d Hz; its start and stop around each segment are outside the clock)\n", profileHz)
 	fmt.Fprintf(stdout, "  read it with: go tool pprof -top %s   (or -list FUNC, -web)\n", *cpuOut)
+	if !prof.labels && st.segments > 0 && st.timed/time.Duration(st.segments) < time.Second/profileHz {
+		fmt.Fprintf(stdout, "  its segments average %v, under the sampling period: the kernel checks the profiler's timer at its tick and the profiler restarts\n"+
+			"  for each segment, so short segments get fewer samples than their CPU time, their late parts more than their early ones (a larger size gives longer segments)\n",
+			(st.timed / time.Duration(st.segments)).Round(time.Microsecond))
+	}
 	if st.samples < fewSamples {
 		fmt.Fprintf(stdout, "  few samples: a longer -benchtime gives more (one sample per %v of CPU time in the timed region)\n", time.Second/profileHz)
 	}
