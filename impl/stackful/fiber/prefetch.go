@@ -47,9 +47,10 @@ func (c *Context) StackTop() uintptr { return c.sp }
 // index of the record that runs next. Each stage fetches what the next
 // stage, one pick later, will follow, so no stage waits on a miss:
 //
-//   - ring[(head+2)&mask]: the record's lines 0, 2 and 3 (byte offsets 0,
-//     128, 192: what the pick and the resume of a stackful coroutine record
-//     read; line 0 holds the *Context the next stage reads);
+//   - ring[(head+2)&mask]: the record's first two lines (byte offsets 0
+//     and 64: where a stackful coroutine record keeps what the pick, the
+//     switch and the resume read; line 0 holds the *Context the next stage
+//     reads);
 //   - ring[(head+1)&mask]: the two lines from its *Context on (the saved
 //     registers Switch loads and the state byte it checks);
 //   - ring[head&mask]: PrefetchStack's lines from its saved SP upwards.

@@ -36,14 +36,13 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ	head+8(FP), SI	// SI = the index of the next record to run
 	MOVQ	mask+16(FP), DX	// DX = len(ring)-1 (a power of two less one)
 
-	// Stage 1, three picks ahead: the record's lines the pick and the
-	// resume read (RecordLines: 0, 2 and 3).
+	// Stage 1, three picks ahead: the record's lines the pick, the switch
+	// and the resume read (its first two: lines 0 and 1).
 	LEAQ	2(SI), AX	// AX = head+2
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+2)&mask], the record (nil: PREFETCH does not care)
 	PREFETCHT0	(AX)	// record line 0: its *Context (the next stage reads it)
-	PREFETCHT0	128(AX)	// record line 2
-	PREFETCHT0	192(AX)	// record line 3
+	PREFETCHT0	64(AX)	// record line 1
 
 	// Stage 2, two picks ahead: the Context the record names (its line was
 	// fetched a pick ago), both lines Switch reads: the saved registers and

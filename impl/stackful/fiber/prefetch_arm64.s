@@ -36,14 +36,13 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	MOVD	head+8(FP), R1	// R1 = the index of the next record to run
 	MOVD	mask+16(FP), R2	// R2 = len(ring)-1 (a power of two less one)
 
-	// Stage 1, three picks ahead: the record's lines the pick and the
-	// resume read (RecordLines: 0, 2 and 3).
+	// Stage 1, three picks ahead: the record's lines the pick, the switch
+	// and the resume read (its first two: lines 0 and 1).
 	ADD	$2, R1, R3	// R3 = head+2
 	AND	R2, R3, R3	// wrapped into the ring
 	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+2)&mask], the record (nil: PRFM does not care)
 	PRFM	(R4), PLDL1KEEP	// record line 0: its *Context (the next stage reads it)
-	PRFM	128(R4), PLDL1KEEP	// record line 2
-	PRFM	192(R4), PLDL1KEEP	// record line 3
+	PRFM	64(R4), PLDL1KEEP	// record line 1
 
 	// Stage 2, two picks ahead: the Context the record names (its line was
 	// fetched a pick ago), both lines Switch reads.
