@@ -44,3 +44,35 @@ func TestPrefetchedRecordLines(t *testing.T) {
 		t.Errorf("coroutine record is %d bytes: not a whole number of lines, so records need not start on one", unsafe.Sizeof(c))
 	}
 }
+
+// TestContextOnALine: an asm coroutine's fiber.Context starts on a cache
+// line (its execution context sits at the top of its stack, a whole number
+// of lines below the stack's page-aligned top, with the fiber first), so
+// the part a switch reads is one line (fiber.TestContextHotLine), the one
+// PrefetchRing fetches on amd64.
+func TestContextOnALine(t *testing.T) {
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer s.Close()
+	var addrs []uintptr
+	if err := s.Run(func() {
+		for i := 0; i < 3; i++ {
+			Go(func() {
+				addrs = append(addrs, uintptr(unsafe.Pointer(running.current.fc)))
+				_ = Yield()
+			})
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(addrs) != 3 {
+		t.Fatalf("%d coroutines ran, want 3", len(addrs))
+	}
+	for _, a := range addrs {
+		if a%64 != 0 {
+			t.Errorf("a coroutine's fiber.Context at %#x is not on a cache line", a)
+		}
+	}
+}

@@ -51,8 +51,10 @@ func (c *Context) StackTop() uintptr { return c.sp }
 //     and 64: where a stackful coroutine record keeps what the pick, the
 //     switch and the resume read; line 0 holds the *Context the next stage
 //     reads);
-//   - ring[(head+1)&mask]: the two lines from its *Context on (the saved
-//     registers Switch loads and the state byte it checks);
+//   - ring[(head+1)&mask]: what Switch reads of its *Context (the saved
+//     registers it loads and the state byte it checks): the Context's
+//     first line on amd64 (a Context that starts on a line; see Context),
+//     its first two on arm64, whose frame pointer is in the second;
 //   - ring[head&mask]: PrefetchStack's lines from its saved SP upwards.
 //     If below is not 0 (a pick through the scheduler rather than a
 //     suspend's inline pick), also the next lines up to

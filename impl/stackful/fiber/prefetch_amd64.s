@@ -45,8 +45,8 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	PREFETCHT0	64(AX)	// record line 1
 
 	// Stage 2, two picks ahead: the Context the record names (its line was
-	// fetched a pick ago), both lines Switch reads: the saved registers and
-	// the state byte.
+	// fetched a pick ago): the one line Switch reads of a line-aligned
+	// Context (the saved registers and the state byte; fiber.go).
 	LEAQ	1(SI), AX	// AX = head+1
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+1)&mask], the record
@@ -55,8 +55,7 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ	(AX), AX	// AX = the record's first word: its *Context
 	TESTQ	AX, AX	// none (an unstarted coroutine)?
 	JZ	stack	// then nothing to fetch
-	PREFETCHT0	(AX)	// the Context's first line: sp, bp, pc, ...
-	PREFETCHT0	64(AX)	// its second line (a Context need not start on a line): ..., state
+	PREFETCHT0	(AX)	// the Context's first line: sp, pc, ..., state
 
 stack:
 	// Stage 3, the next pick: the stack the saved SP points into (the

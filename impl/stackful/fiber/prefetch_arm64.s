@@ -52,8 +52,8 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	CBZ	R4, stack	// an empty slot: on to stage 3
 	MOVD	(R4), R4	// R4 = the record's first word: its *Context
 	CBZ	R4, stack	// none (an unstarted coroutine): nothing to fetch
-	PRFM	(R4), PLDL1KEEP	// the Context's first line: sp, bp, pc, ...
-	PRFM	64(R4), PLDL1KEEP	// its second line (a Context need not start on a line)
+	PRFM	(R4), PLDL1KEEP	// the Context's first line: sp, pc, ..., state
+	PRFM	64(R4), PLDL1KEEP	// its second line: bp (amd64 keeps the frame pointer on the stack; arm64 here)
 
 stack:
 	// Stage 3, the next pick: the stack the saved SP points into:
