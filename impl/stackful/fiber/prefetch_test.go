@@ -91,3 +91,15 @@ func TestContextHotLine(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchRingStageOrder: each stage of PrefetchRing follows a pointer
+// an earlier stage fetched (record, then its Context, then the saved SP's
+// stack), so the slots they work on must be strictly ordered, the record
+// stage furthest ahead; with equal distances a stage would load the very
+// line the stage before it has only just asked for.
+func TestPrefetchRingStageOrder(t *testing.T) {
+	if !(ringRecordAhead > ringContextAhead && ringContextAhead > ringStackAhead && ringStackAhead >= 0) {
+		t.Fatalf("PrefetchRing's distances record %d, context %d, stack %d: want record > context > stack >= 0",
+			ringRecordAhead, ringContextAhead, ringStackAhead)
+	}
+}
