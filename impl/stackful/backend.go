@@ -33,6 +33,12 @@ type backend interface {
 // closure (the entry function is the backend's, asmBackend.entry): one
 // heap object per suspended coroutine besides its record, not three.
 type execContext struct {
+	// fiber comes first: an asm context lives at the top of its stack, on
+	// a cache line (asmBackend.newPooledContext), and so does its
+	// fiber.Context then, whose hot part is one line (fiber.Context;
+	// TestContextOnALine).
+	fiber asmContext // asm backend; zero (unused) on coro
+
 	co *coroutine // the coroutine running on it; nil when parked or dead
 
 	// The stack the context runs on, [lo, lo+span), for the cheap
@@ -41,8 +47,6 @@ type execContext struct {
 	lo, span uintptr
 
 	*coroContext // coro backend; nil on asm
-
-	fiber asmContext // asm backend; zero (unused) on coro
 }
 
 // coroContext is the coro backend's part of an execution context.

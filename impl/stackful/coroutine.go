@@ -49,40 +49,52 @@ const (
 // which carries the id its coroutine had and so detects a record that has
 // moved on to another coroutine.
 type coroutine struct {
-	// Hot fields first, in the record's first cache line: what a direct
-	// switch and the foreign-goroutine check read, copied from the
-	// execution context when it is bound (bind), so neither loads co.ctx
+	// The hot fields come first, in the record's first two cache lines
+	// (records are 320 bytes, a size class whose objects start on a
+	// line): everything a pick, a direct switch, the foreign-goroutine
+	// check and a Yield read or write, and nothing else, so that a switch
+	// to a record that is no longer in cache waits on two lines, the two
+	// the run queue's prefetch pipeline fetches (fiber.PrefetchRing;
+	// TestPrefetchedRecordLines pins the list). Line 0: fc (the first
+	// word: PrefetchRing reads it), the stack bounds, handlers, the
+	// one-byte state and flags, ctx; then the waker, whose status, timeout
+	// and outcome (what Yield resets and a resume reads) come first and
+	// end in line 1. The rest (the waker's subscriptions, the timer, the links)
+	// is touched by waits, spawns and finishes, not by a Yield.
+	//
+	// fc, stackLo and stackSpan are copied from the execution context when
+	// it is bound (bind), so neither a switch nor the check loads co.ctx
 	// and ctx.fiber first (two dependent misses per switch once thousands
 	// of coroutines are alive).
 	fc        *fiber.Context // &ctx.fiber.fc, the saved SP of its asm context; nil on coro and unbound
 	stackLo   uintptr        // ctx.lo: its stack is [stackLo, stackLo+stackSpan)
 	stackSpan uintptr        // ctx.span; 0 on coro and unbound (the check then goes out of line)
-
-	s *Scheduler
-	// id is the coroutine's number, unique within its Scheduler's
-	// lifetime, and the record's generation: a reused record gets the new
-	// coroutine's id, so a handle whose id differs names a coroutine that
-	// has finished (Coroutine.live).
-	id       uint64
-	name     *string // nil if unnamed: most coroutines are, and a string is 16 of the bytes every spawn clears
-	fn       func()
+	// handlers is nil or a non-empty list (fire sets it back to nil when
+	// the last one is dropped): a pointer, not a slice, is 16 of the bytes
+	// every record carries for what few coroutines use.
+	handlers *[]SwitchHandler
 	priority Priority
 	state    coState
 	// The flags sit beside priority and state, in what would be padding:
 	// that keeps the record at 320 bytes (a Go size class) with the timer
 	// node inline (and the waker's status beside its mode, and done made
 	// on demand).
-	cancelPending bool // deliver cancelErr at the next blocking call
-	killed        bool // final cleanup: unwind at the next suspension point
-	unwinding     bool // the kill panic is unwinding it: blocking calls fail at once
-	timerBound    bool // timer.Init done (at the first timed wait, not at spawn; kept when the record is reused: same loop)
+	cancelPending bool         // deliver cancelErr at the next blocking call
+	killed        bool         // final cleanup: unwind at the next suspension point
+	unwinding     bool         // the kill panic is unwinding it: blocking calls fail at once
+	timerBound    bool         // timer.Init done (at the first timed wait, not at spawn; kept when the record is reused: same loop)
+	ctx           *execContext // the execution context it runs on; nil until started (a pick through the scheduler reads it: contextFor)
 	waker         waker
-	ctx           *execContext // the execution context it runs on; nil until started
-	// handlers is nil or a non-empty list (fire sets it back to nil when
-	// the last one is dropped): a pointer, not a slice, is 16 of the bytes
-	// every record carries for what few coroutines use.
-	handlers *[]SwitchHandler
-	timer    reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at the first timed wait
+	timer         reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at the first timed wait
+
+	s *Scheduler
+	// id is the coroutine's number, unique within its Scheduler's
+	// lifetime, and the record's generation: a reused record gets the new
+	// coroutine's id, so a handle whose id differs names a coroutine that
+	// has finished (Coroutine.live).
+	id   uint64
+	name *string // nil if unnamed: most coroutines are, and a string is 16 of the bytes every spawn clears
+	fn   func()
 	// done fires when the coroutine finishes. Made by the first Done call,
 	// not at spawn: most coroutines are never awaited, and an inline Event
 	// is 64 of the bytes every spawn allocates and clears (with the GC

@@ -442,11 +442,11 @@ var prefetchMin = 256
 
 // prefetchAhead starts the loads the next switches will wait on, as a
 // three-stage pipeline over the run queue (fiber.PrefetchRing, one call):
-// the record of the coroutine three picks ahead, the fiber context (saved
-// SP) of the one two ahead, whose record the previous pick fetched, and
-// the stack of the next one, whose context was fetched a pick ago: its
-// Switch frame and return address and the frames above them up to the
-// user's code. Each is a hint. Called after a pop with at least
+// the record of the coroutine nine picks ahead, the fiber context (saved
+// SP) of the one five ahead, whose record was fetched four picks ago, and
+// the stack of the one two ahead, whose context was fetched three picks
+// ago: its Switch frame and return address and the frames above them up
+// to the user's code. Each is a hint. Called after a pop with at least
 // prefetchMin queued; it inlines, so the pick in Yield and Await makes it
 // without a call of its own. below is 1 from pickNext: a coroutine that
 // suspended through pickNext will call it again at its next suspend,

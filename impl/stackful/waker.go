@@ -43,20 +43,24 @@ const maxWakerEvents = 2
 // unsubscribes every event, stops the timer and enqueues the coroutine
 // (QUEUED). Later triggers find it QUEUED and are ignored.
 type waker struct {
-	co      *coroutine
-	subs    [maxWakerEvents]subscription // the awaited events
-	timeout time.Duration                // < 0: no timeout
+	// What a Yield resets and a resume reads come first: with the waker at
+	// byte 48 of the record they end in its line 1, beside the record's
+	// own hot fields in line 0 (see coroutine; TestPrefetchedRecordLines).
 	// status and nsubs sit beside the one-byte fields below, sharing one
 	// word: 16 bytes less per record, which keeps it in the 320-byte size
 	// class (TestCoroutineRecordSize).
 	status    WakerStatus
-	nsubs     uint8    // used entries of subs (at most maxWakerEvents)
-	mode      waitMode // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
-	building  bool     // ResumeWhen subscriptions are being collected for the next Suspend
-	hasGen    bool     // Scheduler.general holds this coroutine's general-wait state
-	triggered *Event   // the event that ended the last wait; nil for a timeout or a direct cancellation
+	nsubs     uint8         // used entries of subs (at most maxWakerEvents)
+	mode      waitMode      // what kind of wait: plain (Await...), Sleep, or general (ResumeWhen)
+	building  bool          // ResumeWhen subscriptions are being collected for the next Suspend
+	hasGen    bool          // Scheduler.general holds this coroutine's general-wait state
+	timeout   time.Duration // < 0: no timeout
+	triggered *Event        // the event that ended the last wait; nil for a timeout or a direct cancellation
 	result    any
 	err       error
+
+	co   *coroutine
+	subs [maxWakerEvents]subscription // the awaited events
 }
 
 // genWait is a coroutine's general-wait state (resumewhen.go): its

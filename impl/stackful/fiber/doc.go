@@ -10,9 +10,10 @@
 // # Model
 //
 // A [Context] is a suspended point of execution: saved stack pointer, frame
-// pointer and resume PC, plus the goroutine's per-stack fields that must
-// travel with the stack (g.stack bounds, g._panic, g._defer, g.stktopsp; the
-// stack guard is recomputed). [Switch](from, to) saves the running state into
+// pointer and resume PC (on amd64 the last two stay on the suspended stack,
+// at the saved stack pointer), plus the goroutine's per-stack fields that
+// must travel with the stack (g.stack bounds, g._panic, g._defer,
+// g.stktopsp; the stack guard is recomputed). [Switch](from, to) saves the running state into
 // from and resumes to: it is symmetric, so fiber A can switch straight to
 // fiber B without passing through a scheduler. The goroutine's own stack (the
 // root) is represented by a zero Context, which the first Switch away from it

@@ -21,15 +21,19 @@ import (
 type Context struct {
 	_ noCopy
 
-	// The first eight words are read and written by the assembly in
-	// switch_*.s through the go_asm.h offsets (Context_sp, ...); their order
-	// lets arm64 move the adjacent pairs with LDP/STP. They are uintptrs,
-	// not pointers, because the assembly writes them without write barriers
-	// and because the collector must not follow them (it never runs while a
-	// fiber exists; see HoldGC).
-	sp       uintptr // saved stack pointer (amd64: the address of the return address into Switch's caller; arm64: that caller's SP)
-	bp       uintptr // saved frame pointer (BP on amd64, R29 on arm64)
-	pc       uintptr // amd64: the trampoline while fresh, a trap once finished, else 0 (the resume PC is then at 0(sp)); arm64: the resume PC (Switch's return address, the trampoline, or the trap)
+	// The first seven words and state are what a switch reads and writes
+	// (switch_*.s, through the go_asm.h offsets Context_sp, ...): 57
+	// bytes, so a Context that starts on a cache line (stackful puts its
+	// contexts there) is one line for amd64's switch to miss on, not two
+	// (TestContextHotLine). The frame pointer is not among them on amd64:
+	// its switch saves it on the suspended stack, below the resume PC (see
+	// switch_amd64.s); arm64 keeps it in bp, in the second line. lo and
+	// hi, and panicp and deferp, stay adjacent: arm64 moves those pairs
+	// with LDP/STP. They are uintptrs, not pointers, because the assembly
+	// writes them without write barriers and because the collector must
+	// not follow them (it never runs while a fiber exists; see HoldGC).
+	sp       uintptr // saved stack pointer (amd64: the address of the saved frame pointer, right below the return address into Switch's caller; arm64: that caller's SP)
+	pc       uintptr // amd64: the trampoline while fresh, a trap once finished, else 0 (the resume PC is then at 8(sp)); arm64: the resume PC (Switch's return address, the trampoline, or the trap)
 	stktopsp uintptr // saved g.stktopsp: the SP the unwinder must reach at the top frame
 	lo       uintptr // saved g.stack.lo
 	hi       uintptr // saved g.stack.hi
@@ -37,6 +41,12 @@ type Context struct {
 	panicp uintptr // saved g._panic
 	//lint:ignore U1000 read and written by switch_*.s
 	deferp uintptr // saved g._defer
+	state  state   // checked and set by Switch
+
+	// arm64: the saved frame pointer (R29). amd64 keeps it on the stack
+	// (0(sp)) and never uses this word.
+	//lint:ignore U1000 read and written by switch_arm64.s
+	bp uintptr
 	// amd64: the resume PC of the context that started this fiber, the
 	// return predictor's top entry when the fiber was entered by a jump;
 	// the fiber's exit resumes by RET only a context resuming there
@@ -48,7 +58,6 @@ type Context struct {
 	//lint:ignore U1000 written by switch_amd64.s
 	starter uintptr
 
-	state state
 	entry func() *Context // fresh fibers only; cleared when the fiber finishes
 }
 

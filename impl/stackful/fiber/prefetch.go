@@ -40,19 +40,33 @@ const PrefetchRingDeepLines = 12
 // return address of its Switch), for Prefetch.
 func (c *Context) StackTop() uintptr { return c.sp }
 
+// The distances, in picks from head, of PrefetchRing's three stages (see
+// there); prefetch_*.s use them through go_asm.h.
+const (
+	ringRecordAhead  = 8
+	ringContextAhead = 4
+	ringStackAhead   = 1
+)
+
 // PrefetchRing runs the three stages of a scheduler's prefetch pipeline
 // over its run queue in one call (one call instead of three: the calls
 // cost more than the prefetches): ring is the queue's ring buffer, an
 // array of mask+1 record pointers (mask+1 a power of two), and head the
-// index of the record that runs next. Each stage fetches what the next
-// stage, one pick later, will follow, so no stage waits on a miss:
+// index of the record that runs next. Each stage fetches what a later
+// stage, some picks later, will follow; the stages are that many picks
+// apart so that the line a stage loads from has arrived when it runs
+// (ringRecordAhead and the others below):
 //
-//   - ring[(head+2)&mask]: the record's lines 0, 2 and 3 (byte offsets 0,
-//     128, 192: what the pick and the resume of a stackful coroutine record
-//     read; line 0 holds the *Context the next stage reads);
-//   - ring[(head+1)&mask]: the two lines from its *Context on (the saved
-//     registers Switch loads and the state byte it checks);
-//   - ring[head&mask]: PrefetchStack's lines from its saved SP upwards.
+//   - ring[(head+ringRecordAhead)&mask]: the record's first two lines
+//     (byte offsets 0 and 64: where a stackful coroutine record keeps what
+//     the pick, the switch and the resume read; line 0 holds the *Context
+//     the next stage reads);
+//   - ring[(head+ringContextAhead)&mask]: what Switch reads of its
+//     *Context (the saved registers it loads and the state byte it
+//     checks): the Context's first line on amd64 (a Context that starts on
+//     a line; see Context), its first two on arm64, whose frame pointer is
+//     in the second;
+//   - ring[(head+ringStackAhead)&mask]: PrefetchStack's lines from its saved SP upwards.
 //     If below is not 0 (a pick through the scheduler rather than a
 //     suspend's inline pick), also the next lines up to
 //     PrefetchRingDeepLines in all, and the line below the SP for
@@ -66,6 +80,16 @@ func (c *Context) StackTop() uintptr { return c.sp }
 //     15.7 without; Shutdown n=100000, 4 rounds alternated: 377 ns per
 //     coroutine with six lines on every pick, 239 with twelve on the
 //     scheduler's picks only, 514 with twelve on every pick).
+//
+// The distances were one pick apart (2, 1 and 0) until a stage's own load
+// was seen waiting: with the machine's other core busy, pprof put 57 % of
+// BenchmarkYieldN n=4096's time in PrefetchRing, on the loads of the
+// record's first word and of the saved SP, the lines fetched only a pick
+// (15 to 35 ns) before. In-package BenchmarkYieldN prefetch=on, cpu-ns per
+// yield, 3 rounds each, distances record/context/stack: 2/1/0 32.8-35.8
+// at n=4096 and 166-184 at n=262144; 8/4/1 27.5-28.7 and 139-156; 10/5/2
+// 28.0-28.4 and 146-152; 12/6/2 28.9-30.6; 16/8/3 30.6-31.7 (see the
+// commit for the A/B of the whole suite).
 //
 // Invariants the caller keeps: every slot is nil or points at a live
 // record whose first word is nil or a *Context (the lines fetched past a

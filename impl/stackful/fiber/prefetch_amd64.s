@@ -27,7 +27,8 @@ TEXT ·PrefetchStack(SB), NOSPLIT|NOFRAME, $0-8
 // func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
 //
 // The three stages of a run-queue prefetch pipeline (see prefetch.go):
-// slot head+2's record, slot head+1's context, slot head's stack. Every
+// slot head+ringRecordAhead's record, slot head+ringContextAhead's context,
+// slot head+ringStackAhead's stack. Every
 // load below reads a ring slot or a word its caller keeps valid (a queued
 // record's first word, a live context's saved SP); everything else is a
 // PREFETCH, which never faults.
@@ -36,37 +37,37 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ	head+8(FP), SI	// SI = the index of the next record to run
 	MOVQ	mask+16(FP), DX	// DX = len(ring)-1 (a power of two less one)
 
-	// Stage 1, three picks ahead: the record's lines the pick and the
-	// resume read (RecordLines: 0, 2 and 3).
-	LEAQ	2(SI), AX	// AX = head+2
+	// Stage 1, nine picks ahead: the record's lines the pick, the switch
+	// and the resume read (its first two: lines 0 and 1).
+	LEAQ	const_ringRecordAhead(SI), AX	// AX = head+8
 	ANDQ	DX, AX	// wrapped into the ring
-	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+2)&mask], the record (nil: PREFETCH does not care)
+	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+8)&mask], the record (nil: PREFETCH does not care)
 	PREFETCHT0	(AX)	// record line 0: its *Context (the next stage reads it)
-	PREFETCHT0	128(AX)	// record line 2
-	PREFETCHT0	192(AX)	// record line 3
+	PREFETCHT0	64(AX)	// record line 1
 
-	// Stage 2, two picks ahead: the Context the record names (its line was
-	// fetched a pick ago), both lines Switch reads: the saved registers and
-	// the state byte.
-	LEAQ	1(SI), AX	// AX = head+1
+	// Stage 2, five picks ahead: the Context the record names (its line
+	// was fetched four picks ago): the one line Switch reads of a
+	// line-aligned Context (the saved registers and the state byte;
+	// fiber.go).
+	LEAQ	const_ringContextAhead(SI), AX	// AX = head+4
 	ANDQ	DX, AX	// wrapped into the ring
-	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+1)&mask], the record
+	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+4)&mask], the record
 	TESTQ	AX, AX	// an empty slot?
 	JZ	stack	// then nothing to follow: on to stage 3
 	MOVQ	(AX), AX	// AX = the record's first word: its *Context
 	TESTQ	AX, AX	// none (an unstarted coroutine)?
 	JZ	stack	// then nothing to fetch
-	PREFETCHT0	(AX)	// the Context's first line: sp, bp, pc, ...
-	PREFETCHT0	64(AX)	// its second line (a Context need not start on a line): ..., state
+	PREFETCHT0	(AX)	// the Context's first line: sp, pc, ..., state
 
 stack:
-	// Stage 3, the next pick: the stack the saved SP points into (the
-	// Context's line was fetched a pick ago): PrefetchStack's lines
+	// Stage 3, two picks ahead: the stack the saved SP points into (the
+	// Context's line was fetched three picks ago): PrefetchStack's lines
 	// upwards, and if below is not 0 the line below the SP for writing,
 	// where the fiber's next suspend pushes frames (when it calls the
 	// pick).
-	ANDQ	DX, SI	// SI = head, wrapped
-	MOVQ	(DI)(SI*8), AX	// AX = ring[head&mask], the record
+	ADDQ	$const_ringStackAhead, SI	// SI = head+1
+	ANDQ	DX, SI	// wrapped into the ring
+	MOVQ	(DI)(SI*8), AX	// AX = ring[(head+1)&mask], the record
 	TESTQ	AX, AX	// an empty slot?
 	JZ	done	// then nothing to follow
 	MOVQ	(AX), AX	// AX = its *Context

@@ -27,7 +27,8 @@ TEXT ·PrefetchStack(SB), NOSPLIT|NOFRAME, $0-8
 // func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
 //
 // The three stages of a run-queue prefetch pipeline (see prefetch.go):
-// slot head+2's record, slot head+1's context, slot head's stack. Every
+// slot head+ringRecordAhead's record, slot head+ringContextAhead's context,
+// slot head+ringStackAhead's stack. Every
 // load below reads a ring slot or a word its caller keeps valid (a queued
 // record's first word, a live context's saved SP); everything else is a
 // PRFM, which never faults.
@@ -36,33 +37,33 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	MOVD	head+8(FP), R1	// R1 = the index of the next record to run
 	MOVD	mask+16(FP), R2	// R2 = len(ring)-1 (a power of two less one)
 
-	// Stage 1, three picks ahead: the record's lines the pick and the
-	// resume read (RecordLines: 0, 2 and 3).
-	ADD	$2, R1, R3	// R3 = head+2
+	// Stage 1, nine picks ahead: the record's lines the pick, the switch
+	// and the resume read (its first two: lines 0 and 1).
+	ADD	$const_ringRecordAhead, R1, R3	// R3 = head+8
 	AND	R2, R3, R3	// wrapped into the ring
-	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+2)&mask], the record (nil: PRFM does not care)
+	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+8)&mask], the record (nil: PRFM does not care)
 	PRFM	(R4), PLDL1KEEP	// record line 0: its *Context (the next stage reads it)
-	PRFM	128(R4), PLDL1KEEP	// record line 2
-	PRFM	192(R4), PLDL1KEEP	// record line 3
+	PRFM	64(R4), PLDL1KEEP	// record line 1
 
-	// Stage 2, two picks ahead: the Context the record names (its line was
-	// fetched a pick ago), both lines Switch reads.
-	ADD	$1, R1, R3	// R3 = head+1
+	// Stage 2, five picks ahead: the Context the record names (its line
+	// was fetched four picks ago), both lines Switch reads.
+	ADD	$const_ringContextAhead, R1, R3	// R3 = head+4
 	AND	R2, R3, R3	// wrapped into the ring
-	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+1)&mask], the record
+	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+4)&mask], the record
 	CBZ	R4, stack	// an empty slot: on to stage 3
 	MOVD	(R4), R4	// R4 = the record's first word: its *Context
 	CBZ	R4, stack	// none (an unstarted coroutine): nothing to fetch
-	PRFM	(R4), PLDL1KEEP	// the Context's first line: sp, bp, pc, ...
-	PRFM	64(R4), PLDL1KEEP	// its second line (a Context need not start on a line)
+	PRFM	(R4), PLDL1KEEP	// the Context's first line: sp, pc, ..., state
+	PRFM	64(R4), PLDL1KEEP	// its second line: bp (amd64 keeps the frame pointer on the stack; arm64 here)
 
 stack:
-	// Stage 3, the next pick: the stack the saved SP points into:
+	// Stage 3, two picks ahead: the stack the saved SP points into:
 	// PrefetchStack's lines upwards, and if below is not 0 the line below
 	// the SP for writing, where the fiber's next suspend pushes frames
 	// (when it calls the pick).
-	AND	R2, R1, R3	// R3 = head, wrapped
-	MOVD	(R0)(R3<<3), R4	// R4 = ring[head&mask], the record
+	ADD	$const_ringStackAhead, R1, R3	// R3 = head+1
+	AND	R2, R3, R3	// wrapped into the ring
+	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+1)&mask], the record
 	CBZ	R4, done	// an empty slot: nothing to follow
 	MOVD	(R4), R4	// R4 = its *Context
 	CBZ	R4, done	// none: no stack yet

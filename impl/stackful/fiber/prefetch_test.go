@@ -62,3 +62,44 @@ func TestPrefetchRingIsAHint(t *testing.T) {
 		}
 	}
 }
+
+// TestContextHotLine: what a switch reads and writes of a Context (the
+// saved SP and PC, g's saved stack fields, the state byte) lies in its
+// first 64 bytes, so a Context that starts on a cache line (stackful puts
+// its contexts there) is the one line PrefetchRing fetches for it on
+// amd64. A field moved past it would miss at every switch once thousands
+// of fibers are suspended, with no other sign.
+func TestContextHotLine(t *testing.T) {
+	var c Context
+	fields := []struct {
+		name string
+		off  uintptr
+		size uintptr
+	}{
+		{"sp", unsafe.Offsetof(c.sp), unsafe.Sizeof(c.sp)},
+		{"pc", unsafe.Offsetof(c.pc), unsafe.Sizeof(c.pc)},
+		{"stktopsp", unsafe.Offsetof(c.stktopsp), unsafe.Sizeof(c.stktopsp)},
+		{"lo", unsafe.Offsetof(c.lo), unsafe.Sizeof(c.lo)},
+		{"hi", unsafe.Offsetof(c.hi), unsafe.Sizeof(c.hi)},
+		{"panicp", unsafe.Offsetof(c.panicp), unsafe.Sizeof(c.panicp)},
+		{"deferp", unsafe.Offsetof(c.deferp), unsafe.Sizeof(c.deferp)},
+		{"state", unsafe.Offsetof(c.state), unsafe.Sizeof(c.state)},
+	}
+	for _, f := range fields {
+		if f.off+f.size > 64 {
+			t.Errorf("Context.%s at bytes [%d, %d) is not in the Context's first line", f.name, f.off, f.off+f.size)
+		}
+	}
+}
+
+// TestPrefetchRingStageOrder: each stage of PrefetchRing follows a pointer
+// an earlier stage fetched (record, then its Context, then the saved SP's
+// stack), so the slots they work on must be strictly ordered, the record
+// stage furthest ahead; with equal distances a stage would load the very
+// line the stage before it has only just asked for.
+func TestPrefetchRingStageOrder(t *testing.T) {
+	if !(ringRecordAhead > ringContextAhead && ringContextAhead > ringStackAhead && ringStackAhead >= 0) {
+		t.Fatalf("PrefetchRing's distances record %d, context %d, stack %d: want record > context > stack >= 0",
+			ringRecordAhead, ringContextAhead, ringStackAhead)
+	}
+}

@@ -35,7 +35,16 @@
 //         compiler reloads it from TLS (and re-zeroes X15) after an ABI0 call
 //         returns; g itself never changes here, only some of its fields.
 // The resume PC of a suspended context is the return address Switch's
-// caller pushed, and it stays where the CALL put it: from.sp points at it.
+// caller pushed, and it stays where the CALL put it; the caller's frame
+// pointer is stored in the word below it, and from.sp points at that word
+// (so the resume PC is at 8(from.sp)). The frame pointer goes on the stack,
+// not in the Context, so that what a switch reads of a Context (sp, pc,
+// stktopsp, the stack bounds, panicp, deferp and state: 57 bytes) fits in
+// the one cache line a line-aligned Context starts with; the stack word sits
+// beside the resume PC, in the line a resume reads anyway. Writing the word
+// below SP is safe: signals run on the signal stack, never below a
+// goroutine's SP, and a NOSPLIT function may use far more than 8 bytes below
+// the SP its caller's split check passed (the runtime's StackNosplit).
 // How a context is resumed is chosen for the CPU's branch predictors:
 //   - the return-address predictor holds, on top, the entry the CALL into
 //     Switch just pushed: from's resume PC. When to's resume PC is the same
@@ -139,11 +148,13 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	0(CX)(TLS*1), CX		// CX = g, the goroutine running every fiber
 
 	// Save the running context into from. 0(SP) is the return address into
-	// Switch's caller (where from resumes); it stays on from's stack, and
-	// from.sp points at it. from.pc is already 0 (cleared when from started,
-	// or never set for the root): 0 means "resume at 0(sp)".
-	MOVQ	SP, Context_sp(AX)		// from.sp = SP: the resume PC is at 0(from.sp)
-	MOVQ	BP, Context_bp(AX)		// from.bp = caller's frame pointer
+	// Switch's caller (where from resumes); it stays on from's stack, the
+	// caller's frame pointer goes in the word below it, and from.sp points
+	// at that word. from.pc is already 0 (cleared when from started, or
+	// never set for the root): 0 means "resume at 8(sp), BP at 0(sp)".
+	MOVQ	BP, -8(SP)			// the caller's frame pointer, below the resume PC
+	LEAQ	-8(SP), DX			// DX = its address
+	MOVQ	DX, Context_sp(AX)		// from.sp = DX: BP at 0(from.sp), the resume PC at 8(from.sp)
 	MOVQ	g_stack_lo(CX), DX		// from.lo = g.stack.lo
 	MOVQ	DX, Context_lo(AX)
 	MOVQ	g_stack_hi(CX), DX		// from.hi = g.stack.hi
@@ -187,11 +198,12 @@ keepguard:
 
 	// Resume to (see the top of this file for the three ways).
 	MOVQ	Context_sp(BX), SP		// SP = to.sp: now on to's stack
-	MOVQ	Context_bp(BX), BP		// BP = to's frame pointer (0 for a fresh fiber)
 	MOVQ	Context_pc(BX), DX		// DX = to.pc: fiberStart if to is fresh, else 0
 	TESTQ	DX, DX
 	JNE	fresh				// a fresh fiber: jump to its trampoline
-	MOVQ	0(SP), DX			// DX = to's resume PC, after its Switch call
+	MOVQ	0(SP), BP			// BP = to's frame pointer, saved below its resume PC
+	MOVQ	8(SP), DX			// DX = to's resume PC, after its Switch call
+	ADDQ	$8, SP				// pop the frame pointer's word: SP = where the CALL left it
 	CMPQ	DX, R8				// the same as from's (the predictor's top entry)?
 	JNE	other
 	RET					// yes: a predicted return that pops the CALL's entry
@@ -199,7 +211,8 @@ other:
 	ADDQ	$8, SP				// no: pop the resume PC, SP = Switch's caller's SP
 	JMP	DX				// and jump to it (the indirect predictor's case)
 fresh:
-	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 0(to.sp)
+	XORL	BP, BP				// BP = 0: the frame-pointer chain ends at the trampoline
+	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 8(to.sp), BP at 0(to.sp)
 	MOVQ	R8, Context_startRet(BX)	// to.startRet = from's resume PC, left on the return predictor
 	MOVQ	AX, Context_starter(BX)		// to.starter = from (fiberMain compares it with the next context)
 	JMP	DX				// enter fiberStart (BX = to), leaving the predictor's entries alone
@@ -207,8 +220,8 @@ fresh:
 // fiberStart is the first frame of every fiber. switchContext enters it by
 // jumping to it with SP = Context.sp as set by initFrame (32 bytes below the
 // stack's top: 0(SP) is the argument slot of the call below and 8(SP),
-// 16(SP) its two results), BP = 0 (Context.bp of a fresh fiber: the
-// frame-pointer chain ends here) and BX = the *Context being started.
+// 16(SP) its two results), BP = 0 (the frame-pointer chain ends here)
+// and BX = the *Context being started.
 //
 // fiberMain returns when the fiber has finished, with the finished context
 // and the one to continue with; fiberStart then jumps (no CALL: see above on

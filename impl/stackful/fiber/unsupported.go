@@ -53,3 +53,10 @@ const PrefetchRingDeepLines = 12
 
 // StackTop returns 0 where the fiber switch is not supported.
 func (c *Context) StackTop() uintptr { return 0 }
+
+// PrefetchRing's stage distances (see prefetch.go).
+const (
+	ringRecordAhead  = 8
+	ringContextAhead = 4
+	ringStackAhead   = 1
+)
