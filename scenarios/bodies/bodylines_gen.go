@@ -295,8 +295,10 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"yield": {
-		Blocking: BodySize{Lines: 37, Decls: []DeclLines{
-			{"yieldBlocking", 37},
+		Blocking: BodySize{Lines: 56, Decls: []DeclLines{
+			{"yieldBlocking", 41},
+			{"yieldStart", 6},
+			{"(*yieldStart).wait", 9},
 		}},
 		StateMachine: BodySize{Lines: 65, Decls: []DeclLines{
 			{"yieldStateMachine", 18},

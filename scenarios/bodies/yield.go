@@ -14,9 +14,14 @@ var Yield = register(&scenarios.Scenario{
 	Summary: "n coroutines yielding round-robin; cost per switch as n grows (cache and TLB pressure).",
 	Doc: "n coroutines each give up the CPU N times: N-1 yields, then a wait on an end gate; the run queue is " +
 		"round-robin, so each is one switch to the next coroutine in line. ns/switch is one-way: the timed " +
-		"region, from releasing the n started coroutines to the last one reaching the end gate, divided by n×N " +
-		"(it includes waking the n coroutines once at the start; their exits come after it). The queue's length " +
-		"is n, so large n shows a long run queue and cache and TLB misses on n stacks or states.",
+		"region, from the moment every coroutine has been released and has yielded once (untimed) to the last " +
+		"one reaching the end gate, divided by n×N; their exits come after it. The release (a start gate's " +
+		"broadcast wake of all n, blocking rows) and that first yield are outside it: at n=262144 the driver's " +
+		"N is 1 on stackful-coro and the goroutine rows, and a timed release made the whole figure a gate's " +
+		"wake-and-wait pass with no yield in it (stackful-coro 544-618 ns at N=1 against 441-469 at N=8; taking " +
+		"the release out moved its median 774 -> 640 ns, goroutine-single's 782 -> 698). The " +
+		"state-machine twin, which has no gate, already started its timer after each task's first yield. The " +
+		"queue's length is n, so large n shows a long run queue and cache and TLB misses on n stacks or states.",
 	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (docs/design.md §1, the claims); " +
 		"per-switch cost at 30k coroutines vs 1 (docs/design.md §8: libcopp).",
 	Params: []scenarios.Param{{
@@ -57,14 +62,14 @@ func yieldBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 		return scenarios.Outcome{}, scenarios.Lacking(rt, "Gates", "the row has no broadcast gate")
 	}
 	n, rounds := env.Int("n"), env.N
-	var started, finished atomic.Int64
+	start := yieldStart{rt: rt, gate: g.NewGate()}
+	var finished atomic.Int64
 	var total atomic.Uint64
-	startGate, endGate, done := g.NewGate(), g.NewGate(), rt.NewSignal()
+	endGate, done := g.NewGate(), rt.NewSignal()
 	for j := 0; j < n; j++ {
 		id := uint64(j)
 		rt.Go(func() {
-			started.Add(1)
-			startGate.Wait()
+			start.wait()
 			sum := id
 			for r := 0; r < rounds-1; r++ {
 				sum = mix(sum, uint64(r))
@@ -81,15 +86,55 @@ func yieldBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 			endGate.Wait()
 		})
 	}
-	for started.Load() < int64(n) {
+	for start.started.Load() < int64(n) {
+		rt.Yield()
+	}
+	start.gate.Open()
+	for start.through.Load() < int64(n) {
 		rt.Yield()
 	}
 	env.ResetTimer()
-	startGate.Open()
+	start.timing.Store(true)
 	done.Wait()
 	env.StopTimer()
 	endGate.Open()
 	return scenarios.Outcome{Ops: int64(n) * int64(rounds), Checksum: total.Load()}, nil
+}
+
+// yieldStart is how yieldBlocking's coroutines start: started counts the
+// coroutines waiting at the start gate, through those past it, and timing
+// says main has started the timer.
+type yieldStart struct {
+	started, through atomic.Int64
+	timing           atomic.Bool
+	rt               scenarios.Blocking
+	gate             scenarios.Gate
+}
+
+// wait is a coroutine's untimed start: it waits at the start gate, then
+// counts itself through and yields until main has started the timer, so
+// no coroutine runs a timed round before it. On one P it yields
+// exactly once: main is in line behind the n woken coroutines and starts
+// the timer when they are all through, and round-robin brings each back
+// after main; on goroutine-multi, whose coroutines run in parallel, some
+// yield more, untimed. It is a function of its own, not inlined, and the
+// counters share one struct, so that the coroutine's frame, whose stack
+// lines every timed yield touches, stays the size it was before this
+// start existed (0x78 bytes; it takes no argument but its receiver, so the
+// frame's outgoing-argument area stays one word): with the start inline
+// and two more captured counters it grew to 0x88, and goroutine-single's
+// Yield n=4096 read 11% more per switch (interleaved A/B, 12 processes
+// each).
+//
+//go:noinline
+func (s *yieldStart) wait() {
+	s.started.Add(1)
+	s.gate.Wait()
+	s.through.Add(1)
+	s.rt.Yield()
+	for !s.timing.Load() {
+		s.rt.Yield()
+	}
 }
 
 // yieldStateMachine is the stackless twin: n tasks, each yielding N-1
