@@ -63,6 +63,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -145,7 +146,8 @@ type Config struct {
 
 	// MaxMapCount is the process's mapping limit to plan against. 0 reads
 	// /proc/sys/vm/max_map_count. The budget is that limit, less the
-	// mappings the process has outside stack pools when New runs, less a
+	// mappings the process has outside stack pools when New runs (as
+	// counted at most a second before: see mapCountAge), less a
 	// reserve (1/16 of the limit, at least 256) for the Go runtime's and the
 	// program's later mappings; all pools share it. Tests set it low to
 	// exercise the limit.
@@ -267,18 +269,85 @@ func New(cfg Config) (*Pool, error) {
 	if p.stackSize&(p.stackSize-1) == 0 {
 		p.trim = powerOfTwoTrim
 	}
-	p.mapLimit = cfg.MaxMapCount
-	if p.mapLimit == 0 {
-		p.mapLimit = readMapLimit()
-	}
-	// Plan against the limit minus what the process already maps and a
-	// reserve for the Go runtime's and the program's own later mappings.
-	reserve := max(256, p.mapLimit/16)
-	// Mappings held by pools are counted in allPoolMaps, the rest of the
-	// process's (as of now) in the baseline.
-	p.mapBudget = p.mapLimit - (countMaps() - int(allPoolMaps.Load())) - reserve
-	p.stats.MapLimit = p.mapLimit
+	p.planMaps(processMaps.get(time.Now()))
 	return p, nil
+}
+
+// planMaps sets the pool's limit and budget from a count of the process's
+// mappings: the limit (Config.MaxMapCount, or vm.max_map_count as counted)
+// minus what the process maps outside the pools and a reserve for the Go
+// runtime's and the program's own later mappings. All pools share the
+// budget (allPoolMaps counts what they hold).
+func (p *Pool) planMaps(c mapCount) {
+	p.mapLimit = p.cfg.MaxMapCount
+	if p.mapLimit == 0 {
+		p.mapLimit = c.sysctl
+	}
+	reserve := max(256, p.mapLimit/16)
+	p.mapBudget = p.mapLimit - c.outside - reserve
+	p.stats.MapLimit = p.mapLimit
+}
+
+// mapCountAge is how old a count of the process's mappings New may plan
+// with. Counting reads /proc/self/maps, whose cost grows with the
+// mappings (µs to ms in the kernel, under the process's mmap lock): paid
+// by every New, it made each fresh runtime of a short-lived scheduler
+// (Spawn pool=cold: one Scheduler per coroutine) a few system calls long
+// enough for the Go runtime's sysmon to retake the P and wake another M
+// on the same CPU, which then preempted the timed lifecycles (Spawn
+// stackful-asm alive=1 pool=cold, interleaved: 152-724 involuntary
+// switches per 1000 lifecycles with a count per New, 10-416 with one per
+// process; session 8, helper B). A count a second old plans as well as a
+// fresh one: a pool plans once, at New, and then lives on with that plan
+// for as long as it lives, and the budget keeps a reserve (1/16 of the
+// limit, at least 256) for the mappings the process makes after the
+// count.
+//
+// Why not count once and then only track the pools' own mappings
+// (allPoolMaps): the rest of the process's mappings change too (the Go
+// heap, the program's own mmaps), and a pool created an hour later must
+// plan against those. Why not count afresh when a pool nears its budget:
+// the kernel merges adjacent plain slabs into one mapping, so a count
+// taken while pools hold slabs reads fewer mappings than allPoolMaps
+// (an upper bound) says they hold, and the outside share it derives is
+// too low, by as many slabs as merged; a count when New runs has the same
+// error, but a process making pools every few µs need not read it more
+// than once a second.
+const mapCountAge = time.Second
+
+// mapCount is one count of the process's mappings.
+type mapCount struct {
+	at      time.Time // when it was made (zero: never)
+	sysctl  int       // vm.max_map_count
+	outside int       // the process's mappings outside stack pools
+}
+
+// processMaps is the process's last count, shared by its pools (a process
+// has one mapping limit); pools of different schedulers may be made on
+// different goroutines at once, hence the lock.
+var processMaps mapCountCache
+
+// mapCountCache holds a process's last count of its mappings (processMaps).
+type mapCountCache struct {
+	mu sync.Mutex
+	c  mapCount
+}
+
+// mapCounts counts the reads of /proc/self/maps (tests check how often New
+// makes one).
+var mapCounts atomic.Int64
+
+// get returns the process's count, counting afresh if it is mapCountAge
+// old at now (or was never made).
+func (m *mapCountCache) get(now time.Time) mapCount {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.c.at.IsZero() || now.Sub(m.c.at) >= mapCountAge || now.Before(m.c.at) {
+		// Mappings held by pools are counted in allPoolMaps, the rest
+		// of the process's in outside.
+		m.c = mapCount{at: now, sysctl: readMapLimit(), outside: countMaps() - int(allPoolMaps.Load())}
+	}
+	return m.c
 }
 
 // Usable returns the size of the stacks the pool hands out (Hi − Lo).
@@ -632,6 +701,7 @@ func readMapLimit() int {
 // countMaps returns the number of mappings the process has now (lines of
 // /proc/self/maps), or 0 if unknown.
 func countMaps() int {
+	mapCounts.Add(1)
 	b, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return 0

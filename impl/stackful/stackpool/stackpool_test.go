@@ -366,6 +366,7 @@ func TestGuards(t *testing.T) {
 // an error naming the sysctl and the option, GuardAuto continues without
 // guards, GuardOff fits many more stacks.
 func TestMapLimitSimulated(t *testing.T) {
+	forgetMapCount()                // plan with a count made now, as limit below is
 	limit := countMaps() + 256 + 40 // New reserves 256 below a small limit: a budget of about 40 mappings
 	get := func(p *Pool, n int) (int, error) {
 		for i := 0; i < n; i++ {
@@ -413,6 +414,60 @@ func TestMapLimitSimulated(t *testing.T) {
 	off.inUse = 0
 	if err := off.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// forgetMapCount drops the process's count of its mappings: the next New
+// counts afresh.
+func forgetMapCount() {
+	processMaps.mu.Lock()
+	processMaps.c = mapCount{}
+	processMaps.mu.Unlock()
+}
+
+// TestNewCountsMapsSeldom: New plans against the process's mappings, but
+// reads /proc/self/maps at most once per mapCountAge, not once per pool (a
+// scheduler per coroutine made one read per coroutine); a count that old
+// is made again, so the plan follows mappings the process made since.
+func TestNewCountsMapsSeldom(t *testing.T) {
+	forgetMapCount()
+	const limit = 1 << 20
+	before := mapCounts.Load()
+	first := newPool(t, Config{MaxMapCount: limit})
+	for i := 0; i < 100; i++ {
+		newPool(t, Config{MaxMapCount: limit})
+	}
+	if got := mapCounts.Load() - before; got != 1 {
+		t.Fatalf("101 pools made at once read /proc/self/maps %d times, want once", got)
+	}
+
+	// 64 more mappings outside the pools: every other page of a mapping
+	// made inaccessible splits it into 2×64+1 (at least 64 more).
+	page := os.Getpagesize()
+	mem, err := unix.Mmap(-1, 0, 129*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(mem)
+	for i := 1; i < 129; i += 2 {
+		if err := unix.Mprotect(mem[i*page:(i+1)*page], unix.PROT_NONE); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := newPool(t, Config{MaxMapCount: limit})
+	if same.mapBudget != first.mapBudget {
+		t.Errorf("a pool made within mapCountAge of the count planned a budget of %d mappings, the first %d: want the same count", same.mapBudget, first.mapBudget)
+	}
+	// Age the count: the next New counts again and sees the new mappings.
+	processMaps.mu.Lock()
+	processMaps.c.at = processMaps.c.at.Add(-mapCountAge)
+	processMaps.mu.Unlock()
+	later := newPool(t, Config{MaxMapCount: limit})
+	if got := mapCounts.Load() - before; got != 2 {
+		t.Errorf("a New after the count aged made %d reads in all, want 2", got)
+	}
+	if later.mapBudget > first.mapBudget-64 {
+		t.Errorf("after 64 more mappings outside the pools and an aged count, a pool planned a budget of %d mappings, the first %d: want at least 64 fewer", later.mapBudget, first.mapBudget)
 	}
 }
 
