@@ -3,6 +3,8 @@ package stackful
 import (
 	"testing"
 	"unsafe"
+
+	"github.com/corobench/corobench/impl/stackful/fiber"
 )
 
 // TestPrefetchedRecordLines: fiber.PrefetchRing fetches a record's lines
@@ -74,5 +76,45 @@ func TestContextOnALine(t *testing.T) {
 		if a%64 != 0 {
 			t.Errorf("a coroutine's fiber.Context at %#x is not on a cache line", a)
 		}
+	}
+}
+
+// TestPrefetchTopCoversAWait: a High coroutine woken while many are queued
+// has its Context and the PrefetchTopLines lines below it prefetched when
+// it is pushed at the queue's head (enqueue), before its saved SP is
+// known. That covers its resume only if a coroutine waiting on an event
+// from its body (the Priority scenario's high coroutine) has its saved SP
+// within those lines: the chain from Switch up to the fiber's entry. A
+// deeper chain (a bigger frame in Await, the entry or the switch) would
+// leave the frames a resume returns through to miss one by one.
+func TestPrefetchTopCoversAWait(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation makes the frames larger (18 lines); the prefetch is for the uninstrumented build")
+	}
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		t.Skip(err)
+	}
+	defer s.Close()
+	var depth uintptr
+	if err := s.Run(func() {
+		ev := NewEvent()
+		var high *coroutine
+		GoWith("", High, func() {
+			high = running.current
+			_, _ = Await(ev)
+		})
+		_ = Yield() // high runs and waits
+		depth = uintptr(unsafe.Pointer(high.fc)) - high.fc.StackTop()
+		ev.Resolve(nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The lines from the SP's up to the Context's must all be prefetched:
+	// the SP's line is at most PrefetchTopLines below the Context's.
+	if lines := (depth + 63) / 64; depth == 0 || lines > fiber.PrefetchTopLines {
+		t.Errorf("a High coroutine waiting in Await from its body has its saved SP %d bytes (%d lines) below its Context; fiber.PrefetchTop fetches %d lines below it", depth, lines, fiber.PrefetchTopLines)
+	} else {
+		t.Logf("saved SP %d bytes below the Context (%d of %d lines)", depth, lines, fiber.PrefetchTopLines)
 	}
 }

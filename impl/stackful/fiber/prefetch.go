@@ -35,6 +35,26 @@ const PrefetchStackLines = 6
 // under 700 bytes), which a cancelled or finishing coroutine unwinds.
 const PrefetchRingDeepLines = 12
 
+// PrefetchTop is Prefetch for a suspended fiber whose saved SP is not
+// known yet: the line of c itself (on arm64 its second one too: the frame
+// pointer) and the PrefetchTopLines lines below c, where the fiber's first
+// frames lie (the Context sits at the top of its stack, and a fiber's
+// frames grow down from just below it). It loads nothing, so it does not
+// wait on c's line the way PrefetchStack(c.StackTop()) would: it starts
+// the misses of a fiber about to be resumed out of turn all at once. For a
+// fiber suspended in a shallow chain (a coroutine waiting on an event from
+// its body: the chain from Switch to the entry is under 700 bytes) the
+// lines below c are the frames its resume returns through; for a deeper
+// one they are the entry frames, wasted hints.
+//
+//go:noescape
+func PrefetchTop(c *Context)
+
+// PrefetchTopLines is how many 64-byte lines below its Context PrefetchTop
+// fetches: twelve, as PrefetchRingDeepLines (a wait's chain up to the
+// entry).
+const PrefetchTopLines = 12
+
 // StackTop returns the context's saved stack pointer (0 while it runs or
 // before Init): the line a switch to it reads first (its frame and the
 // return address of its Switch), for Prefetch.

@@ -24,6 +24,24 @@ TEXT ·PrefetchStack(SB), NOSPLIT|NOFRAME, $0-8
 	PREFETCHT0	320(AX)	// line 5: PrefetchStackLines lines in all (keep in step)
 	RET			// back to the caller: nothing waits for the lines
 
+// func PrefetchTop(c *Context)
+TEXT ·PrefetchTop(SB), NOSPLIT|NOFRAME, $0-8
+	MOVQ	c+0(FP), AX	// AX = the Context, at the top of its fiber's stack (line-aligned)
+	PREFETCHT0	(AX)	// its line: what Switch reads (sp, pc, ..., state)
+	PREFETCHT0	-64(AX)	// the lines below it, downwards: the fiber's first frames ...
+	PREFETCHT0	-128(AX)	// line 2 below it
+	PREFETCHT0	-192(AX)	// line 3 below it
+	PREFETCHT0	-256(AX)	// line 4 below it
+	PREFETCHT0	-320(AX)	// line 5 below it
+	PREFETCHT0	-384(AX)	// line 6 below it
+	PREFETCHT0	-448(AX)	// line 7 below it
+	PREFETCHT0	-512(AX)	// line 8 below it
+	PREFETCHT0	-576(AX)	// line 9 below it
+	PREFETCHT0	-640(AX)	// line 10 below it
+	PREFETCHT0	-704(AX)	// line 11 below it
+	PREFETCHT0	-768(AX)	// ... PrefetchTopLines lines below it in all (keep in step)
+	RET			// back to the caller: nothing waits for the lines
+
 // func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
 //
 // The three stages of a run-queue prefetch pipeline (see prefetch.go):

@@ -24,6 +24,26 @@ TEXT ·PrefetchStack(SB), NOSPLIT|NOFRAME, $0-8
 	PRFM	320(R0), PLDL1KEEP	// line 5: PrefetchStackLines lines in all (keep in step)
 	RET			// back to the caller (LR): nothing waits for the lines
 
+// func PrefetchTop(c *Context)
+TEXT ·PrefetchTop(SB), NOSPLIT|NOFRAME, $0-8
+	MOVD	c+0(FP), R0	// R0 = the Context, at the top of its fiber's stack (line-aligned)
+	PRFM	(R0), PLDL1KEEP	// its first line: sp, pc, ..., state
+	PRFM	64(R0), PLDL1KEEP	// its second: bp
+	SUB	$768, R0, R1	// R1 = PrefetchTopLines lines below it (PRFM takes no negative offset)
+	PRFM	(R1), PLDL1KEEP	// the lines below the Context, upwards: the fiber's first frames ...
+	PRFM	64(R1), PLDL1KEEP	// line 11 below the Context
+	PRFM	128(R1), PLDL1KEEP	// line 10 below the Context
+	PRFM	192(R1), PLDL1KEEP	// line 9 below the Context
+	PRFM	256(R1), PLDL1KEEP	// line 8 below the Context
+	PRFM	320(R1), PLDL1KEEP	// line 7 below the Context
+	PRFM	384(R1), PLDL1KEEP	// line 6 below the Context
+	PRFM	448(R1), PLDL1KEEP	// line 5 below the Context
+	PRFM	512(R1), PLDL1KEEP	// line 4 below the Context
+	PRFM	576(R1), PLDL1KEEP	// line 3 below the Context
+	PRFM	640(R1), PLDL1KEEP	// line 2 below the Context
+	PRFM	704(R1), PLDL1KEEP	// ... up to the line just below the Context: PrefetchTopLines in all (keep in step)
+	RET			// back to the caller (LR): nothing waits for the lines
+
 // func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
 //
 // The three stages of a run-queue prefetch pipeline (see prefetch.go):

@@ -42,6 +42,12 @@ func Prefetch(addr uintptr) {}
 // PrefetchStack does nothing where the fiber switch is not supported.
 func PrefetchStack(sp uintptr) {}
 
+// PrefetchTop does nothing where the fiber switch is not supported.
+func PrefetchTop(c *Context) {}
+
+// PrefetchTopLines is PrefetchTop's line count (see prefetch.go).
+const PrefetchTopLines = 12
+
 // PrefetchRing does nothing where the fiber switch is not supported.
 func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr) {}
 
