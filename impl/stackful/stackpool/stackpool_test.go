@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -468,6 +469,29 @@ func TestNewCountsMapsSeldom(t *testing.T) {
 	}
 	if later.mapBudget > first.mapBudget-64 {
 		t.Errorf("after 64 more mappings outside the pools and an aged count, a pool planned a budget of %d mappings, the first %d: want at least 64 fewer", later.mapBudget, first.mapBudget)
+	}
+}
+
+// TestMassPutAllocatesOnce: returning every stack of a pool (a mass
+// shutdown) grows the warm list once, to the pool's size, not by
+// append's doublings (each a copy of the list so far).
+func TestMassPutAllocatesOnce(t *testing.T) {
+	const n = 4096
+	p := newPool(t, Config{StackSize: 4096, Guard: GuardOff, DecayOps: -1})
+	stacks := make([]Stack, n)
+	for i := range stacks {
+		stacks[i] = mustGet(t, p)
+	}
+	// Not testing.AllocsPerRun: its warm-up pass would grow the list
+	// before it counts.
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for _, s := range stacks {
+		p.Put(s)
+	}
+	runtime.ReadMemStats(&m1)
+	if allocs := m1.Mallocs - m0.Mallocs; allocs > 1 {
+		t.Errorf("putting %d stacks back made %d allocations; want at most 1 (the warm list grown once to the pool's size)", n, allocs)
 	}
 }
 
