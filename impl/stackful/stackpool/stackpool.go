@@ -8,9 +8,10 @@
 // stack slots, so that a million stacks need thousands of mappings, not a
 // million (the kernel caps a process at vm.max_map_count mappings, 65530 by
 // default). A slot is [guard page][stack], the guard page mapped PROT_NONE
-// when guards are on. mprotect on part of a mapping splits it, so a guarded
-// slot costs two mappings wherever it lives, which caps guarded stacks at
-// about 32k per process. Guards are therefore optional: GuardAuto (the
+// when guards are on. Every stack ends at its slot's top (stack colouring
+// was measured and rejected: see grow). mprotect on part of a mapping
+// splits it, so a guarded slot costs two mappings wherever it lives, which
+// caps guarded stacks at about 32k per process. Guards are therefore optional: GuardAuto (the
 // default) uses them while the process stays comfortably under the limit and
 // then continues without; GuardOn fails with an error naming the sysctl and
 // the option instead.
@@ -625,6 +626,46 @@ func (p *Pool) grow() error {
 	p.mapsUsed += maps
 	allPoolMaps.Add(int64(maps))
 	// Push in reverse so that Get hands out the slab's slots in address order.
+	//
+	// Every stack ends at its slot's top, so the lines a suspended
+	// coroutine keeps hot (its fiber's Context at the top, the frames of
+	// its suspended chain just below: under 1 KiB) sit at the same page
+	// offsets in every stack. A page offset picks one of the L1's 64 sets
+	// and, with the physical page's colour, one of 32 sets of the L2
+	// (2 MiB, 16 ways, on the Xeon VM): 1000 stacks put ~31 lines into
+	// each of those sets, so one round over 1000 coroutines evicts them
+	// all before they are needed again.
+	//
+	// Rejected (session 9, measured, not kept): stack colouring, slot k's
+	// stack ending (k mod C) × S bytes below its slot's top, which spreads
+	// the hot lines over C times as many sets. It helps while the
+	// coroutines' hot lines, once spread, fit in L2 (1000 of them: ~9 lines
+	// each, 0.6 MiB) and hurts beyond, the more the wider the span:
+	//   - C=16, S=64 (a span of 960 bytes) against none, interleaved, 12
+	//     samples a cell (benchrun --scenario priority,shutdown / yield /
+	//     spawn --impl stackful-asm --count 2 --adapt-budget 0, 6 rounds):
+	//     Yield n=1000 21.95 -> 15.85 ns/switch (-28%), Priority n=1000
+	//     107.8 -> 86.8 ns/wake (-19%); but Priority n=100000 2.49 -> 3.28
+	//     µs (+32%, p=0.004), n=4096 210 -> 246 (~); Yield n=4096, 262144,
+	//     Shutdown, Spawn alive=10000 and alive=1 unchanged.
+	//   - A diagnostic build (this code with PrefetchTop, C and S from the
+	//     environment), three layouts alternated over 4 rounds (8 samples
+	//     each; medians): Yield n=4096
+	//     33.2 ns uncoloured, 38.5 with C=32 S=64 (1984 bytes), 48.8 with
+	//     C=32 S=192 (5952 bytes, session 8's layout: its unexplained
+	//     Yield loss); Priority n=4096 203 / 290 / 368 ns; Yield n=1000
+	//     22.0 / 16.5 / 17.2; Priority n=1000 112.6 / 86.5 / 86.9; Spawn
+	//     alive=10000 pool=warm 366 / 329 / 309.
+	//   - C=32, S=64 also made Memory n=100000 4551 -> 5064 B/coroutine:
+	//     with up to 1984 bytes less room in the top page, a coroutine's
+	//     1 KiB array and frames spill into a second one (C=16 S=64: 4552).
+	// Why wider spans hurt past L2 is not pinned down (the VM exposes no
+	// cache or TLB counters). Two candidates: uncoloured, the stacks'
+	// lines thrash only among themselves in a few sets, which leaves the
+	// rest of L2 to the records and the run queue, and spread they evict
+	// those too; and a span over ~3 KiB pushes some stacks' hot lines out
+	// of the top page or across a page boundary, two pages and page walks
+	// per switch once the TLB no longer holds them.
 	for i := n - 1; i >= 0; i-- {
 		top := uintptr(sl.base) + uintptr(i+1)*sl.slotSize
 		bottom := top - p.stackSize + p.trim
