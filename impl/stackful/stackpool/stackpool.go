@@ -270,7 +270,7 @@ func New(cfg Config) (*Pool, error) {
 	if p.stackSize&(p.stackSize-1) == 0 {
 		p.trim = powerOfTwoTrim
 	}
-	p.planMaps(processMaps.get(time.Now()))
+	p.planMaps(processMaps.get(countClock()))
 	return p, nil
 }
 
@@ -333,6 +333,10 @@ type mapCountCache struct {
 	mu sync.Mutex
 	c  mapCount
 }
+
+// countClock dates the counts (a variable so that tests can stop the
+// clock: a count's age must not depend on how fast the test machine is).
+var countClock = time.Now
 
 // mapCounts counts the reads of /proc/self/maps (tests check how often New
 // makes one).

@@ -431,6 +431,11 @@ func forgetMapCount() {
 // scheduler per coroutine made one read per coroutine); a count that old
 // is made again, so the plan follows mappings the process made since.
 func TestNewCountsMapsSeldom(t *testing.T) {
+	// A stopped clock: the pools below are made "at once" however slow
+	// the machine (an emulator, a loaded CI host).
+	at := time.Now()
+	countClock = func() time.Time { return at }
+	defer func() { countClock = time.Now }()
 	forgetMapCount()
 	const limit = 1 << 20
 	before := mapCounts.Load()
@@ -460,9 +465,7 @@ func TestNewCountsMapsSeldom(t *testing.T) {
 		t.Errorf("a pool made within mapCountAge of the count planned a budget of %d mappings, the first %d: want the same count", same.mapBudget, first.mapBudget)
 	}
 	// Age the count: the next New counts again and sees the new mappings.
-	processMaps.mu.Lock()
-	processMaps.c.at = processMaps.c.at.Add(-mapCountAge)
-	processMaps.mu.Unlock()
+	at = at.Add(mapCountAge)
 	later := newPool(t, Config{MaxMapCount: limit})
 	if got := mapCounts.Load() - before; got != 2 {
 		t.Errorf("a New after the count aged made %d reads in all, want 2", got)
@@ -490,8 +493,11 @@ func TestMassPutAllocatesOnce(t *testing.T) {
 		p.Put(s)
 	}
 	runtime.ReadMemStats(&m1)
-	if allocs := m1.Mallocs - m0.Mallocs; allocs > 1 {
-		t.Errorf("putting %d stacks back made %d allocations; want at most 1 (the warm list grown once to the pool's size)", n, allocs)
+	// At most 2: one for the list, one to spare for a stray allocation of
+	// the test framework (Mallocs counts the whole process); append's
+	// growth steps make 15 at 4096.
+	if allocs := m1.Mallocs - m0.Mallocs; allocs > 2 {
+		t.Errorf("putting %d stacks back made %d allocations; want 1 (the warm list grown once to the pool's size)", n, allocs)
 	}
 }
 
