@@ -198,8 +198,35 @@ func TestCrossModes(t *testing.T) {
 			level: []time.Duration{0, 0},
 		},
 	}
+	// A lone reading far below the fast mode (35 ns among 102–275 ns, as
+	// in 20261129T034223Z) does not make a cluster of its own: the
+	// anchor is the 5th percentile, 108 ns here, and the level the
+	// median of the readings up to 216 ns; nothing is slow.
+	lone := []time.Duration{35 * ns}
+	for i := range 39 {
+		lone = append(lone, time.Duration(105+3*i)*ns) // 105–219 ns
+	}
+	loneSlow := make([]bool, len(lone))
+	var m crossModes
+	for _, d := range lone {
+		m.add(d)
+	}
+	if got := m.level(); got != 159*ns {
+		t.Errorf("a lone low reading: level %v, want 159ns (the median of 35 and 105–216 ns)", got)
+	}
+	cases = append(cases, struct {
+		name  string
+		reads []time.Duration
+		slow  []bool
+		level []time.Duration
+	}{name: "a lone low reading, then fast ones", reads: []time.Duration{219 * ns, 300 * ns}, slow: loneSlow[:2], level: []time.Duration{159 * ns, 159 * ns}})
 	for _, c := range cases {
 		var m crossModes
+		if c.name == "a lone low reading, then fast ones" {
+			for _, d := range lone {
+				m.add(d)
+			}
+		}
 		for i, d := range c.reads {
 			slow, level := m.add(d)
 			if slow != c.slow[i] || level != c.level[i] {
