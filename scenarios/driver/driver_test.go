@@ -243,6 +243,11 @@ func TestFreshRuntimeCallsTheBodyPerIteration(t *testing.T) {
 	if sm.Values[0] >= float64(time.Millisecond) {
 		t.Errorf("%v ns/op: the untimed sleep was timed", sm.Values[0])
 	}
+	// Each iteration's timed window is a segment of the run's, counted
+	// in its signal.
+	if len(sm.Signals) != 1 || sm.Signals[0].Segments.Segments != 5 {
+		t.Errorf("signals %+v, want one run of 5 timed segments", sm.Signals)
+	}
 }
 
 func TestMedian(t *testing.T) {
