@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Env is a body's view of one run: the iteration count, the parameters, and
@@ -35,6 +37,35 @@ type Env struct {
 	elapsed    time.Duration
 	allocs     uint64
 	faults     int64
+
+	// The timed segments (StartTimer to StopTimer) so far, and those of
+	// them in which the thread that timed them was preempted (seg; see
+	// Segments). startTid and startIvcsw are the open segment's thread
+	// and that thread's involuntary switches at its start.
+	seg        SegmentCounts
+	startTid   int
+	startIvcsw int64
+}
+
+// SegmentCounts counts an Env's timed segments (each StartTimer to its
+// StopTimer; a body that times one stretch has one) and what happened to
+// the thread that timed them, read with getrusage(RUSAGE_THREAD) just
+// before the segment's first clock read and just after its last.
+//
+// A segment is preempted when that thread made an involuntary context
+// switch inside it: it was runnable and another thread got its CPU (the
+// process's own sysmon or a runtime thread woken by the untimed set-up,
+// or another task), so the segment's wall time holds time the body did
+// not run. A segment that blocks by design (a sleep, a read) switches
+// voluntarily and is not counted. A segment that began on one thread and
+// ended on another (a goroutine moved between Ms) cannot be told and is
+// Moved, not Preempted. PreemptedTime is the timed time of the preempted
+// segments, their preemptions included.
+type SegmentCounts struct {
+	Segments, Preempted, Moved int
+	// Time is every segment's timed time (Env.Elapsed), PreemptedTime
+	// the preempted segments'.
+	Time, PreemptedTime time.Duration
 }
 
 // TimerHooks follow an Env's timer, so that something (the CPU profiler of
@@ -66,6 +97,7 @@ func (e *Env) ResetTimer() {
 		e.hooks.Reset()
 	}
 	e.elapsed, e.allocs, e.faults = 0, 0, 0
+	e.seg = SegmentCounts{}
 	e.running = false
 	e.StartTimer()
 }
@@ -84,6 +116,9 @@ func (e *Env) StartTimer() {
 	e.startAlloc = mallocs()
 	e.startFlt = MinorFaults()
 	e.running = true
+	// The thread's switches last before the clock, so a preemption of
+	// the counters' reads above is not counted in the segment.
+	e.startTid, e.startIvcsw = threadSwitches()
 	e.start = time.Now()
 }
 
@@ -93,7 +128,17 @@ func (e *Env) StopTimer() {
 		return
 	}
 	d := time.Since(e.start)
+	tid, ivcsw := threadSwitches() // first after the clock: see StartTimer
 	e.elapsed += d
+	e.seg.Segments++
+	e.seg.Time += d
+	switch {
+	case tid != e.startTid || tid == 0:
+		e.seg.Moved++
+	case ivcsw > e.startIvcsw:
+		e.seg.Preempted++
+		e.seg.PreemptedTime += d
+	}
 	e.faults += MinorFaults() - e.startFlt
 	e.allocs += mallocs() - e.startAlloc
 	e.running = false
@@ -115,6 +160,21 @@ func MinorFaults() int64 {
 		return -1
 	}
 	return ru.Minflt
+}
+
+// threadSwitches reads the calling thread's switches for the timer:
+// threadIvcsw; tests script it.
+var threadSwitches = threadIvcsw
+
+// threadIvcsw is the calling thread's id and its involuntary context
+// switches so far (getrusage RUSAGE_THREAD, ru_nivcsw); 0, 0 if either
+// read fails.
+func threadIvcsw() (tid int, ivcsw int64) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		return 0, 0
+	}
+	return unix.Gettid(), ru.Nivcsw
 }
 
 func mallocs() uint64 {
@@ -152,6 +212,10 @@ func (e *Env) Allocs() uint64 { return e.allocs }
 // Faults is the minor page faults in the timed region so far (stopped
 // segments only; see MinorFaults).
 func (e *Env) Faults() int64 { return e.faults }
+
+// Segments is the count of the timed region's segments so far and of
+// those preempted (stopped segments only; see SegmentCounts).
+func (e *Env) Segments() SegmentCounts { return e.seg }
 
 // LoadgenCommand returns the command that runs the echo scenario's load
 // generator (loadgen.Main) in a process of its own, with args. benchrun

@@ -269,10 +269,11 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"switch": {
-		Blocking: BodySize{Lines: 72, Decls: []DeclLines{
+		Blocking: BodySize{Lines: 79, Decls: []DeclLines{
 			{"switchBlocking", 17},
 			{"switchStackSize", 1},
-			{"fiberRounds", 35},
+			{"fiberRounds", 36},
+			{"switchContexts", 6},
 			{"pullRounds", 19},
 		}},
 		StateMachine: BodySize{Lines: 20, Decls: []DeclLines{

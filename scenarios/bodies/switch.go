@@ -3,6 +3,7 @@ package bodies
 import (
 	"fmt"
 	"iter"
+	"unsafe"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
 	"github.com/corobench/corobench/impl/stackful/stackpool"
@@ -77,13 +78,14 @@ func fiberRounds(env *scenarios.Env, n int) (uint64, error) {
 	}
 	defer pool.Put(st)
 	var sum uint64
-	var root, fib fiber.Context // root: the zero Context is the running one
+	ctx := new(switchContexts)
+	root, fib := &ctx.root, &ctx.fib // root: the zero Context is the running one
 	err = fib.Init(st.Lo(), st.Hi(), func() *fiber.Context {
 		for i := 0; i < n; i++ {
 			sum = mix(sum, uint64(2*i+1))
-			fiber.Switch(&fib, &root)
+			fiber.Switch(fib, root)
 		}
-		return &root
+		return root
 	})
 	if err != nil {
 		return 0, fmt.Errorf("switch: %w", err)
@@ -91,14 +93,35 @@ func fiberRounds(env *scenarios.Env, n int) (uint64, error) {
 	env.ResetTimer()
 	for i := 0; i < n; i++ {
 		sum = mix(sum, uint64(2*i))
-		fiber.Switch(&root, &fib)
+		fiber.Switch(root, fib)
 	}
 	env.StopTimer()
-	fiber.Switch(&root, &fib) // let the fiber leave its loop and finish
+	fiber.Switch(root, fib) // let the fiber leave its loop and finish
 	if !fib.Finished() {
 		return 0, fmt.Errorf("switch: the fiber did not finish after %d rounds", n)
 	}
 	return sum, nil
+}
+
+// switchContexts holds fiberRounds' two contexts, each at the start of a
+// 64-byte line of its own, as the stackful runtime places its coroutines'
+// contexts (a switch reads and writes a Context's first 57 bytes: one line
+// when it starts one, fiber.Context). The struct is 256 bytes, a size
+// class of Go's allocator whose objects sit at multiples of 256 in their
+// page-aligned span, so root is at offset 0 and fib at 128 of an aligned
+// block (TestSwitchContextsOnTheirOwnLines). Why not two escaping locals,
+// as before: they landed wherever the 96-byte size class had room, which
+// any change to what the process allocated first moves. With the
+// driver's Signal and Env 40–56 bytes larger (session 9, helper E),
+// Switch stackful-asm read 4.86 → 5.09 ns (32 processes each, interleaved)
+// with its code unchanged; with the contexts placed here both builds read
+// 5.26 and 5.32 ns, and the processes' spread (slowest/fastest) went
+// 1.17–1.22 → 1.10–1.12.
+type switchContexts struct {
+	root fiber.Context
+	_    [128 - unsafe.Sizeof(fiber.Context{})]byte
+	fib  fiber.Context
+	_    [128 - unsafe.Sizeof(fiber.Context{})]byte
 }
 
 // pullRounds is the coro backend's bare switch: each next resumes the

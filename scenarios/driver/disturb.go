@@ -89,6 +89,10 @@ type Signal struct {
 	// beside the body on another CPU, and Wait takes nothing off.
 	OneCPU bool
 	Nivcsw int64 // involuntary context switches of the process
+	// Segments counts the run's timed segments and those in which the
+	// thread that timed them was preempted (scenarios.SegmentCounts),
+	// for the record: a preempted segment counts (runFresh says why).
+	Segments scenarios.SegmentCounts
 	// MemBefore and MemAfter are the memory probe's readings (memprobe.go:
 	// ns per dependent load from memory) just before the run's body and
 	// just after it, on the body's CPU; 0 when the probe was off

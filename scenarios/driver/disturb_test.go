@@ -245,6 +245,13 @@ func markScript(t *testing.T, verdicts ...bool) func(Signal) bool {
 	}
 }
 
+// withTimedBudget sets the timed budget to b bench times for the test.
+func withTimedBudget(t *testing.T, b int64) {
+	old := timedBudget
+	timedBudget = b
+	t.Cleanup(func() { timedBudget = old })
+}
+
 // countingScenario reports as its value the index of the call (so a
 // timed run's value names it), sleeping N ms in its timed region.
 func countingScenario(calls *int) *scenarios.Scenario {
@@ -268,6 +275,7 @@ func countingScenario(calls *int) *scenarios.Scenario {
 // at most 2 re-takes, made only while they can still give a majority.
 func TestDisturbedRunsAreRetakenAndLeftOut(t *testing.T) {
 	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	withTimedBudget(t, 1000) // the scripted verdicts decide, not a loaded machine's set-up times
 	const T, F = true, false
 	for _, c := range []struct {
 		name      string
@@ -286,10 +294,10 @@ func TestDisturbedRunsAreRetakenAndLeftOut(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
 			// Five runs asked for (the budget does not decide how many),
-			// each a 40 ms sleep, in a budget of 400 ms: 7 runs take
-			// 280 ms, so the two re-takes fit with 120 ms for the runs'
-			// set-up even on a loaded machine (with 50 ms, set-ups of a
-			// few ms each under load cut the runs or the re-takes).
+			// each a ~40 ms sleep, in a budget of 1000 bench times: the
+			// budget never cuts a re-take here (under -race on a loaded
+			// machine, two bench times did: TestRetakesHoldTheBudget
+			// tests the budget).
 			sm, err := MeasureWith(countingScenario(&calls), scenarios.GoroutineSingle, nil,
 				Options{Benchtime: 200 * time.Millisecond, Runs: DefaultRuns, Disturbed: markScript(t, c.verdicts...)})
 			if err != nil {

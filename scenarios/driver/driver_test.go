@@ -243,6 +243,11 @@ func TestFreshRuntimeCallsTheBodyPerIteration(t *testing.T) {
 	if sm.Values[0] >= float64(time.Millisecond) {
 		t.Errorf("%v ns/op: the untimed sleep was timed", sm.Values[0])
 	}
+	// Each iteration's timed window is a segment of the run's, counted
+	// in its signal.
+	if len(sm.Signals) != 1 || sm.Signals[0].Segments.Segments != 5 {
+		t.Errorf("signals %+v, want one run of 5 timed segments", sm.Signals)
+	}
 }
 
 func TestMedian(t *testing.T) {
@@ -328,9 +333,10 @@ func TestTimedRunsReportTheirMedian(t *testing.T) {
 		}
 	}
 	// Runs=0: DefaultRuns for a cell whose runs are cheap (each run here
-	// is a 40 ms sleep plus its set-up, of a 200 ms bench time's 400 ms
-	// budget: up to 10 would fit, so a set-up of tens of ms on a loaded
-	// machine still leaves room for 5).
+	// is a ~40 ms sleep plus its set-up, in a budget of 1000 bench
+	// times: under -race on a loaded machine, two bench times held 3;
+	// TestRunsForHoldsTheBudget tests the budget's arithmetic).
+	withTimedBudget(t, 1000)
 	var calls []int
 	sm, err := MeasureWith(scriptedScenario(make([]float64, 100), &calls), scenarios.GoroutineSingle, nil, Options{Benchtime: 200 * time.Millisecond, NoMark: true})
 	if err != nil {
@@ -553,6 +559,9 @@ func TestResidentMemoryScenariosRunCold(t *testing.T) {
 	}
 }
 
+// TestRunsForHoldsTheBudget: as many runs as fit two bench times, at most
+// DefaultRuns, at least one, and always odd (an even count that fits is
+// rounded up), so that the median is one run's figure.
 func TestRunsForHoldsTheBudget(t *testing.T) {
 	ms := time.Millisecond
 	cases := []struct {
@@ -561,7 +570,9 @@ func TestRunsForHoldsTheBudget(t *testing.T) {
 	}{
 		{25 * ms, 100 * ms, DefaultRuns}, // 8 would fit: the default
 		{40 * ms, 100 * ms, 5},           // exactly 200 ms
-		{80 * ms, 100 * ms, 2},           // 2.5 fit
+		{45 * ms, 100 * ms, 5},           // 4 fit: one more, odd
+		{60 * ms, 100 * ms, 3},           // 3 fit
+		{80 * ms, 100 * ms, 3},           // 2.5 fit: 2, one more
 		{150 * ms, 100 * ms, 1},
 		{3 * time.Second, 100 * ms, 1}, // never none
 		{0, 100 * ms, DefaultRuns},     // nothing measured

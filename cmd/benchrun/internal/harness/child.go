@@ -60,6 +60,27 @@ type runReport struct {
 	MemAfter  float64 `json:"ma,omitempty"`
 	// Disturbed: the mark found this run disturbed.
 	Disturbed bool `json:"disturbed,omitempty"`
+	// The run's timed segments (driver.Signal.Segments): how many, how
+	// many preempted (their thread switched involuntarily inside them)
+	// or moved between threads, and the timed time of all and of the
+	// preempted ones (ns).
+	Segments      int   `json:"seg,omitempty"`
+	Preempted     int   `json:"pre,omitempty"`
+	Moved         int   `json:"moved,omitempty"`
+	Timed         int64 `json:"timed,omitempty"`
+	PreemptedTime int64 `json:"pret,omitempty"`
+}
+
+// segments is the run log's note of the run's timed segments.
+func (r runReport) segments() string {
+	if r.Segments == 0 {
+		return ""
+	}
+	s := fmt.Sprintf(", timed %v in %d segments, %d preempted (%v)", time.Duration(r.Timed), r.Segments, r.Preempted, time.Duration(r.PreemptedTime))
+	if r.Moved > 0 {
+		s += fmt.Sprintf(", %d moved between threads", r.Moved)
+	}
+	return s
 }
 
 // waitShare is the share of the run's wall time its body's thread waited
@@ -85,11 +106,49 @@ func (r runReport) memProbe() string {
 	return fmt.Sprintf(", mem probe %.1f/%.1f ns/load", r.MemBefore, r.MemAfter)
 }
 
+// segTotals sums the timed segments of a cell's counted repetitions
+// (every timed run of each: the median leaves none of their time out of
+// the figure's level).
+type segTotals struct {
+	segments, preempted  int
+	timed, preemptedTime time.Duration
+}
+
+func (t *segTotals) add(rep childReport) {
+	for _, r := range rep.Runs {
+		t.segments += r.Segments
+		t.preempted += r.Preempted
+		t.timed += time.Duration(r.Timed)
+		t.preemptedTime += time.Duration(r.PreemptedTime)
+	}
+}
+
+// shortSegment is the longest mean timed segment whose preemptions the
+// reps line reports. A segment longer than a scheduler tick (1–4 ms) is
+// preempted by the tick as a matter of course (a 26 ms Switch run: 2–4
+// times), and the disturbance mark judges its run; a shorter one (a
+// FreshRuntime lifecycle of ~2 µs, a Shutdown cycle) is preempted only
+// when another thread wakes inside it, and one such preemption can
+// weigh as much as tens of segments.
+const shortSegment = time.Millisecond
+
+// text is the reps line's note of the preempted segments (see
+// scenarios.SegmentCounts): "" unless the cell's segments are short and
+// some were preempted.
+func (t segTotals) text() string {
+	if t.segments == 0 || t.preempted == 0 || t.timed/time.Duration(t.segments) >= shortSegment {
+		return ""
+	}
+	return fmt.Sprintf("; preempted: %d of %d timed segments (%.1f%%), %.1f%% of the timed time", t.preempted, t.segments,
+		100*float64(t.preempted)/float64(t.segments), 100*float64(t.preemptedTime)/float64(max(1, t.timed)))
+}
+
 // runReports is a sample's timed runs as the child reports them.
 func runReports(sm *driver.Sample) []runReport {
 	var out []runReport
 	for i, sig := range sm.Signals {
-		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Wait: int64(sig.Wait()), Nivcsw: sig.Nivcsw, MemBefore: sig.MemBefore, MemAfter: sig.MemAfter}
+		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Wait: int64(sig.Wait()), Nivcsw: sig.Nivcsw, MemBefore: sig.MemBefore, MemAfter: sig.MemAfter,
+			Segments: sig.Segments.Segments, Preempted: sig.Segments.Preempted, Moved: sig.Segments.Moved, Timed: int64(sig.Segments.Time), PreemptedTime: int64(sig.Segments.PreemptedTime)}
 		if i < len(sm.Runs) && len(sm.Runs[i]) > 0 {
 			r.Value = sm.Runs[i][0]
 		}

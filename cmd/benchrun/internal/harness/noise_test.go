@@ -19,6 +19,7 @@ import (
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/bodies"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // noiseChildMode runs the test binary as a cell child of the noise tests:
@@ -613,5 +614,40 @@ func TestDisturbedFiguresKeptWhenNothingElse(t *testing.T) {
 	}
 	if reps != "3 repetitions: too few figures for a cv; disturbed: 2 repetitions not counted, 0 timed runs left out of the counted ones' medians" {
 		t.Errorf("reps line %q, want it to say why there is no cv and what was not counted", reps)
+	}
+}
+
+// TestSegTotalsText: the reps line counts the preempted segments of the
+// counted repetitions' runs, hand-computed, when the cell's segments are
+// short (under shortSegment on average) and some were preempted; runReports
+// carries each run's counts from the driver's signal.
+func TestSegTotalsText(t *testing.T) {
+	sm := &driver.Sample{
+		Runs: [][]float64{{1800}, {2000}},
+		Signals: []driver.Signal{
+			{Segments: scenarios.SegmentCounts{Segments: 1000, Preempted: 10, Time: 1800 * time.Microsecond, PreemptedTime: 300 * time.Microsecond}},
+			{Segments: scenarios.SegmentCounts{Segments: 1000, Preempted: 30, Moved: 2, Time: 2000 * time.Microsecond, PreemptedTime: 500 * time.Microsecond}},
+		},
+	}
+	runs := runReports(sm)
+	if r := runs[1]; r.Segments != 1000 || r.Preempted != 30 || r.Moved != 2 || r.Timed != 2e6 || r.PreemptedTime != 5e5 {
+		t.Fatalf("run report %+v, want the signal's segment counts", r)
+	}
+	if got, want := runs[1].segments(), ", timed 2ms in 1000 segments, 30 preempted (500µs), 2 moved between threads"; got != want {
+		t.Errorf("run log note %q, want %q", got, want)
+	}
+	var tot segTotals
+	tot.add(childReport{Runs: runs})
+	tot.add(childReport{Runs: runs[:1]})
+	// 50 of 3000 segments, 1100 of 5600 µs.
+	if got, want := tot.text(), "; preempted: 50 of 3000 timed segments (1.7%), 19.6% of the timed time"; got != want {
+		t.Errorf("reps note %q, want %q", got, want)
+	}
+	long := segTotals{segments: 5, preempted: 5, timed: 130 * time.Millisecond, preemptedTime: 130 * time.Millisecond}
+	if got := long.text(); got != "" {
+		t.Errorf("segments of 26 ms (a tick preempts them): note %q, want none", got)
+	}
+	if got := (segTotals{segments: 1000, timed: time.Millisecond}).text(); got != "" {
+		t.Errorf("none preempted: note %q, want none", got)
 	}
 }

@@ -240,6 +240,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		}
 		st.values = append(st.values, rep.Values[0])
 		st.dropped += rep.droppedRuns()
+		st.seg.add(rep)
 		return nil
 	}
 	// leaveOut writes a repetition that is not a sample of its cell (its
@@ -378,7 +379,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 					mark = " DISTURBED"
 				}
 				fmt.Fprintf(logFile, "    run %d: %.6g %s, wall %v, run delay %v (%.1f%%), all threads' %v, cpu %v, own threads' %v, wait for others %.1f%%, nivcsw %d%s\n",
-					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.AllDelay), time.Duration(r.CPU), time.Duration(r.Own), 100*r.waitShare(), r.Nivcsw, r.memProbe()+mark)
+					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.AllDelay), time.Duration(r.CPU), time.Duration(r.Own), 100*r.waitShare(), r.Nivcsw, r.segments()+r.memProbe()+mark)
 			}
 			if out.stealShare > stealMark {
 				text := fmt.Sprintf("rep %d: steal %v = %.1f%% of %v wall on %s (marked above %.0f%%)", c.Rep, out.stolen, 100*out.stealShare, out.wall.Round(time.Millisecond), out.stealOn, 100*stealMark)
@@ -480,7 +481,7 @@ rounds:
 			if !adaptOn && v == verdictCap {
 				v = verdictMore // no cap was in play: extra repetitions are off
 			}
-			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow)
+			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow) + st.seg.text()
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
@@ -526,6 +527,8 @@ type cellState struct {
 	// the disturbed timed runs the counted repetitions left out of their
 	// medians.
 	disturbed, dropped, crossSlow int
+	// seg sums the counted repetitions' timed segments (segTotals).
+	seg segTotals
 	// pending holds the planned multi-P repetitions waiting for their
 	// cross-CPU verdict (resolve), in the order they ran.
 	pending []pendingRep

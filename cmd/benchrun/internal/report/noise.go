@@ -40,6 +40,10 @@ type noiseView struct {
 	// round trip read the slow mode around their process (disturbed lines
 	// naming results.CrossSlowMode); they are not in Disturbed.
 	CrossSlow int
+	// Preempted lists the cells whose reps line counts preempted timed
+	// segments (cells of short segments only: a FreshRuntime lifecycle,
+	// a Shutdown cycle; scenarios.SegmentCounts), with the count.
+	Preempted []preemptLine
 	// Floor is the timer-floor-os line; FloorP50/FloorP99 its figures in
 	// ns (0 when the run did not record one).
 	Floor              string
@@ -54,6 +58,13 @@ type cvBands struct {
 	Le5, Le10, Le20  int
 	Over20, NoCV     int // Over20 = Cells - Le20; NoCV: cells without a CV
 	Pct5, Pct10, P20 string
+}
+
+// preemptLine is one cell's count of preempted timed segments, from its
+// reps line.
+type preemptLine struct {
+	Where, Text string
+	Share       float64 // the preempted segments' share of the timed time, %
 }
 
 type stealLine struct {
@@ -121,6 +132,9 @@ func noise(set *cells.Set) noiseView {
 			stops[why]++
 			_, dropped, _ := repsDisturbed(a.Text)
 			nv.DroppedRuns += dropped
+			if text, share, ok := repsPreempted(a.Text); ok {
+				nv.Preempted = append(nv.Preempted, preemptLine{Where: where(a), Text: text, Share: share})
+			}
 		case results.AnnotDisturbed:
 			if n, ok := keptCount(a.Text); ok {
 				nv.DisturbedKept += n
@@ -137,11 +151,7 @@ func noise(set *cells.Set) noiseView {
 				nv.StealMore++
 				continue
 			}
-			where := a.Scenario + " / " + a.Row
-			if a.Column != "" {
-				where += " / " + a.Column
-			}
-			nv.Steal = append(nv.Steal, stealLine{Where: where, Text: a.Text, At: fmt.Sprintf("%s:%d", a.File, a.Line)})
+			nv.Steal = append(nv.Steal, stealLine{Where: where(a), Text: a.Text, At: fmt.Sprintf("%s:%d", a.File, a.Line)})
 		}
 	}
 	for _, why := range order {
@@ -152,6 +162,29 @@ func noise(set *cells.Set) noiseView {
 		nv.DisturbedMark = "the mark"
 	}
 	return nv
+}
+
+// where names an annotation's cell: scenario / row / column.
+func where(a cells.Annotation) string {
+	w := a.Scenario + " / " + a.Row
+	if a.Column != "" {
+		w += " / " + a.Column
+	}
+	return w
+}
+
+var repsPreemptedRE = regexp.MustCompile(`preempted: (\d+ of \d+ timed segments \([\d.]+%\)), ([\d.]+)% of the timed time`)
+
+// repsPreempted reads a reps line's note of preempted timed segments
+// (harness segTotals.text): the count text and the preempted segments'
+// share of the timed time, in %.
+func repsPreempted(text string) (count string, share float64, ok bool) {
+	m := repsPreemptedRE.FindStringSubmatch(text)
+	if m == nil {
+		return "", 0, false
+	}
+	share, _ = strconv.ParseFloat(m[2], 64)
+	return m[1], share, true
 }
 
 var (
@@ -260,6 +293,10 @@ func statAbove(stat string, pct float64) bool {
 	return err == nil && v > pct
 }
 
+// preemptFlag is the share of a cell's timed time in preempted segments
+// (%) from which its table entry is flagged: a tenth of the figure.
+const preemptFlag = 10
+
 // cellNoise fills a cell's repetition and steal details from its
 // annotations.
 func cellNoise(cv *cellView, annots []cells.Annotation) {
@@ -274,6 +311,9 @@ func cellNoise(cv *cellView, annots []cells.Annotation) {
 				cv.Reps = why
 			}
 			cv.Title += "; " + a.Text
+			if _, share, ok := repsPreempted(a.Text); ok && share >= preemptFlag {
+				cv.Flags = append(cv.Flags, fmt.Sprintf("%.0f%% of the timed time in preempted segments", share))
+			}
 		case results.AnnotSteal:
 			steals++
 			cv.Title += "; steal: " + a.Text

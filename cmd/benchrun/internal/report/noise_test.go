@@ -196,3 +196,47 @@ BenchmarkYield/impl=goroutine-multi/n=64 100 91 ns/switch
 		t.Errorf("yield table: want the cell flagged for the slow mode only:\n%s", y)
 	}
 }
+
+// A reps line's count of preempted segments (harness segTotals.text) is
+// listed in the noise section, and a cell with a tenth or more of its
+// timed time in them is flagged in its table; a cell without one is not.
+func TestNoiseSectionPreempted(t *testing.T) {
+	text := `goos: linux
+benchtime: 100ms
+BenchmarkSpawn/impl=stackful-asm/alive=1/pool=cold 1000 1800 ns/spawn
+BenchmarkSpawn/impl=stackful-asm/alive=1/pool=cold 1000 1900 ns/spawn
+BenchmarkSpawn/impl=stackless/alive=1/pool=cold 1000 300 ns/spawn
+BenchmarkSpawn/impl=stackless/alive=1/pool=cold 1000 300 ns/spawn
+# corobench:reps BenchmarkSpawn/impl=stackful-asm/alive=1/pool=cold: 2 repetitions: cv 3.8% <= target 5.0%; preempted: 104 of 9000 timed segments (1.2%), 16.2% of the timed time
+# corobench:reps BenchmarkSpawn/impl=stackless/alive=1/pool=cold: 2 repetitions: cv 0.0% <= target 5.0%; preempted: 6 of 15000 timed segments (0.0%), 0.1% of the timed time
+`
+	dir := t.TempDir()
+	in := filepath.Join(dir, "pre.txt")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := Build([]string{in}, filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(index)
+	html := string(b)
+	start, end := strings.Index(html, `<section id="noise">`), strings.Index(html, `<section id="problems">`)
+	if start < 0 || end < start {
+		t.Fatalf("no noise section before the problems section")
+	}
+	sec := html[start:end]
+	for _, want := range []string{
+		"Spawn / stackful-asm / alive=1/pool=cold: 104 of 9000 timed segments (1.2%), 16.2%",
+		"Spawn / stackless / alive=1/pool=cold: 6 of 15000 timed segments (0.0%), 0.1%",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("noise section lacks %q:\n%s", want, sec)
+		}
+	}
+	sp := html[strings.Index(html, `<section id="s-spawn">`):]
+	sp = sp[:strings.Index(sp, "</section>")]
+	if n := strings.Count(sp, "of the timed time in preempted segments"); n != 1 || !strings.Contains(sp, "16% of the timed time in preempted segments") {
+		t.Errorf("spawn table: %d preemption flags, want one, on stackful-asm (16%%):\n%s", n, sp)
+	}
+}
