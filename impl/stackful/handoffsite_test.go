@@ -3,6 +3,8 @@ package stackful
 import (
 	"runtime"
 	"testing"
+
+	"github.com/corobench/corobench/impl/stackful/fiber"
 )
 
 // BenchmarkPingPongCallSite splits a hand-off's cost into what the runtime
@@ -16,42 +18,71 @@ import (
 // and that return is mispredicted once per hand-off. No switch design can
 // predict it (docs/design.md §3.1); the difference between the two rows is
 // its cost.
+//
+// path=lean runs the same loops on leanAwait and leanFire (below): the
+// floor of a hand-off on this scheduler's queue, records and switch, with
+// none of the semantics' checks. Measured in session 9 (notes s9/G.md;
+// -funcalign=64, taskset -c 1, 6 runs each, cpu-ns/switch): sameSite real
+// 13.10-13.35, lean 10.65-10.85; twoSites real 22.25-22.37, lean
+// 20.79-21.66. So all the checks the semantics needs cost ~2.4 ns per
+// hand-off without the mispredicted return and ~1.2 ns with it (they
+// partly run in its shadow), while the return itself costs ~9-10 ns: a
+// hand-off between two different bodies stays above 4x a bare Switch
+// (~4.7-5.2 ns) however lean the path.
 func BenchmarkPingPongCallSite(b *testing.B) {
-	for _, mode := range []string{"sameSite", "twoSites"} {
-		b.Run("sides="+mode, func(b *testing.B) {
-			s, err := New(Options{Backend: Asm})
-			if err != nil {
-				b.Skip(err)
-			}
-			defer s.Close()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			n := b.N
-			var seen int
-			b.ResetTimer()
-			cpu0 := threadCPU()
-			err = s.Run(func() {
-				ping, pong := NewEvent(), NewEvent()
-				Go(func() { seen = handOffLoop(n, ping, pong) })
-				if mode == "sameSite" {
-					ping.Resolve(nil) // the partner's first wait
-					handOffLoop(n, pong, ping)
-					return
-				}
-				for i := 0; i < n; i++ {
-					ping.Resolve(nil)
-					Await(pong)
-					pong.Reset()
-				}
+	for _, path := range []string{"real", "lean"} {
+		for _, mode := range []string{"sameSite", "twoSites"} {
+			b.Run("path="+path+"/sides="+mode, func(b *testing.B) {
+				benchCallSite(b, path == "lean", mode == "sameSite")
 			})
-			cpu1 := threadCPU()
-			b.StopTimer()
-			if err != nil || seen != n {
-				b.Fatalf("Run = %v; the partner saw %d of %d round trips", err, seen, n)
-			}
-			b.ReportMetric(float64(cpu1-cpu0)/float64(2*n), "cpu-ns/switch")
-		})
+		}
 	}
+}
+
+func benchCallSite(b *testing.B, lean, sameSite bool) {
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer s.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	n := b.N
+	var seen int
+	loop := handOffLoop
+	if lean {
+		loop = handOffLoopLean
+	}
+	b.ResetTimer()
+	cpu0 := threadCPU()
+	err = s.Run(func() {
+		ping, pong := NewEvent(), NewEvent()
+		Go(func() { seen = loop(n, ping, pong) })
+		if sameSite {
+			ping.Resolve(nil) // the partner's first wait
+			loop(n, pong, ping)
+			return
+		}
+		if lean {
+			for i := 0; i < n; i++ {
+				leanFire(ping)
+				leanAwait(pong)
+				pong.Reset()
+			}
+			return
+		}
+		for i := 0; i < n; i++ {
+			ping.Resolve(nil)
+			Await(pong)
+			pong.Reset()
+		}
+	})
+	cpu1 := threadCPU()
+	b.StopTimer()
+	if err != nil || seen != n {
+		b.Fatalf("Run = %v; the partner saw %d of %d round trips", err, seen, n)
+	}
+	b.ReportMetric(float64(cpu1-cpu0)/float64(2*n), "cpu-ns/switch")
 }
 
 // handOffLoop is one side of BenchmarkPingPongCallSite: n times, wait for
@@ -70,4 +101,71 @@ func handOffLoop(n int, in, out *Event) int {
 		seen++
 	}
 	return seen
+}
+
+// handOffLoopLean is handOffLoop on leanAwait and leanFire.
+//
+//go:noinline
+func handOffLoopLean(n int, in, out *Event) int {
+	seen := 0
+	for i := 0; i < n; i++ {
+		if _, err := leanAwait(in); err != nil {
+			return seen
+		}
+		in.Reset()
+		leanFire(out)
+		seen++
+	}
+	return seen
+}
+
+// leanAwait is a measurement prototype, not an API: Await's hand-off with
+// only what moves control (link the waker's subscription, WAITING, pop the
+// head, switch, reap a finished partner), none of the checks (the caller's
+// goroutine and stack, cancellation and kill, the nil event, microtasks,
+// the reactor tick, an IGNORED head, handlers, priorities, statistics).
+// Whatever it does not handle (an unstarted head, an empty queue, a fired
+// event) goes to Await.
+func leanAwait(ev *Event) (any, error) {
+	s := running
+	co := s.current
+	w := &co.waker
+	q := &s.queue
+	if ev.fired || q.n == 0 || q.buf[q.head&(len(q.buf)-1)].fc == nil {
+		return Await(ev)
+	}
+	w.subs[0].kind, w.subs[0].co = cbResolve, co
+	ev.link(&w.subs[0])
+	w.nsubs, w.mode, w.timeout = 1, modePlain, -1
+	w.status = WakerWaiting
+	i := q.head & (len(q.buf) - 1)
+	next := q.buf[i]
+	q.head = (i + 1) & (len(q.buf) - 1)
+	q.n--
+	s.current = next
+	fiber.Switch(co.fc, next.fc)
+	s.reap()
+	w.status = WakerResult
+	return w.result, w.err
+}
+
+// leanFire is Event.Resolve(nil) for leanAwait's waiter: mark the event
+// fired, take the one subscription off, QUEUED, push at the tail (the
+// queue has room: the ping-pong keeps at most two queued). Anything else
+// goes to Resolve.
+func leanFire(e *Event) {
+	sub := e.one
+	if e.fired || sub == nil || sub.kind != cbResolve {
+		e.Resolve(nil)
+		return
+	}
+	e.fired = true
+	e.gen++
+	co := sub.co
+	e.one, sub.ev = nil, nil
+	co.waker.nsubs = 0
+	co.waker.status = WakerQueued
+	q := &co.s.queue
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = co
+	q.n++
 }
