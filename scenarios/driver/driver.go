@@ -605,7 +605,8 @@ func check(s *scenarios.Scenario, row scenarios.Row, env *scenarios.Env, out sce
 
 // summarize turns the timed runs into the process's sample: each
 // metric's median over the clean runs when they are a majority of the
-// planned runs, else over all of them with the sample marked disturbed;
+// planned runs, else over all of them with the sample marked disturbed,
+// the earliest of them left out when they are an even count;
 // and each run's values, signal and verdict. judged says a mark applied.
 func summarize(s *scenarios.Scenario, runs []*run, judged bool, planned int) (*Sample, error) {
 	sm := &Sample{Iters: runs[0].env.N, Values: make([]float64, len(s.Metrics)), Judged: judged}
@@ -624,6 +625,17 @@ func summarize(s *scenarios.Scenario, runs []*run, judged bool, planned int) (*S
 	}
 	if len(use) < majority(planned) {
 		sm.Disturbed, use = true, sm.Runs
+	}
+	if len(use)%2 == 0 && len(use) > 1 {
+		// An even count (a disturbed run left out of five, or six runs
+		// in all when re-takes did not help): the earliest of them is
+		// left out too, so that the median is one run's figure, as
+		// runsFor's odd count intends, and not the mean of two runs from
+		// two modes. The earliest because a process's first timed runs
+		// are the ones its warm-up left least settled (cold Spawn cells
+		// read 1.16–1.34× on their first run in the sample of
+		// 20261129T034223Z).
+		use = use[1:]
 	}
 	col := make([]float64, len(use))
 	for i := range s.Metrics {
