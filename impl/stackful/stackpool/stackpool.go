@@ -289,6 +289,11 @@ func (p *Pool) planMaps(c mapCount) {
 	p.stats.MapLimit = p.mapLimit
 }
 
+// plainShare: GuardAuto stops guarding while 1/plainShare of the map
+// budget is free for the plain slabs that follow (under the default
+// vm.max_map_count, ~3800 slabs of up to 1024 stacks: millions of stacks).
+const plainShare = 8
+
 // mapCountAge is how old a count of the process's mappings New may plan
 // with. Counting reads /proc/self/maps, whose cost grows with the
 // mappings (µs to ms in the kernel, under the process's mmap lock): paid
@@ -592,7 +597,18 @@ func (p *Pool) grow() error {
 	maps := 1
 	if guarded {
 		maps = 2*n + 1 // guard/stack pairs, and the split may leave one more
-		if int(allPoolMaps.Load())+maps > p.mapBudget {
+		room := p.mapBudget
+		if p.cfg.Guard == GuardAuto {
+			// Guards stop while plainShare of the budget is still free,
+			// so that the plain slabs after them have room: without it,
+			// the guarded slabs (2n+1 mappings each) could fill the
+			// budget to its last few mappings, and a pool that had to
+			// go on unguarded failed a few plain slabs later (1024
+			// stacks each): Yield n=262144's 262144 stacks failed or
+			// not with where the last guarded slab happened to end.
+			room -= p.mapBudget / plainShare
+		}
+		if int(allPoolMaps.Load())+maps > room {
 			if p.cfg.Guard == GuardOn {
 				return p.limitError(n, maps, true, nil)
 			}

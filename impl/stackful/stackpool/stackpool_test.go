@@ -418,6 +418,34 @@ func TestMapLimitSimulated(t *testing.T) {
 	}
 }
 
+// TestGuardAutoLeavesRoomForPlainSlabs: under any budget, a GuardAuto pool
+// stops guarding while an eighth of the budget is still free, so that when
+// it runs out, plain slabs hold that eighth: the guarded slabs never take
+// the budget to its last mappings (they did: a budget that was a multiple
+// of a guarded slab's 17 mappings left no room for a single plain slab).
+func TestGuardAutoLeavesRoomForPlainSlabs(t *testing.T) {
+	for extra := 30; extra <= 60; extra++ {
+		forgetMapCount()
+		p := newPool(t, Config{StackSize: 8 << 10, Guard: GuardAuto, SlabStacks: 8, MaxMapCount: countMaps() + 256 + extra})
+		var err error
+		for i := 0; i < 10000 && err == nil; i++ {
+			_, err = p.Get()
+		}
+		var mle *MapLimitError
+		if !errors.As(err, &mle) {
+			t.Fatalf("budget of ~%d mappings: %v, want a MapLimitError at last", extra, err)
+		}
+		st := p.Stats()
+		if plain := st.Slabs - st.Guarded; plain < p.mapBudget/8 || st.Guarded == 0 {
+			t.Errorf("budget %d: %d guarded and %d plain slabs when the pool ran out; want some guarded and at least %d plain (an eighth of the budget)", p.mapBudget, st.Guarded, plain, p.mapBudget/8)
+		}
+		p.inUse = 0
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // forgetMapCount drops the process's count of its mappings: the next New
 // counts afresh.
 func forgetMapCount() {
