@@ -33,7 +33,9 @@ type farTimers struct {
 // with the bucket width set): 10000 timers at ~64 due per phase 66.5 at
 // 131 µs, 68.8 at 262 µs, 84.6 without the ring; 100000 timers at 100 µs
 // phases 78.7, 123.2 and 104.6: wider buckets move more timers into the
-// heap at once, which then sift through a bigger heap. A variable only so
+// heap at once, which then sift through a bigger heap (measured when a
+// bucket moved into the heap, before the sorted run; not re-measured
+// since). A variable only so
 // that tests can shrink the buckets to the nanosecond deadlines of a fake
 // clock (FuzzTimers runs every input with the ring and without).
 var farShift uint = 17
