@@ -1,24 +1,27 @@
 package reactor
 
 // farTimers holds the timers due from the next bucket boundary on, unsorted,
-// in a ring of buckets of 1<<farShift ns; the heap holds the rest. A timer
-// is appended to its bucket (no sifting), and a bucket moves into the heap
-// (farSync) once the loop's time reaches its start, so the heap holds only
-// about one bucket's worth of deadlines: at the Timer scenario's 4M wakes/s
-// about 500 of 10000 sleepers, which sift through a heap in L1 instead of
-// one of 240 KB. BenchmarkTimerChurn's loop at ~64 due per phase, before
-// the ring: 1000 timers 49.6, 2000 54.1, 10000 74.5 cpu-ns per firing and
-// re-arm. Deadlines past the ring's span go to the heap, as before.
+// in a ring of buckets of 1<<farShift ns; the heap and the sorted run
+// (timerRun) hold the rest. A timer is appended to its bucket (no
+// sifting), and a bucket moves out (farSync) once the loop's time reaches
+// its start: sorted once onto the end of the run, so the heap holds only
+// the timers started within a bucket's width of their deadline (and those
+// past the ring's span). At the Timer scenario's 4M wakes/s about 500 of
+// 10000 sleepers are in the current bucket. BenchmarkTimerChurn's loop at
+// ~64 due per phase, before the ring: 1000 timers 49.6, 2000 54.1, 10000
+// 74.5 cpu-ns per firing and re-arm. Deadlines past the ring's span go to
+// the heap, as before.
 //
 // Invariants: every entry in the ring has deadline >= start (a multiple of
 // the width) and < start + farBuckets widths, and sits in bucket
 // (deadline/width) mod farBuckets, its node's index marking (bucket,
-// position) (farMark). The heap may hold any deadline; so the heap's
-// minimum is the earliest timer of all whenever the ring is empty or the
-// minimum is before start (farEnsureMin), and every timer due by t is in
-// the heap after farSync(t). Entries keep their seq, so the firing order is
-// (deadline, start order) as before, and a node started in a timer phase
-// still waits for a later one (runTimers moves buckets before it fires).
+// position) (farMark). The heap and the run may hold any deadline; so the
+// earlier of the heap's minimum and the run's head (nearest) is the
+// earliest timer of all whenever the ring is empty or it is before start
+// (farEnsureMin), and every timer due by t is in the heap or the run after
+// farSync(t). Entries keep their seq, so the firing order is (deadline,
+// start order) as before, and a node started in a timer phase still waits
+// for a later one (runTimers moves buckets before it fires).
 type farTimers struct {
 	start int64
 	n     int // entries in the ring
@@ -30,7 +33,9 @@ type farTimers struct {
 // with the bucket width set): 10000 timers at ~64 due per phase 66.5 at
 // 131 µs, 68.8 at 262 µs, 84.6 without the ring; 100000 timers at 100 µs
 // phases 78.7, 123.2 and 104.6: wider buckets move more timers into the
-// heap at once, which then sift through a bigger heap. A variable only so
+// heap at once, which then sift through a bigger heap (measured when a
+// bucket moved into the heap, before the sorted run; not re-measured
+// since). A variable only so
 // that tests can shrink the buckets to the nanosecond deadlines of a fake
 // clock (FuzzTimers runs every input with the ring and without).
 var farShift uint = 17
@@ -86,13 +91,21 @@ func (l *Loop) farRemove(idx int) {
 	f.n--
 }
 
-// farMove moves the ring's first bucket into the heap and advances start.
+// farMove moves the ring's first bucket into the sorted run (run.go) or,
+// when the run's last deadline is not before the bucket's start (the ring
+// restarted behind buckets already moved), into the heap, and advances
+// start. Every entry of the bucket has deadline >= start, so a run whose
+// last deadline is before start stays sorted with the bucket appended.
 func (l *Loop) farMove() {
 	f := &l.far
 	k := int(f.start>>farShift) & (farBuckets - 1)
 	b := f.b[k]
-	for i := range b {
-		l.timers.push(b[i])
+	if r := &l.run; len(b) > 0 && (r.h == len(r.a) || r.a[len(r.a)-1].deadline < f.start) {
+		l.runAppend(b)
+	} else {
+		for i := range b {
+			l.timers.push(b[i])
+		}
 	}
 	clear(b)
 	f.b[k] = b[:0]
@@ -100,18 +113,22 @@ func (l *Loop) farMove() {
 	f.start += 1 << farShift
 }
 
-// farSync moves every bucket that starts at or before t into the heap:
-// then every timer due by t is in the heap.
+// farSync moves every bucket that starts at or before t out of the ring:
+// then every timer due by t is in the heap or the run.
 func (l *Loop) farSync(t int64) {
 	for l.far.n > 0 && l.far.start <= t {
 		l.farMove()
 	}
 }
 
-// farEnsureMin moves buckets into the heap until the heap's minimum is the
-// earliest timer of all (before the ring's start) or the ring is empty.
+// farEnsureMin moves buckets out of the ring until the earliest of the
+// heap's minimum and the run's head (nearest) is the earliest timer of all
+// (before the ring's start) or the ring is empty.
 func (l *Loop) farEnsureMin() {
-	for l.far.n > 0 && (len(l.timers.a) == 0 || l.timers.a[0].deadline >= l.far.start) {
+	for l.far.n > 0 {
+		if e := l.nearest(); e != nil && e.deadline < l.far.start {
+			return
+		}
 		l.farMove()
 	}
 }

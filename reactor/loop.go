@@ -146,6 +146,7 @@ type Loop struct {
 	timers timerHeap
 	seq    uint64    // insertion counter: orders timers with equal deadlines
 	far    farTimers // the timers due from the next bucket on (far.go)
+	run    timerRun  // the ring's moved buckets, sorted (timerrun.go)
 	// pending holds the nodes started by StartFromNextReading since the
 	// last clock reading, in call order; nil where one was stopped or
 	// re-armed since. UpdateTime arms them.
@@ -408,7 +409,7 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 	if block && l.far.n > 0 {
 		l.farEnsureMin()
 	}
-	if block && l.timers.len() > 0 {
+	if block && l.nearest() != nil {
 		deadline = l.wakeDeadline()
 	}
 	// 4. Poll: one epoll wait; readiness is queued, not run, so no callback
@@ -438,29 +439,49 @@ func (l *Loop) Tick(noWait bool) (fired int, err error) {
 // nearest deadline d if no other falls in (d, d+coalesce], else the last
 // deadline in that window (the window's end if more than coalesceScanMax
 // fall in it), so that one wake-up fires them all (Options.Coalesce). The
-// heap has at least one entry.
+// heap or the run has at least one entry (nearest), and nearest is the
+// earliest timer of all (farEnsureMin).
 //
-// The entries due by the window's end form a subtree at the root of the
-// 4-ary heap (a child is never earlier than its parent), so a depth-first
-// walk that stops at the first later entry of each branch visits those
-// entries and at most four times as many others.
+// The heap's entries due by the window's end form a subtree at the root of
+// the 4-ary heap (a child is never earlier than its parent), so a
+// depth-first walk that stops at the first later entry of each branch
+// visits those entries and at most four times as many others. The run's
+// are a prefix of it from the head (stopped entries skipped).
 func (l *Loop) wakeDeadline() int64 {
-	wake := l.timers.a[0].deadline
+	wake := l.nearest().deadline
 	if l.coalesce <= 0 {
 		return wake
 	}
 	limit := wake + l.coalesce
-	l.farSync(limit) // the window's timers in the ring join the heap
+	l.farSync(limit) // the window's timers in the ring join the heap or run
+	// found counts the window's entries, the earliest included.
+	found := 0
+	for r, i := &l.run, l.run.h; i < len(r.a) && r.a[i].deadline <= limit; i++ {
+		if r.a[i].t == nil {
+			continue // stopped
+		}
+		if found++; found > coalesceScanMax+1 {
+			return limit // dense: many deadlines in the window
+		}
+		wake = max(wake, r.a[i].deadline)
+	}
 	a := l.timers.a
+	if len(a) == 0 || a[0].deadline > limit {
+		return wake
+	}
+	if found++; found > coalesceScanMax+1 {
+		return limit
+	}
+	wake = max(wake, a[0].deadline)
 	var stack [coalesceScanMax]int32
-	sp, found, n := 0, 0, len(a)
+	sp, n := 0, len(a)
 	for i := 0; ; {
 		for c, end := 4*i+1, min(4*i+5, n); c < end; c++ {
 			d := a[c].deadline
 			if d > limit {
 				continue
 			}
-			if found++; found > coalesceScanMax {
+			if found++; found > coalesceScanMax+1 {
 				return limit // dense: many deadlines in the window
 			}
 			wake = max(wake, d)
@@ -477,7 +498,8 @@ func (l *Loop) wakeDeadline() int64 {
 
 // timerDue reports whether the earliest timer has expired at the cached time.
 func (l *Loop) timerDue() bool {
-	return l.timers.len() > 0 && l.timers.min().deadline <= l.now
+	e := l.nearest()
+	return e != nil && e.deadline <= l.now
 }
 
 // poll waits once (retrying on EINTR) and dispatches the returned events.
@@ -648,6 +670,7 @@ func (l *Loop) Close() error {
 		l.timers.a[i].t.index = -1
 	}
 	l.farClose()
+	l.run.close()
 	for _, n := range l.pending {
 		if n != nil {
 			n.index = -1

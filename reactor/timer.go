@@ -41,7 +41,9 @@ type TimerNode struct {
 	// when idle; -2-i while it is entry i of the running timer phase's
 	// batch (taken out of the heap, due, not fired yet: still active);
 	// pendingBase+j while it is entry j of loop.pending (started by
-	// StartFromNextReading, waiting for the loop's next clock reading).
+	// StartFromNextReading, waiting for the loop's next clock reading);
+	// a ring mark (farMark) while it waits in loop.far; a run mark
+	// (timerRun.mark) while it waits in loop.run.
 	index int
 	loop  *Loop
 	h     TimerHandler
@@ -159,6 +161,8 @@ func (n *TimerNode) start() *Loop {
 		l.pending[n.index-pendingBase] = nil
 	case n.index < farLimit:
 		l.farRemove(n.index)
+	case n.index < runLimit:
+		l.run.remove(n.index)
 	}
 	// else the node is due in the running phase's batch: the index the
 	// caller sets voids its batch entry.
@@ -212,6 +216,9 @@ func (n *TimerNode) Stop() {
 	case n.index < farLimit:
 		n.loop.farRemove(n.index)
 		n.index = -1
+		n.loop.active--
+	case n.index < runLimit:
+		n.loop.run.remove(n.index)
 		n.loop.active--
 	default: // due in the running phase's batch: voids its entry
 		n.index = -1
@@ -312,11 +319,14 @@ func (l *Loop) runTimers() int {
 	if l.far.n > 0 {
 		l.farSync(l.now)
 	}
-	h := &l.timers
-	if len(h.a) == 0 || h.a[0].deadline > l.now {
+	h, r := &l.timers, &l.run
+	runDue := r.h < len(r.a) && r.a[r.h].deadline <= l.now
+	if !runDue && (len(h.a) == 0 || h.a[0].deadline > l.now) {
 		return 0
 	}
-	if len(h.a) < batchHeapMin || h.findDue(l.now, &l.due) < batchMin {
+	// The batch is the heap's only: with the run's head due as well, the
+	// phase pops, merging the two (popTimers).
+	if runDue || len(h.a) < batchHeapMin || h.findDue(l.now, &l.due) < batchMin {
 		return l.popTimers()
 	}
 	// The buffer is held by this call only: a Tick from inside a handler
@@ -352,22 +362,38 @@ func (l *Loop) runTimers() int {
 	return fired
 }
 
-// popTimers is runTimers for a phase with few due nodes: each is popped
-// and fired in turn, stopping at the first that is not due or was started
-// in this phase (started after limit). Such a node's deadline is >= now
-// and its seq is above the limit, while every older due node sorts before
-// it (earlier deadline, or equal deadline and smaller seq), so stopping at
-// the first new one skips no old one.
+// popTimers is runTimers for a phase with few due nodes in the heap, or
+// any due in the run: each is popped and fired in turn, the earlier of the
+// heap's minimum and the run's head (a merge of two sorted sequences, so
+// (deadline, seq) order holds across them), stopping at the first that is
+// not due or was started in this phase (started after limit). Such a
+// node's deadline is >= now and its seq is above the limit, while every
+// older due node sorts before it (earlier deadline, or equal deadline and
+// smaller seq), so stopping at the first new one skips no old one.
 func (l *Loop) popTimers() int {
 	limit := l.seq
 	fired := 0
-	for len(l.timers.a) > 0 {
-		top := &l.timers.a[0]
-		if top.deadline > l.now || top.seq > limit {
+	h, r := &l.timers, &l.run
+	for {
+		// nearest, written out: which of the two the entry came from
+		// decides how it leaves.
+		var top *timerEntry
+		if len(h.a) > 0 {
+			top = &h.a[0]
+		}
+		fromRun := r.h < len(r.a) && (top == nil || lessBit(&r.a[r.h], top) != 0)
+		if fromRun {
+			top = &r.a[r.h]
+		}
+		if top == nil || top.deadline > l.now || top.seq > limit {
 			break
 		}
 		n := top.t
-		l.timers.pop()
+		if fromRun {
+			r.pop()
+		} else {
+			h.pop()
+		}
 		l.active--
 		fired++
 		l.stats.Fired++
@@ -432,8 +458,7 @@ func lessBit(a, b *timerEntry) uint64 {
 // BenchmarkTimerChurn, with the tournament too.
 type timerHeap struct{ a []timerEntry }
 
-func (h *timerHeap) len() int         { return len(h.a) }
-func (h *timerHeap) min() *timerEntry { return &h.a[0] }
+func (h *timerHeap) len() int { return len(h.a) }
 func (h *timerHeap) set(i int, e timerEntry) {
 	h.a[i] = e
 	e.t.index = i
@@ -685,9 +710,9 @@ const (
 // know; a batch whose deadlines span more than the keys hold, or a heap past
 // the slot bits, sorts the entries themselves.
 func sortDue(a []timerEntry, q []int32, b []timerEntry, sc *dueScratch) []timerEntry {
-	lo, hi := a[q[0]].deadline, a[q[0]].deadline // q[0] is the root: the earliest
+	lo, hi := a[q[0]].deadline, a[q[0]].deadline
 	for _, p := range q {
-		hi = max(hi, a[p].deadline)
+		lo, hi = min(lo, a[p].deadline), max(hi, a[p].deadline)
 	}
 	base := len(b)
 	if len(a) > slotMask || uint64(hi-lo) >= 1<<(64-slotBits) {

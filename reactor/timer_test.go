@@ -77,6 +77,34 @@ func checkFar(t testing.TB, l *Loop) {
 	}
 }
 
+// checkRun verifies the sorted run (timerRun's invariants): fired entries
+// cleared, the rest in (deadline, seq) order, the head live, and each live
+// node marked with its place.
+func checkRun(t testing.TB, l *Loop) {
+	t.Helper()
+	r := &l.run
+	if r.h > len(r.a) || (r.h == len(r.a) && r.h != 0) {
+		t.Fatalf("run head %d of %d entries", r.h, len(r.a))
+	}
+	if r.h < len(r.a) && r.a[r.h].t == nil {
+		t.Fatalf("run head %d is a stopped entry", r.h)
+	}
+	for i, e := range r.a {
+		if i < r.h {
+			if e.t != nil {
+				t.Fatalf("run slot %d before the head %d still holds a timer", i, r.h)
+			}
+			continue
+		}
+		if i > r.h && e.less(&r.a[i-1]) {
+			t.Fatalf("run order broken at slot %d", i)
+		}
+		if e.t != nil && (e.t.index != r.mark(i) || e.t.deadline != e.deadline) {
+			t.Fatalf("run slot %d: timer index %d (want %d), deadline %d (entry %d)", i, e.t.index, r.mark(i), e.t.deadline, e.deadline)
+		}
+	}
+}
+
 func TestTimersEqualDeadlinesFireInStartOrder(t *testing.T) {
 	l, c := newFakeLoop(t)
 	var got []int
@@ -494,12 +522,13 @@ func fuzzTimersOnce(t *testing.T, ops []byte) {
 			}
 			checkHeap(t, &l.timers)
 			checkFar(t, l)
+			checkRun(t, l)
 			if l.far.n > 0 {
 				l.farEnsureMin() // as a blocking Tick does before wakeDeadline
 			}
-			if mw, ok := m.wake(window); ok != (l.timers.len() > 0) || (ok && l.wakeDeadline() != mw) {
+			if mw, ok := m.wake(window); ok != (l.nearest() != nil) || (ok && l.wakeDeadline() != mw) {
 				lw := int64(-1)
-				if l.timers.len() > 0 {
+				if l.nearest() != nil {
 					lw = l.wakeDeadline()
 				}
 				t.Fatalf("after op %d: wait deadline %d, model %d (armed %v)", i/3, lw, mw, ok)

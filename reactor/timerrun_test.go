@@ -1,0 +1,88 @@
+package reactor
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestTimerRunMergesWithHeap: at the shipped bucket width, a bucket the
+// loop's time reaches moves into the sorted run; timers started near their
+// deadline go to the heap; firing merges the two in (deadline, start
+// order), equal deadlines across them included; Stop of the run's head and
+// of an entry behind it, a re-arm out of the run, and a Stop from another
+// node's handler all keep a node from firing at its old place; the
+// blocking wait's deadline sees the run; Close leaves run nodes idle.
+func TestTimerRunMergesWithHeap(t *testing.T) {
+	l, c := newFakeLoop(t)
+	width := int64(1) << farShift
+	s := (c.t>>farShift + 2) << farShift // a bucket's start, two ahead
+	var log []int
+	ws := make([]*batchWaiter, 9)
+	for i := range ws {
+		ws[i] = &batchWaiter{id: i, log: &log}
+		ws[i].node.Init(l, ws[i])
+	}
+	ws[0].node.StartAt(s + 10) // A: the run's head, stopped below
+	ws[1].node.StartAt(s + 10) // B: behind it, stopped below
+	ws[2].node.StartAt(s + 10) // C: re-armed below, into the heap
+	ws[3].node.StartAt(s + 20) // D
+	ws[4].node.StartAt(s + 30) // E: stopped by G's handler
+	ws[8].node.StartAt(s + 35) // I: the run's last, stopped below
+	if l.far.n != 6 {
+		t.Fatalf("ring holds %d, want 6", l.far.n)
+	}
+	c.t = s + 1
+	tick(t, l, true)
+	if got := len(l.run.a) - l.run.h; got != 6 || l.far.n != 0 || len(log) != 0 {
+		t.Fatalf("run holds %d, ring %d, fired %v: want 6, 0, none", got, l.far.n, log)
+	}
+	checkRun(t, l)
+	ws[5].node.StartAt(s + 10) // F: heap, A's deadline, started after A to C
+	ws[6].node.StartAt(s + 15) // G: heap
+	ws[6].act = func() { ws[4].node.Stop() }
+	if len(l.timers.a) != 2 {
+		t.Fatalf("heap holds %d, want 2", len(l.timers.a))
+	}
+	ws[1].node.Stop()
+	ws[2].node.StartAt(s + 20) // behind D: started later
+	ws[0].node.Stop()
+	ws[8].node.Stop()
+	checkRun(t, l)
+	checkHeap(t, &l.timers)
+	if l.Active() != 5 || ws[0].node.Active() || ws[1].node.Active() || !ws[2].node.Active() {
+		t.Fatalf("Active() = %d (want 5); A, B, C active: %v %v %v (want false false true)",
+			l.Active(), ws[0].node.Active(), ws[1].node.Active(), ws[2].node.Active())
+	}
+	if e := l.nearest(); e == nil || e.t != &ws[5].node {
+		t.Fatalf("nearest is not F, the heap's, after the run's head stopped")
+	}
+	// The coalescing window (50 µs) holds every deadline: the wait ends at
+	// the last armed one, E's, which only the run holds (I's entry, stopped,
+	// does not count).
+	if got := l.wakeDeadline(); got != s+30 {
+		t.Fatalf("wait deadline %d, want %d", got, s+30)
+	}
+	c.t = s + 40
+	tick(t, l, true)
+	if !slices.Equal(log, []int{5, 6, 3, 2}) {
+		t.Fatalf("fired %v, want [5 6 3 2] (F, G, D, C)", log)
+	}
+	if l.Active() != 0 || len(l.run.a) != 0 || l.run.h != 0 {
+		t.Fatalf("Active() = %d, run %d entries head %d: want all 0", l.Active(), len(l.run.a), l.run.h)
+	}
+	// Close with a node in the run.
+	ws[7].node.StartAt(c.t + 3*width)
+	c.t += 3 * width
+	l.UpdateTime()
+	l.farSync(c.t)
+	if ws[7].node.index < runBase || ws[7].node.index >= runLimit {
+		t.Fatalf("node index %d: not a run mark", ws[7].node.index)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ws[7].node.Active() {
+		t.Fatal("a run node is still active after Close")
+	}
+	ws[7].node.Stop() // a no-op on the idle node
+}
