@@ -66,6 +66,16 @@ type coroutine struct {
 	// it is bound (bind), so neither a switch nor the check loads co.ctx
 	// and ctx.fiber first (two dependent misses per switch once thousands
 	// of coroutines are alive).
+	//
+	// The saved SP itself stays in the Context, one load behind fc (issue
+	// 16's "saved SP in line 0", measured in session 10 and dropped): a
+	// Switch variant that also stored from's SP in the record and resumed
+	// at the record's copy (checked against to.sp, so never wrong) read, in
+	// package (BenchmarkPingPong*, 6 rounds alternated, n=12),
+	// PingPong/backend=asm 23.03 -> 22.62 ns (-1.7%), twoSites ~, but
+	// sameSite 13.48 -> 14.12 (+4.7%: two more arguments, a store, a
+	// compare); benchrun pingpong 24.94 -> 24.65 (~). The hand-off's floor
+	// is the mispredicted return after the switch, not this load.
 	fc        *fiber.Context // &ctx.fiber.fc, the saved SP of its asm context; nil on coro and unbound
 	stackLo   uintptr        // ctx.lo: its stack is [stackLo, stackLo+stackSpan)
 	stackSpan uintptr        // ctx.span; 0 on coro and unbound (the check then goes out of line)
@@ -85,7 +95,19 @@ type coroutine struct {
 	timerBound    bool         // timer.Init done (at the first timed wait, not at spawn; kept when the record is reused: same loop)
 	ctx           *execContext // the execution context it runs on; nil until started (a pick through the scheduler reads it: contextFor)
 	waker         waker
-	timer         reactor.TimerNode // the waker's timeout, inline (no object, no closure); Init at the first timed wait
+	// timer is the waker's timeout, inline (no object, no closure); Init
+	// at the first timed wait. It is not in line 0 beside the waker's
+	// status, although a firing reads the node's line and then line 0: the
+	// fields lines 0 and 1 must hold (TestPrefetchedRecordLines) take 104
+	// of their 128 bytes, and a 40-byte node does not fit beside them
+	// without pushing a switch's fields out of the prefetched lines or the
+	// record out of its 320-byte class. Nor would it pay: with the
+	// record's line 0 prefetched before OnTimer (a reactor-side prefetch of
+	// the handler's record, an upper bound of that layout) and the wake
+	// loading nothing from line 1, the profile's record-miss samples left
+	// OnTimer but reappeared in fiber.PrefetchRing, and BenchmarkTimerWake
+	// n=10000 read 280.6 -> 276.9 cpu-ns/wake (~, p=0.86; session 10).
+	timer reactor.TimerNode
 
 	s *Scheduler
 	// id is the coroutine's number, unique within its Scheduler's
