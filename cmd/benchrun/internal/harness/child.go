@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
@@ -208,6 +209,15 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun %s: %v\n", ChildSubcommand, err)
 		return 2
+	}
+	if want := row.CellGOMAXPROCS(s); runtime.GOMAXPROCS(0) != want {
+		// Run by hand (the harness sets GOMAXPROCS in the child's
+		// environment, childEnv): give the cell the Ps it has under the
+		// harness, as profile does. Left at the machine's count, a
+		// single-P row's body alternated between two threads
+		// (stackful-coro Priority, session 10: the runtime's monitor
+		// preempted it ~15 times a second).
+		runtime.GOMAXPROCS(want)
 	}
 	measure := func() (*driver.Sample, error) {
 		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, NoMark: *noMark, MemProbe: *memProbe, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})

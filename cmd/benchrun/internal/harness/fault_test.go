@@ -591,3 +591,19 @@ func TestFuncAlignNote(t *testing.T) {
 		t.Errorf("-ldflags with -funcalign=64: note %q, want none", got)
 	}
 }
+
+// TestChildRunByHandGetsTheCellsGOMAXPROCS: a cell child run by hand (no
+// GOMAXPROCS in its environment) gives the cell the Ps the harness would,
+// so that a single-P row does not run on two (goroutine-single refuses to
+// run on the wrong count, so the cell fails without it).
+func TestChildRunByHandGetsTheCellsGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // as on a 2-core machine with nothing set
+	var stdout, stderr bytes.Buffer
+	code := ChildMain([]string{"-scenario", "yield", "-impl", "goroutine-single", "-params", "n=2", "-benchtime", "1ms"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("cell by hand at GOMAXPROCS 2: exit %d\n%s", code, stderr.String())
+	}
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("GOMAXPROCS %d after the cell, want goroutine-single's 1", got)
+	}
+}
