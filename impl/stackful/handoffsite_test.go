@@ -1,7 +1,6 @@
 package stackful
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/corobench/corobench/impl/stackful/fiber"
@@ -40,13 +39,8 @@ func BenchmarkPingPongCallSite(b *testing.B) {
 }
 
 func benchCallSite(b *testing.B, lean, sameSite bool) {
-	s, err := New(Options{Backend: Asm})
-	if err != nil {
-		b.Skip(err)
-	}
-	defer s.Close()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	s, done := lockedAsmScheduler(b)
+	defer done()
 	n := b.N
 	var seen int
 	loop := handOffLoop
@@ -55,7 +49,7 @@ func benchCallSite(b *testing.B, lean, sameSite bool) {
 	}
 	b.ResetTimer()
 	cpu0 := threadCPU()
-	err = s.Run(func() {
+	err := s.Run(func() {
 		ping, pong := NewEvent(), NewEvent()
 		Go(func() { seen = loop(n, ping, pong) })
 		if sameSite {
@@ -87,7 +81,9 @@ func benchCallSite(b *testing.B, lean, sameSite bool) {
 
 // handOffLoop is one side of BenchmarkPingPongCallSite: n times, wait for
 // in, re-arm it, fire out. Not inlined, so that both sides that run it
-// call Await from the same instruction.
+// call Await from the same instruction. Its twin, handOffLoopLean, is the
+// same loop on the lean path: kept apart so that each calls its own Await
+// from one instruction.
 //
 //go:noinline
 func handOffLoop(n int, in, out *Event) int {

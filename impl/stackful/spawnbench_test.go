@@ -58,16 +58,11 @@ func threadCPU() int64 {
 // is one create + run + destroy (its stack back for the next one). cpu-ns
 // as in BenchmarkSpawnCPU.
 func BenchmarkSpawnLifecycle(b *testing.B) {
-	s, err := New(Options{Backend: Asm})
-	if err != nil {
-		b.Skip(err)
-	}
-	defer s.Close()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	s, done := lockedAsmScheduler(b)
+	defer done()
 	var cpu0, cpu1 int64
 	b.ReportAllocs()
-	err = s.Run(func() {
+	err := s.Run(func() {
 		done := NewEvent()
 		body := func() { done.Resolve(nil) }
 		lifecycle := func() {
@@ -97,13 +92,8 @@ func BenchmarkSpawnLifecycle(b *testing.B) {
 // records and the run queue. cpu-ns as in BenchmarkSpawnCPU.
 func BenchmarkSpawnAlive(b *testing.B) {
 	const alive = 10000
-	s, err := New(Options{Backend: Asm})
-	if err != nil {
-		b.Skip(err)
-	}
-	defer s.Close()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	s, done := lockedAsmScheduler(b)
+	defer done()
 	round := func() error {
 		return s.Run(func() {
 			body := func() { _ = Yield() }
@@ -126,4 +116,20 @@ func BenchmarkSpawnAlive(b *testing.B) {
 	cpu1 := threadCPU()
 	b.StopTimer()
 	b.ReportMetric(float64(cpu1-cpu0)/float64(rounds*alive), "cpu-ns/spawn")
+}
+
+// lockedAsmScheduler returns a stackful-asm scheduler for a benchmark with
+// the benchmark's goroutine locked to its thread (whose CPU clock, threadCPU,
+// is then the benchmark's), and done, which closes the one and unlocks the
+// other. It skips the benchmark where the asm backend is not supported.
+func lockedAsmScheduler(b *testing.B) (s *Scheduler, done func()) {
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		b.Skip(err)
+	}
+	runtime.LockOSThread()
+	return s, func() {
+		runtime.UnlockOSThread()
+		s.Close()
+	}
 }

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,20 +41,7 @@ func echoResults(t *testing.T, ceiling string) string {
 	b.WriteString("# corobench:unsupported BenchmarkEcho/impl=stackful-coro/c=64/rate=20000: not supported: no sockets here\n")
 	add("goroutine-single", "c=64/rate=20000", "20000", "3000000")
 	add("goroutine-single", "c=64/rate=40000", "40000", "100000")
-	dir := t.TempDir()
-	in := filepath.Join(dir, "echo.txt")
-	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	index, err := Build([]string{in}, filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := os.ReadFile(index)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(page)
+	return buildTestPage(t, b.String())
 }
 
 func section(t *testing.T, html, id string) string {

@@ -2,8 +2,6 @@ package report
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -102,22 +100,8 @@ BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
 # corobench:reps BenchmarkSwitch/impl=stackless: 2 repetitions: cv 12.9% > target 5.0%; cap of 2 repetitions reached
 # corobench:reps BenchmarkTimer/impl=stackful-asm/n=1: 3 repetitions: cv 0.0% <= target 5.0%
 `
-	dir := t.TempDir()
-	in := filepath.Join(dir, "noise.txt")
-	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	index, err := Build([]string{in}, filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(index)
-	html := string(b)
-	start, end := strings.Index(html, `<section id="noise">`), strings.Index(html, `<section id="problems">`)
-	if start < 0 || end < start {
-		t.Fatalf("no noise section before the problems section")
-	}
-	sec := html[start:end]
+	html := buildTestPage(t, text)
+	sec := noiseSection(t, html)
 	// Per-operation: the two Switch cells (0 and 12.9%). All: those and the
 	// Timer's two units (both 0).
 	for _, want := range []string{
@@ -125,7 +109,7 @@ BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
 		`<th>all</th><td>4</td><td>3 (75%)</td><td>3 (75%)</td><td>4 (100%)</td><td>0</td><td>0</td>`,
 		`CV at target: 2 cell(s)`,
 		`cap reached, CV over target: 1 cell(s)`,
-		`<td>Switch / stackless</td><td>rep 1: steal 10ms = 6.6% of 153ms wall on cpu1 (marked above 1%)</td><td><code>` + in + `:9</code>`,
+		`<td>Switch / stackless</td><td>rep 1: steal 10ms = 6.6% of 153ms wall on cpu1 (marked above 1%)</td><td><code>`, `/results.txt:9</code>`,
 		`p50=15000ns p99=60000ns`,
 		`1 repetition(s) not counted: most of their process`,
 		`for more than 10% of their wall time`, // the file's mark, not the binary's
@@ -169,22 +153,8 @@ BenchmarkYield/impl=goroutine-multi/n=64 100 91 ns/switch
 # corobench:disturbed BenchmarkYield/impl=goroutine-multi/n=64: rep 2: 300 ns/switch not counted: cross-cpu slow mode: round trip cpu0-cpu1 70ns before, 330ns after (after above 3× the run's fast level, 75ns)
 # corobench:reps BenchmarkYield/impl=goroutine-multi/n=64: 4 repetitions: cv 0.8% <= target 5.0%; disturbed: 2 repetitions not counted, 0 timed runs left out of the counted ones' medians (2 of the repetitions not counted ran in the cross-cpu slow mode)
 `
-	dir := t.TempDir()
-	in := filepath.Join(dir, "cross.txt")
-	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	index, err := Build([]string{in}, filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(index)
-	html := string(b)
-	start, end := strings.Index(html, `<section id="noise">`), strings.Index(html, `<section id="problems">`)
-	if start < 0 || end < start {
-		t.Fatalf("no noise section before the problems section")
-	}
-	sec := html[start:end]
+	html := buildTestPage(t, text)
+	sec := noiseSection(t, html)
 	for _, want := range []string{"No repetition was marked disturbed by a runqueue wait.", "2 repetition(s) of multi-P cells not counted in the cross-CPU slow mode"} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("noise section lacks %q:\n%s", want, sec)
@@ -210,22 +180,8 @@ BenchmarkSpawn/impl=stackless/alive=1/pool=cold 1000 300 ns/spawn
 # corobench:reps BenchmarkSpawn/impl=stackful-asm/alive=1/pool=cold: 2 repetitions: cv 3.8% <= target 5.0%; preempted: 104 of 9000 timed segments (1.2%), 16.2% of the timed time
 # corobench:reps BenchmarkSpawn/impl=stackless/alive=1/pool=cold: 2 repetitions: cv 0.0% <= target 5.0%; preempted: 6 of 15000 timed segments (0.0%), 0.1% of the timed time
 `
-	dir := t.TempDir()
-	in := filepath.Join(dir, "pre.txt")
-	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	index, err := Build([]string{in}, filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(index)
-	html := string(b)
-	start, end := strings.Index(html, `<section id="noise">`), strings.Index(html, `<section id="problems">`)
-	if start < 0 || end < start {
-		t.Fatalf("no noise section before the problems section")
-	}
-	sec := html[start:end]
+	html := buildTestPage(t, text)
+	sec := noiseSection(t, html)
 	for _, want := range []string{
 		"Spawn / stackful-asm / alive=1/pool=cold: 104 of 9000 timed segments (1.2%), 16.2%",
 		"Spawn / stackless / alive=1/pool=cold: 6 of 15000 timed segments (0.0%), 0.1%",
@@ -239,4 +195,15 @@ BenchmarkSpawn/impl=stackless/alive=1/pool=cold 1000 300 ns/spawn
 	if n := strings.Count(sp, "of the timed time in preempted segments"); n != 1 || !strings.Contains(sp, "16% of the timed time in preempted segments") {
 		t.Errorf("spawn table: %d preemption flags, want one, on stackful-asm (16%%):\n%s", n, sp)
 	}
+}
+
+// noiseSection is the page's noise section, which comes just before its
+// problems section.
+func noiseSection(t *testing.T, html string) string {
+	t.Helper()
+	start, end := strings.Index(html, `<section id="noise">`), strings.Index(html, `<section id="problems">`)
+	if start < 0 || end < start {
+		t.Fatalf("no noise section before the problems section")
+	}
+	return html[start:end]
 }

@@ -356,20 +356,10 @@ func TestBuildResultsInOutDir(t *testing.T) {
 }
 
 func TestBuildNotesOnlyScenario(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.txt")
 	text := "goos: linux\n" +
 		"# corobench:unsupported BenchmarkFDWake/impl=stackless: not supported: no reactor\n" +
 		"# corobench:failed BenchmarkFDWake/impl=stackful-asm: checksum mismatch\n"
-	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	index, err := Build([]string{in}, filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(index)
-	html := string(b)
+	html := buildTestPage(t, text)
 	for _, want := range []string{"No figures: every cell failed or is not supported",
 		`<td class="c-unsupported"><span class="status">unsupported</span><div class="reason">not supported: no reactor</div></td>`,
 		`<td class="c-failed"><span class="status">failed</span><div class="reason">checksum mismatch</div></td>`} {
@@ -555,4 +545,24 @@ func TestNotesTableWrapsForPrint(t *testing.T) {
 			t.Errorf("page speaks of %q, which a reader of the repository does not have", bad)
 		}
 	}
+}
+
+// buildTestPage builds the report of a results file holding text and returns
+// its page.
+func buildTestPage(t *testing.T, text string) string {
+	t.Helper()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "results.txt")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	index, err := Build([]string{in}, filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
