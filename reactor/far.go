@@ -91,7 +91,7 @@ func (l *Loop) farRemove(idx int) {
 	f.n--
 }
 
-// farMove moves the ring's first bucket into the sorted run (run.go) or,
+// farMove moves the ring's first bucket into the sorted run (timerrun.go) or,
 // when the run's last deadline is not before the bucket's start (the ring
 // restarted behind buckets already moved), into the heap, and advances
 // start. Every entry of the bucket has deadline >= start, so a run whose

@@ -13,9 +13,9 @@ package reactor
 //     (deadline, seq), stopped entries (t == nil, the key kept) included.
 //   - a[h], when h < len(a), is live (t != nil): the head is the run's
 //     earliest timer. An empty run has h == len(a) == 0.
-//   - a live entry at position i has t.index == runMark(off + i): marks are
-//     virtual positions, so that dropping a[:h] (runAppend) moves entries
-//     without touching their nodes.
+//   - a live entry at position i has t.index == mark(i), runBase + off + i:
+//     marks are virtual positions, so that dropping a[:h] (runAppend) moves
+//     entries without touching their nodes.
 //   - runAppend only appends entries later than a's last deadline, so the
 //     run stays sorted; a stopped entry keeps its key for that test.
 type timerRun struct {
@@ -31,7 +31,7 @@ const (
 	runLimit = runBase / 2
 )
 
-// runMark is the index of a node at run position i (a's slot i - off).
+// mark is the index of a node at run position i (a's slot i - off).
 func (r *timerRun) mark(i int) int { return runBase + r.off + i }
 
 // runAppend appends bucket b, sorted, to the run and marks its nodes. The
