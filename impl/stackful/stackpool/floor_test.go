@@ -22,8 +22,9 @@ import (
 // Why: what is left of Yield n=4096 against n=2 when every instruction of
 // the switch is gone is the cost of touching one fresh page per coroutine:
 // each stack top lives on a page of its own (stacks are 64 KiB apart), so
-// at n=4096 the second-level TLB (1.5k entries on this machine's class of
-// core) no longer holds them. Compare its n=4096/n=2 difference with
+// at n=4096 the second-level TLB (typically 1.5k entries on this class of
+// core: a vendor figure, not measured, the VM has no counters) no longer
+// holds them. Compare its n=4096/n=2 difference with
 // BenchmarkYieldN's (impl/stackful, twin of this access pattern).
 func BenchmarkStackTopFloor(b *testing.B) {
 	for _, n := range []int{2, 4096, 262144} {
