@@ -184,8 +184,8 @@ func Await(ev *Event) (any, error) {
 	w.nsubs = 1
 	w.status = WakerWaiting
 	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith,
-	// Yield and Sleep), with pickNext's common case spelled out too (twin
-	// in Yield): no microtask queued, no live reactor handle (so no tick
+	// Yield and Sleep), with pickNext's common case spelled out too (twins
+	// in Yield and Scheduler.contextMain): no microtask queued, no live reactor handle (so no tick
 	// can be due), a queue that is not empty, and a head that is not
 	// IGNORED; then the pick is the head, popped here without a call
 	// (PopFront's steps, its twin), followed by pickNext's prefetch when

@@ -107,8 +107,8 @@ var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
 // in it is what this function made for it, with co nil and its fiber
 // finished, so only the fiber is restarted.
 //
-// The spare case is small enough to inline into Scheduler.newContextFor;
-// the pool's is newPooledContext.
+// Scheduler.newContextFor spells out the spare case (its twin) and calls
+// newPooledContext itself; this method serves the backend interface.
 func (b *asmBackend) newContext() (*execContext, error) {
 	if c := b.spare; c != nil {
 		b.spare = nil
@@ -169,7 +169,8 @@ func (b *asmBackend) park(*execContext) bool { return false }
 // stack's top) cleared first.
 //
 // ctx.co is already nil (contextMain clears it before the fiber exits), so
-// the spare names no coroutine. The spare case inlines into reap.
+// the spare names no coroutine. A dying context that finds no spare
+// becomes it in contextMain (its twin) and is never released here.
 func (b *asmBackend) release(ctx *execContext) {
 	if b.spare == nil {
 		b.spare = ctx

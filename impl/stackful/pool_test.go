@@ -193,6 +193,41 @@ func TestLifecycleSkipsThePool(t *testing.T) {
 	}
 }
 
+// TestFinishedContextsBeyondTheSpareGoBack: when many coroutines finish
+// one after another with no start in between, the first finished context
+// becomes the spare (contextMain) and every later one goes back to the pool
+// through reap (s.dead), none leaked or lost.
+func TestFinishedContextsBeyondTheSpareGoBack(t *testing.T) {
+	needAsm(t)
+	s := newSched(t, Asm)
+	const n = 50
+	var mid stackpool.Stats
+	err := s.Run(func() {
+		done := NewEvent()
+		finished := 0
+		body := func() {
+			_ = Yield() // all n alive at once, each on its own stack
+			if finished++; finished == n {
+				done.Resolve(nil)
+			}
+		}
+		for i := 0; i < n; i++ {
+			Go(body)
+		}
+		Await(done)
+		mid = s.PoolStats()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mid.InUse != 2 {
+		t.Errorf("after %d coroutines finished: %d stacks in use, want 2 (main's and the spare)", n, mid.InUse)
+	}
+	if st := s.PoolStats(); st.InUse != 0 {
+		t.Errorf("after Run: %d stacks in use, want 0", st.InUse)
+	}
+}
+
 // TestColdStartFaultsOnce: a coroutine started on a never-touched stack
 // faults its stack's top page in once (its context, which lives there, is
 // first written, not read: a read would map the zero page and the first

@@ -677,10 +677,19 @@ func (s *Scheduler) contextFor(co *coroutine) (*execContext, error) {
 func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 	var ctx *execContext
 	var err error
-	if s.asm != nil { // direct, not through the interface: every start comes here
-		ctx, err = s.asm.newContext()
-	} else {
+	if b := s.asm; b == nil {
 		ctx, err = s.backend.newContext()
+	} else if c := b.spare; c != nil {
+		// asmBackend.newContext's spare case, inline (its twin; it is
+		// over the inliner's budget): every pooled start comes here, so
+		// this saves a call per lifecycle.
+		b.spare = nil
+		if err := c.fiber.fc.Restart(b.entry); err != nil {
+			spareBroken(err)
+		}
+		ctx = c
+	} else { // direct, not through the interface
+		ctx, err = b.newPooledContext()
 	}
 	if err != nil {
 		return nil, err
@@ -697,7 +706,8 @@ func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 // A coro context given up is parked for reuse and continues here when
 // reassigned (it returns nil when the backend closes it). An asm context
 // given up returns the context to continue with: the fiber finishes by
-// switching there, and that context releases the stack (s.dead).
+// switching there, and the context is kept as the backend's spare or, if
+// there is one already, released by the context switched to (s.dead).
 func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 	s.reap()
 	for {
@@ -707,7 +717,24 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 		// finish, which goexited and dropUnstarted's callers keep).
 		co.fire(Finish)
 		s.retire(co)
-		next := s.pickNext()
+		// s.pickNext(), its common case inline (twin of Await's and
+		// Yield's, which say why: no microtask, no live reactor handle,
+		// a head that is not IGNORED; pickNext decides every other case),
+		// with pickNext's prefetch (below 1). One call less per finish.
+		var next *coroutine
+		q := &s.queue
+		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && q.n != 0 &&
+			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
+			i := q.head & (len(b) - 1)
+			next = b[i]
+			b[i] = nil // drop the reference for the collector
+			q.head = (i + 1) & (len(b) - 1)
+			if q.n--; q.n >= prefetchMin {
+				s.prefetchAhead(1)
+			}
+		} else {
+			next = s.pickNext()
+		}
 		if next != nil && next.state == coNew {
 			s.stats.Takeovers++
 			ctx.co = next
@@ -723,8 +750,32 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 			}
 			continue
 		}
-		s.dead = ctx
-		return s.exitTo(ctx, next)
+		var to *execContext
+		if next != nil && s.direct && next.ctx != nil {
+			// exitTo's started case, inline (its twin): a lifecycle's
+			// child finishes into the coroutine that awaits it with one
+			// call less. count's part: neither context is the
+			// scheduler's, so only Switches.
+			to, s.current = next.ctx, next
+			s.stats.Switches++
+		} else {
+			to = s.exitTo(ctx, next)
+		}
+		// The dying context becomes the spare itself when there is none
+		// (asmBackend.release's first case, its twin, done here): the
+		// switch after the return leaves it with nothing to reap, so a
+		// one-at-a-time lifecycle makes no release call. Set after exitTo,
+		// which may make a context for next (newContextFor takes the
+		// spare): this fiber is still running until fiberMain finishes it,
+		// and no context is made between here and that switch. Any other
+		// context takes the stack back after the switch (s.dead, reap).
+		// Only asm gets here (coro parked above), so s.asm is set.
+		if b := s.asm; b.spare == nil {
+			b.spare = ctx
+		} else {
+			s.dead = ctx
+		}
+		return to
 	}
 }
 
@@ -737,7 +788,7 @@ func (s *Scheduler) exitTo(from *execContext, next *coroutine) *execContext {
 	s.current = nil
 	if next != nil && !s.direct {
 		s.handoff = next
-	} else if next != nil && next.ctx != nil { // started: contextFor's first case, inline
+	} else if next != nil && next.ctx != nil { // started: contextFor's first case, inline (twin in contextMain)
 		to, s.current = next.ctx, next
 	} else if next != nil {
 		if c, err := s.contextFor(next); err == nil {
@@ -833,7 +884,9 @@ func (s *Scheduler) retire(co *coroutine) {
 		delete(s.general, co)
 		co.waker.hasGen = false
 	}
-	co.timer.Stop() // stop above disarmed a timed wait; this keeps retire total
+	if co.timer.Active() { // stop above disarmed a timed wait; this keeps retire total
+		co.timer.Stop() // out of line; Active inlines, and Stop does nothing when it is false
+	}
 	co.fn = nil
 	co.unbind()
 	co.cancelPending, co.cancelErr = false, nil
