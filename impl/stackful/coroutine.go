@@ -50,9 +50,9 @@ const (
 // moved on to another coroutine.
 type coroutine struct {
 	// The hot fields come first, in the record's first two cache lines
-	// (records are 320 bytes, a size class whose objects start on a
-	// line): everything a pick, a direct switch, the foreign-goroutine
-	// check and a Yield read or write, and nothing else, so that a switch
+	// (records are 320 bytes and start on a line: recordSlab):
+	// everything a pick, a direct switch, the foreign-goroutine check and
+	// a Yield read or write, and nothing else, so that a switch
 	// to a record that is no longer in cache waits on two lines, the two
 	// the run queue's prefetch pipeline fetches (fiber.PrefetchRing;
 	// TestPrefetchedRecordLines pins the list). Line 0: fc (the first

@@ -127,6 +127,7 @@ type Scheduler struct {
 	live               int
 	free               *coroutine // finished records to reuse, linked by liveNext (retire, spawn)
 	nfree              int
+	records            recordSlab // where the records of new coroutines come from (records.go)
 
 	nextID       uint64
 	lastTick     int64
@@ -904,7 +905,8 @@ func (s *Scheduler) retire(co *coroutine) {
 // maxFreeRecords bounds the free list of finished coroutine records: enough
 // for every coroutine of a 10000-alive round to be reused, while a run that
 // once had a million coroutines alive does not keep a million records (320
-// MB) for the scheduler's life; the rest go to the collector.
+// MB) for the scheduler's life; the rest go to the collector, each with
+// the rest of its chunk (recordSlab).
 const maxFreeRecords = 1 << 16
 
 // spawn creates a coroutine and enqueues it.
@@ -939,7 +941,8 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		// coroutine's handle starts none), so only building is left.
 		co.waker.building = false
 	} else {
-		co = &coroutine{s: s, id: s.nextID, fn: fn, priority: p}
+		co = s.records.get() // from a chunk: see recordSlab
+		co.s, co.id, co.fn, co.priority = s, s.nextID, fn, p
 		co.waker.co = co
 		co.waker.reset()
 	}

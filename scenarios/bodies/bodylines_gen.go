@@ -296,16 +296,17 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"yield": {
-		Blocking: BodySize{Lines: 56, Decls: []DeclLines{
-			{"yieldBlocking", 41},
-			{"yieldStart", 6},
-			{"(*yieldStart).wait", 9},
+		Blocking: BodySize{Lines: 62, Decls: []DeclLines{
+			{"yieldBlocking", 33},
+			{"yieldRun", 10},
+			{"(*yieldRun).start", 9},
+			{"(*yieldRun).finish", 10},
 		}},
-		StateMachine: BodySize{Lines: 65, Decls: []DeclLines{
+		StateMachine: BodySize{Lines: 69, Decls: []DeclLines{
 			{"yieldStateMachine", 18},
-			{"yieldShared", 6},
+			{"yieldShared", 7},
 			{"yieldTask", 8},
-			{"(*yieldTask).Resume", 25},
+			{"(*yieldTask).Resume", 28},
 			{"startTimerTask", 4},
 			{"(*startTimerTask).Resume", 4},
 		}},

@@ -12,16 +12,21 @@ var Yield = register(&scenarios.Scenario{
 	Name:    "yield",
 	Bench:   "Yield",
 	Summary: "n coroutines yielding round-robin; cost per switch as n grows (cache and TLB pressure).",
-	Doc: "n coroutines each give up the CPU N times: N-1 yields, then a wait on an end gate; the run queue is " +
-		"round-robin, so each is one switch to the next coroutine in line. ns/switch is one-way: the timed " +
-		"region, from the moment every coroutine has been released and has yielded once (untimed) to the last " +
-		"one reaching the end gate, divided by n×N; their exits come after it. The release (a start gate's " +
-		"broadcast wake of all n, blocking rows) and that first yield are outside it: at n=262144 the driver's " +
-		"N is 1 on stackful-coro and the goroutine rows, and a timed release made the whole figure a gate's " +
-		"wake-and-wait pass with no yield in it (stackful-coro 544-618 ns at N=1 against 441-469 at N=8; taking " +
-		"the release out moved its median 774 -> 640 ns, goroutine-single's 782 -> 698). The " +
-		"state-machine twin, which has no gate, already started its timer after each task's first yield. The " +
-		"queue's length is n, so large n shows a long run queue and cache and TLB misses on n stacks or states.",
+	Doc: "n coroutines each yield N times, then wait on an end gate; the run queue is round-robin, so each " +
+		"yield is one switch to the next coroutine in line. ns/switch is one-way: the timed region runs from the " +
+		"moment every coroutine has been released and has yielded once (untimed) until the first coroutine " +
+		"returns from its N-th yield, divided by n×N. On one thread with a FIFO run queue every coroutine has " +
+		"then made its N yields and none has reached the gate, so the region holds exactly the n×N yields: the " +
+		"gate waits and the exits come after it (goroutine-multi runs its coroutines in parallel, so a few may " +
+		"still be a yield behind when the first finishes: a share of about one in N of the count). Before, the " +
+		"region ended when the last coroutine reached the gate, so it held n gate waits as well, a switch of " +
+		"another kind that costs more: at n=262144, where the driver's N is 1 or 2, they were a half or all of " +
+		"the figure (stackful-asm 252 ns per switch at N=2 against 148 at N=22, `benchrun cell -scenario yield " +
+		"-impl stackful-asm -params n=262144`, -benchtime 100ms against 1s). The release (a start gate's " +
+		"broadcast wake of all n, blocking rows) and that first yield are outside it too: a timed release made " +
+		"the whole figure a gate's wake-and-wait pass at N=1. The state-machine twin, which has no start gate, " +
+		"starts its timer after each task's first yield. The queue's length is n, so large n shows a long run " +
+		"queue and cache and TLB misses on n stacks or states.",
 	Claim: "A full-context switch costs ~10–20 ns on modern x86; stackful 15–200 ns vs stackless 10–50 ns (docs/design.md §1, the claims); " +
 		"per-switch cost at 30k coroutines vs 1 (docs/design.md §8: libcopp).",
 	Params: []scenarios.Param{{
@@ -62,85 +67,102 @@ func yieldBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 		return scenarios.Outcome{}, scenarios.Lacking(rt, "Gates", "the row has no broadcast gate")
 	}
 	n, rounds := env.Int("n"), env.N
-	start := yieldStart{rt: rt, gate: g.NewGate()}
-	var finished atomic.Int64
-	var total atomic.Uint64
-	endGate, done := g.NewGate(), rt.NewSignal()
+	y := &yieldRun{n: int64(n), rt: rt, gate: g.NewGate(), endGate: g.NewGate(), done: rt.NewSignal(), env: env}
 	for j := 0; j < n; j++ {
 		id := uint64(j)
 		rt.Go(func() {
-			start.wait()
+			y.start()
 			sum := id
-			for r := 0; r < rounds-1; r++ {
+			for r := 0; r < rounds; r++ {
 				sum = mix(sum, uint64(r))
 				rt.Yield()
 			}
-			sum = mix(sum, uint64(rounds-1))
-			total.Add(sum)
-			if finished.Add(1) == int64(n) {
-				done.Fire()
-			}
-			// The last of this coroutine's switches: it suspends and the
-			// next in line runs, as after a yield. Exits come after the
-			// timed region.
-			endGate.Wait()
+			y.finish(sum)
 		})
 	}
-	for start.started.Load() < int64(n) {
+	for y.started.Load() < int64(n) {
 		rt.Yield()
 	}
-	start.gate.Open()
-	for start.through.Load() < int64(n) {
+	y.gate.Open()
+	for y.through.Load() < int64(n) {
 		rt.Yield()
 	}
 	env.ResetTimer()
-	start.timing.Store(true)
-	done.Wait()
-	env.StopTimer()
-	endGate.Open()
-	return scenarios.Outcome{Ops: int64(n) * int64(rounds), Checksum: total.Load()}, nil
+	y.timing.Store(true)
+	y.done.Wait()
+	env.StopTimer() // a no-op: the first coroutine back from its last yield stopped it
+	y.endGate.Open()
+	return scenarios.Outcome{Ops: int64(n) * int64(rounds), Checksum: y.total.Load()}, nil
 }
 
-// yieldStart is how yieldBlocking's coroutines start: started counts the
-// coroutines waiting at the start gate, through those past it, and timing
-// says main has started the timer.
-type yieldStart struct {
-	started, through atomic.Int64
-	timing           atomic.Bool
-	rt               scenarios.Blocking
-	gate             scenarios.Gate
+// yieldRun is what yieldBlocking's coroutines share, and how they start
+// and end: started counts the coroutines waiting at the start gate,
+// through those past it, timing says main has started the timer, stopped
+// that a coroutine has stopped it, finished those done with their rounds,
+// and total adds their sums.
+type yieldRun struct {
+	started, through, finished atomic.Int64
+	timing, stopped            atomic.Bool
+	total                      atomic.Uint64
+	n                          int64
+	rt                         scenarios.Blocking
+	gate, endGate              scenarios.Gate
+	done                       scenarios.Signal
+	env                        *scenarios.Env
 }
 
-// wait is a coroutine's untimed start: it waits at the start gate, then
+// start is a coroutine's untimed start: it waits at the start gate, then
 // counts itself through and yields until main has started the timer, so
 // no coroutine runs a timed round before it. On one P it yields
 // exactly once: main is in line behind the n woken coroutines and starts
 // the timer when they are all through, and round-robin brings each back
 // after main; on goroutine-multi, whose coroutines run in parallel, some
-// yield more, untimed. It is a function of its own, not inlined, and the
-// counters share one struct, so that the coroutine's frame, whose stack
-// lines every timed yield touches, stays the size it was before this
-// start existed (0x78 bytes; it takes no argument but its receiver, so the
-// frame's outgoing-argument area stays one word): with the start inline
-// and two more captured counters it grew to 0x88, and goroutine-single's
-// Yield n=4096 read 11% more per switch (interleaved A/B, 12 processes
-// each).
+// yield more, untimed.
+//
+// start and finish are functions of their own, not inlined, and what the
+// coroutines share is one struct, so that the coroutine's frame, whose
+// stack lines every timed yield touches, holds the loop and little else
+// (0x78 bytes when the start was inline and the end was not; with two
+// more captured counters it grew to 0x88, and goroutine-single's Yield
+// n=4096 read 11% more per switch, interleaved A/B, 12 processes each).
 //
 //go:noinline
-func (s *yieldStart) wait() {
-	s.started.Add(1)
-	s.gate.Wait()
-	s.through.Add(1)
-	s.rt.Yield()
-	for !s.timing.Load() {
-		s.rt.Yield()
+func (y *yieldRun) start() {
+	y.started.Add(1)
+	y.gate.Wait()
+	y.through.Add(1)
+	y.rt.Yield()
+	for !y.timing.Load() {
+		y.rt.Yield()
 	}
 }
 
-// yieldStateMachine is the stackless twin: n tasks, each yielding N-1
-// times and then waiting on the end gate. A starter task, spawned last,
-// runs once every task has started and yielded, and starts the timer; the
-// last task to finish its rounds stops it and opens the gate.
+// finish is a coroutine's end, back from its last yield. The first to get
+// here stops the clock: on one thread, round-robin, every yield of the
+// rounds has been made by then and no coroutine has reached the end gate
+// (see the scenario's Doc). The clock is stopped on that coroutine's
+// thread, which on goroutine-multi may not be main's: the segment then
+// counts as moved between threads (a note in the run log, not a mark).
+// Then it adds its sum and waits, untimed, at the end gate until all have
+// finished their rounds; it exits after that.
+//
+//go:noinline
+func (y *yieldRun) finish(sum uint64) {
+	if y.stopped.CompareAndSwap(false, true) {
+		y.env.StopTimer()
+	}
+	y.total.Add(sum)
+	if y.finished.Add(1) == y.n {
+		y.done.Fire()
+	}
+	y.endGate.Wait()
+}
+
+// yieldStateMachine is the stackless twin: n tasks, each yielding N times
+// and then waiting on the end gate. A starter task, spawned last, runs
+// once every task has started and yielded, and starts the timer; the
+// first task back from its last yield stops it (yieldRun.finish's
+// reasoning), and the last to finish its rounds opens the gate.
 func yieldStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 	n, rounds := env.Int("n"), env.N
 	s := stackless.New()
@@ -163,6 +185,7 @@ func yieldStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
 // yieldShared is the state yieldTasks share.
 type yieldShared struct {
 	n, finished int
+	stopped     bool // the first task back from its last yield stopped the timer
 	total       uint64
 	endGate     stackless.Event
 	env         *scenarios.Env
@@ -184,16 +207,19 @@ func (t *yieldTask) Resume(c *stackless.Context) stackless.Step {
 		t.state = 1
 		return c.Yield() // wait until every task has started
 	case 1:
-		t.sum = mix(t.sum, uint64(t.r))
-		t.r++
 		if t.r < t.rounds {
+			t.sum = mix(t.sum, uint64(t.r))
+			t.r++
 			return c.Yield()
 		}
 		sh := t.shared
+		if !sh.stopped {
+			sh.stopped = true
+			sh.env.StopTimer()
+		}
 		sh.total += t.sum
 		sh.finished++
 		if sh.finished == sh.n {
-			sh.env.StopTimer()
 			sh.endGate.Resolve(nil)
 			return c.Done()
 		}
