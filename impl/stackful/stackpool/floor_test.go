@@ -16,8 +16,9 @@ import (
 // switch reads (the return address and the saved frame), lines=6
 // (fiber.PrefetchStackLines) a Yield's whole suspended chain up to the
 // body's loop. prefetch=on fetches the record 8 ahead and the stack lines
-// 4 ahead (fiber.PrefetchStack), as the scheduler's prefetch ring does
-// (fiber.PrefetchRing: records 8 ahead, stacks nearer).
+// 4 ahead (fiber.PrefetchStack), a simpler pipeline than the scheduler's
+// (fiber.PrefetchRing; BenchmarkStackTopFloorYield's path=context runs
+// that one).
 //
 // Why: what is left of Yield n=4096 against n=2 when every instruction of
 // the switch is gone is the cost of touching one fresh page per coroutine:
