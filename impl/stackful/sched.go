@@ -442,11 +442,11 @@ var prefetchMin = 256
 
 // prefetchAhead starts the loads the next switches will wait on, as a
 // three-stage pipeline over the run queue (fiber.PrefetchRing, one call):
-// the records of the coroutines twelve picks ahead of the head, the
-// fiber contexts (saved SPs) of those four ahead, whose records were
-// fetched eight picks ago (on amd64 both four records at a time, on every
-// fourth pick: see fiber.PrefetchRing), and the stack of the one next
-// after the head, whose context was fetched three picks ago or more: its
+// the records of the coroutines sixteen picks ahead of the head, the
+// fiber contexts (saved SPs) of those eight ahead, whose records were
+// fetched eight picks ago (on amd64 both eight records at a time, on every
+// eighth pick: see fiber.PrefetchRing), and the stack of the one next
+// after the head, whose context was fetched seven picks ago or more: its
 // Switch frame and return address and
 // the frames above them up to the user's code. Each is a hint. Called
 // after a pop with at least prefetchMin queued (a High coroutine pushed
