@@ -443,10 +443,12 @@ var prefetchMin = 256
 
 // prefetchAhead starts the loads the next switches will wait on, as a
 // three-stage pipeline over the run queue (fiber.PrefetchRing, one call):
-// the record of the coroutine eight picks ahead of the head, the fiber
-// context (saved SP) of the one four ahead, whose record was fetched four
-// picks ago, and the stack of the one next after the head, whose context
-// was fetched three picks ago: its Switch frame and return address and
+// the records of the coroutines sixteen picks ahead of the head, the
+// fiber contexts (saved SPs) of those eight ahead, whose records were
+// fetched eight picks ago (on amd64 both eight records at a time, on every
+// eighth pick: see fiber.PrefetchRing), and the stack of the one next
+// after the head, whose context was fetched seven picks ago or more: its
+// Switch frame and return address and
 // the frames above them up to the user's code. Each is a hint. Called
 // after a pop with at least prefetchMin queued (a High coroutine pushed
 // at the head is not in the pipeline: enqueue prefetches its lines when

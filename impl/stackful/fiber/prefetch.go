@@ -61,11 +61,13 @@ const PrefetchTopLines = 12
 func (c *Context) StackTop() uintptr { return c.sp }
 
 // The distances, in picks from head, of PrefetchRing's three stages (see
-// there); prefetch_*.s use them through go_asm.h.
+// there), and how many records stages 1 and 2 take at once on amd64;
+// prefetch_*.s use them through go_asm.h.
 const (
-	ringRecordAhead  = 8
-	ringContextAhead = 4
+	ringRecordAhead  = 16
+	ringContextAhead = 8
 	ringStackAhead   = 1
+	ringContextBatch = 8 // a power of two; prefetch_amd64.s unrolls this many
 )
 
 // PrefetchRing runs the three stages of a scheduler's prefetch pipeline
@@ -100,6 +102,32 @@ const (
 //     15.7 without; Shutdown n=100000, 4 rounds alternated: 377 ns per
 //     coroutine with six lines on every pick, 239 with twelve on the
 //     scheduler's picks only, 514 with twelve on every pick).
+//
+// On amd64 stages 1 and 2 run only when head is a multiple of
+// ringContextBatch, each for that many consecutive slots (records
+// head+16 to head+23, Contexts head+8 to head+15; the batches at
+// successive multiples tile the ring, so each slot is fetched once a
+// lap, its record 8 picks before its Context). Why: every Context is on
+// a page of its own (its stack's top page), so with thousands queued each
+// Context prefetch misses the TLB, and on this Xeon (KVM guest, nested
+// paging) a PREFETCHT0 does not retire before its page walk is done. With
+// one Context per pick, pprof of `benchrun profile -scenario yield -impl
+// stackful-asm -param n=262144` put 85 % of the timed region in
+// PrefetchRing, 1.11 s of 2.42 s on the instruction right after the
+// Context's PREFETCHT0: each walk waited alone at the head of the reorder
+// buffer. Several in a row walk together. Interleaved A/B of benchrun
+// (`--scenario yield --impl stackful-asm --param n=2,4096,262144 --count 2
+// --adapt-budget 0`, 8 rounds, benchstat): Contexts batched, records 12
+// ahead one per pick: n=262144 288 -> 230 ns/switch (-20 %, p=0.000),
+// n=2 and n=4096 unchanged (p=0.93, 0.25); then records batched too:
+// 225 -> 209 (-7 %, p=0.005, 12 rounds), n=2 and n=4096 unchanged; then
+// batches of 8 (records 16 ahead, Contexts 8) against batches of 4
+// (records 12, Contexts 4): 203.7 -> 194.0 (-4.8 %, p=0.000, 12 rounds),
+// n=2 10.13 -> 10.14, n=4096 36.9 -> 38.2 (~, p=0.22). Batches of 2
+// (records 10 ahead) read worse than 4 in BenchmarkYieldN; the stack stage
+// one pick further (records 13, Contexts 5, stack 2) changed nothing
+// (201.7 against 199.9, p=0.35). arm64 keeps one record per pick for both
+// stages (prefetch_arm64.s; not measured there).
 //
 // The distances were one pick apart (2, 1 and 0) until a stage's own load
 // was seen waiting: with the machine's other core busy, pprof put 57 % of

@@ -45,8 +45,10 @@ TEXT ·PrefetchTop(SB), NOSPLIT|NOFRAME, $0-8
 // func PrefetchRing(ring unsafe.Pointer, head, mask, below uintptr)
 //
 // The three stages of a run-queue prefetch pipeline (see prefetch.go):
-// slot head+ringRecordAhead's record, slot head+ringContextAhead's context,
-// slot head+ringStackAhead's stack. Every
+// on every ringContextBatch-th head, the records of the ringContextBatch
+// slots from head+ringRecordAhead and the contexts of those from
+// head+ringContextAhead; on every head, slot head+ringStackAhead's stack.
+// Every
 // load below reads a ring slot or a word its caller keeps valid (a queued
 // record's first word, a live context's saved SP); everything else is a
 // PREFETCH, which never faults.
@@ -55,32 +57,135 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ	head+8(FP), SI	// SI = the index of the next record to run
 	MOVQ	mask+16(FP), DX	// DX = len(ring)-1 (a power of two less one)
 
-	// Stage 1, nine picks ahead: the record's lines the pick, the switch
-	// and the resume read (its first two: lines 0 and 1).
-	LEAQ	const_ringRecordAhead(SI), AX	// AX = head+8
+	// Stages 1 and 2 run on every ringContextBatch-th (8th) head only,
+	// each for eight records at once. Each Context is on a page of its
+	// own (its stack's top page, one page per coroutine), and records
+	// need not be in queue order in the heap, so once thousands are
+	// queued these prefetches miss the TLB, and a prefetch does not
+	// retire before its page walk ends: eight in a row walk together,
+	// where one per pick left each walk alone at the head of the reorder
+	// buffer (see prefetch.go for the figures). The batches at
+	// successive multiples of 8 tile the ring, so every slot is covered
+	// once per lap.
+	TESTQ	$(const_ringContextBatch-1), SI	// head a multiple of the batch?
+	JNZ	stack	// no: this pick starts no walks, on to stage 3
+
+	// Stage 1: the records 16 to 23 picks ahead (ringRecordAhead): their
+	// lines the pick, the switch and the resume read (lines 0 and 1).
+	LEAQ	const_ringRecordAhead(SI), AX	// AX = head+16
 	ANDQ	DX, AX	// wrapped into the ring
-	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+8)&mask], the record (nil: PREFETCH does not care)
-	PREFETCHT0	(AX)	// record line 0: its *Context (the next stage reads it)
+	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+16)&mask], the record (nil: PREFETCH does not care)
+	PREFETCHT0	(AX)	// record line 0: its *Context (stage 2 reads it)
+	PREFETCHT0	64(AX)	// record line 1
+	LEAQ	(const_ringRecordAhead+1)(SI), AX	// AX = head+17
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = its record
+	PREFETCHT0	(AX)	// record line 0
+	PREFETCHT0	64(AX)	// record line 1
+	LEAQ	(const_ringRecordAhead+2)(SI), AX	// AX = head+18
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = its record
+	PREFETCHT0	(AX)	// record line 0
+	PREFETCHT0	64(AX)	// record line 1
+	LEAQ	(const_ringRecordAhead+3)(SI), AX	// AX = head+19
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = its record
+	PREFETCHT0	(AX)	// record line 0
+	PREFETCHT0	64(AX)	// record line 1
+	LEAQ	(const_ringRecordAhead+4)(SI), AX	// AX = head+20
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = its record
+	PREFETCHT0	(AX)	// record line 0
+	PREFETCHT0	64(AX)	// record line 1
+	LEAQ	(const_ringRecordAhead+5)(SI), AX	// AX = head+21
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = its record
+	PREFETCHT0	(AX)	// record line 0
+	PREFETCHT0	64(AX)	// record line 1
+	LEAQ	(const_ringRecordAhead+6)(SI), AX	// AX = head+22
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = its record
+	PREFETCHT0	(AX)	// record line 0
+	PREFETCHT0	64(AX)	// record line 1
+	LEAQ	(const_ringRecordAhead+7)(SI), AX	// AX = head+23: the batch's last (ringContextBatch in all; keep in step)
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = its record
+	PREFETCHT0	(AX)	// record line 0
 	PREFETCHT0	64(AX)	// record line 1
 
-	// Stage 2, five picks ahead: the Context the record names (its line
-	// was fetched four picks ago): the one line Switch reads of a
-	// line-aligned Context (the saved registers and the state byte;
-	// fiber.go).
-	LEAQ	const_ringContextAhead(SI), AX	// AX = head+4
+	// Stage 2: the Contexts of the records 8 to 15 picks ahead
+	// (ringContextAhead; stage 1 fetched those records 8 picks ago, in the
+	// batch before this one): the one line Switch reads of a line-aligned
+	// Context (the saved registers and the state byte; fiber.go).
+	LEAQ	const_ringContextAhead(SI), AX	// AX = head+8
 	ANDQ	DX, AX	// wrapped into the ring
-	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+4)&mask], the record
+	MOVQ	(DI)(AX*8), AX	// AX = the record (in cache: stage 1 fetched it 8 picks ago, as the next seven)
 	TESTQ	AX, AX	// an empty slot?
-	JZ	stack	// then nothing to follow: on to stage 3
-	MOVQ	(AX), AX	// AX = the record's first word: its *Context
-	TESTQ	AX, AX	// none (an unstarted coroutine)?
-	JZ	stack	// then nothing to fetch
+	JZ	ctx1	// then nothing to follow
+	MOVQ	(AX), AX	// AX = the record's first word: its *Context (nil: PREFETCH does not care)
 	PREFETCHT0	(AX)	// the Context's first line: sp, pc, ..., state
+ctx1:
+	LEAQ	(const_ringContextAhead+1)(SI), AX	// AX = head+9
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	ctx2	// then nothing to follow
+	MOVQ	(AX), AX	// AX = its *Context
+	PREFETCHT0	(AX)	// the Context's first line
+ctx2:
+	LEAQ	(const_ringContextAhead+2)(SI), AX	// AX = head+10
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	ctx3	// then nothing to follow
+	MOVQ	(AX), AX	// AX = its *Context
+	PREFETCHT0	(AX)	// the Context's first line
+ctx3:
+	LEAQ	(const_ringContextAhead+3)(SI), AX	// AX = head+11
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	ctx4	// then nothing to follow
+	MOVQ	(AX), AX	// AX = its *Context
+	PREFETCHT0	(AX)	// the Context's first line
+ctx4:
+	LEAQ	(const_ringContextAhead+4)(SI), AX	// AX = head+12
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	ctx5	// then nothing to follow
+	MOVQ	(AX), AX	// AX = its *Context
+	PREFETCHT0	(AX)	// the Context's first line
+ctx5:
+	LEAQ	(const_ringContextAhead+5)(SI), AX	// AX = head+13
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	ctx6	// then nothing to follow
+	MOVQ	(AX), AX	// AX = its *Context
+	PREFETCHT0	(AX)	// the Context's first line
+ctx6:
+	LEAQ	(const_ringContextAhead+6)(SI), AX	// AX = head+14
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	ctx7	// then nothing to follow
+	MOVQ	(AX), AX	// AX = its *Context
+	PREFETCHT0	(AX)	// the Context's first line
+ctx7:
+	LEAQ	(const_ringContextAhead+7)(SI), AX	// AX = head+15: the batch's last (ringContextBatch in all; keep in step)
+	ANDQ	DX, AX	// wrapped into the ring
+	MOVQ	(DI)(AX*8), AX	// AX = the record
+	TESTQ	AX, AX	// an empty slot?
+	JZ	stack	// then nothing to follow
+	MOVQ	(AX), AX	// AX = its *Context
+	PREFETCHT0	(AX)	// the Context's first line
 
 stack:
-	// Stage 3, two picks ahead: the stack the saved SP points into (the
-	// Context's line was fetched three picks ago): PrefetchStack's lines
-	// upwards, and if below is not 0 the line below the SP for writing,
+	// Stage 3, on every head, two picks ahead: the stack the saved SP
+	// points into (the Context's line was fetched 7 to 14 picks ago, and
+	// its page, which the stack's top lines share, walked then):
+	// PrefetchStack's lines upwards, and if below is not 0 the line below the SP for writing,
 	// where the fiber's next suspend pushes frames (when it calls the
 	// pick).
 	ADDQ	$const_ringStackAhead, SI	// SI = head+1

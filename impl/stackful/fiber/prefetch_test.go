@@ -103,3 +103,24 @@ func TestPrefetchRingStageOrder(t *testing.T) {
 			ringRecordAhead, ringContextAhead, ringStackAhead)
 	}
 }
+
+// TestPrefetchRingBatches: on amd64 stages 1 and 2 run on every
+// ringContextBatch-th head for that many slots each (prefetch_amd64.s).
+// The batches tile the ring only if the batch is a power of two (the ring's
+// length is one, so a multiple of the batch wraps to one); a slot's record
+// is in the batch the Context stage follows later only if the two
+// distances differ by whole batches; and the Context of every slot the
+// stack stage reaches must come from an earlier batch, which takes the
+// Context stage at least a batch less one ahead of the stack stage.
+func TestPrefetchRingBatches(t *testing.T) {
+	b := ringContextBatch
+	if b < 1 || b&(b-1) != 0 {
+		t.Fatalf("ringContextBatch %d is not a power of two", b)
+	}
+	if d := ringRecordAhead - ringContextAhead; d < b || d%b != 0 {
+		t.Errorf("ringRecordAhead-ringContextAhead = %d: want a positive multiple of ringContextBatch %d", d, b)
+	}
+	if ringContextAhead-ringStackAhead < b-1 {
+		t.Errorf("ringContextAhead-ringStackAhead = %d: want at least ringContextBatch-1 = %d", ringContextAhead-ringStackAhead, b-1)
+	}
+}

@@ -62,7 +62,8 @@ func (c *Context) StackTop() uintptr { return 0 }
 
 // PrefetchRing's stage distances (see prefetch.go).
 const (
-	ringRecordAhead  = 8
-	ringContextAhead = 4
+	ringRecordAhead  = 16
+	ringContextAhead = 8
 	ringStackAhead   = 1
+	ringContextBatch = 8
 )

@@ -16,8 +16,9 @@ import (
 // switch reads (the return address and the saved frame), lines=6
 // (fiber.PrefetchStackLines) a Yield's whole suspended chain up to the
 // body's loop. prefetch=on fetches the record 8 ahead and the stack lines
-// 4 ahead (fiber.PrefetchStack), as the scheduler's prefetch ring does
-// (fiber.PrefetchRing: records 8 ahead, stacks nearer).
+// 4 ahead (fiber.PrefetchStack), a simpler pipeline than the scheduler's
+// (fiber.PrefetchRing; BenchmarkStackTopFloorYield's path=context runs
+// that one).
 //
 // Why: what is left of Yield n=4096 against n=2 when every instruction of
 // the switch is gone is the cost of touching one fresh page per coroutine:
@@ -85,6 +86,191 @@ func benchStackTopFloor(b *testing.B, n, lines int, prefetch bool) {
 	}
 	b.StopTimer()
 	// The checksum: every op read slot j's index and lines-1 ones.
+	var want uintptr
+	for i := 0; i < b.N; i++ {
+		want += uintptr(i&mask) + uintptr(lines-1)
+	}
+	if sum != want {
+		b.Fatalf("checksum %d, want %d", sum, want)
+	}
+}
+
+// BenchmarkStackTopFloorYield is BenchmarkStackTopFloor made to touch
+// what a real Yield touches (stackful-asm, the Yield scenario), to split
+// the gap between the floor and the real figure, 6 lines each:
+//
+//   - path=direct is BenchmarkStackTopFloor's: 64-byte records side by
+//     side in one slice, the saved SP in the record;
+//   - path=context follows the real chain: a 320-byte record of its own on
+//     the heap (a coroutine's size class; allocated one by one, as spawn
+//     does), whose first word points at a context 192 bytes below the
+//     stack's top (where newContext puts the fiber.Context: ctxReserve,
+//     192 on go1.26 amd64), whose first word is the saved SP, 680 bytes
+//     below the context: the Yield scenario's chain on go1.26 amd64, each
+//     frame its SUBQ plus the return address and saved BP (`go tool
+//     objdump`): fiberStart's 32 bytes, fiberMain 96, runEntry 56, the
+//     backend's entry 32, contextMain 56, runBody 80, the body
+//     (bodies.yieldBlocking.func1) 128, rows' adapter (fibers.Yield) 72,
+//     stackful.Yield 112 and Switch's two words 16; from the saved SP to
+//     the top of the body's frame is 328 bytes from byte 24 of a line: 6
+//     lines (fiber.PrefetchStackLines). The op reads the record's two
+//     lines, the context's line and the 6 stack lines, each dependent on
+//     the one before as in a switch;
+//   - write=on also writes one word of every line it reads (a yield pushes
+//     frames and return addresses on the stack, saves the registers in the
+//     context and sets the record's state and waker), so each line goes
+//     back dirty and must be written back when it is evicted;
+//   - prefetch=on is the scheduler's pipeline: for path=context
+//     fiber.PrefetchRing over a ring of the records, exactly as a Yield's
+//     inline pick calls it (its distances and batches are the scheduler's).
+func BenchmarkStackTopFloorYield(b *testing.B) {
+	for _, n := range []int{2, 4096, 262144} {
+		for _, path := range []string{"direct", "context"} {
+			for _, w := range []string{"off", "on"} {
+				for _, pf := range []string{"on", "off"} {
+					b.Run("n="+strconv.Itoa(n)+"/path="+path+"/write="+w+"/prefetch="+pf, func(b *testing.B) {
+						if path == "direct" {
+							benchStackTopFloorW(b, n, pf == "on", w == "on")
+						} else {
+							benchStackTopFloorContext(b, n, pf == "on", w == "on")
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// benchStackTopFloorW is benchStackTopFloor with 6 lines and, if write,
+// one word of each line written (its twin there reads only).
+func benchStackTopFloorW(b *testing.B, n int, prefetch, write bool) {
+	if testing.Short() && n > 4096 {
+		b.Skip("262144 stacks map 16 GiB of address space")
+	}
+	const lines = fiber.PrefetchStackLines
+	p, err := New(Config{Guard: GuardAuto})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	recs := make([]floorRecord, n)
+	for i := range recs {
+		s, err := p.Get()
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs[i].sp = unsafe.Add(s.slab.base, s.hi-uintptr(64*lines)-uintptr(s.slab.base))
+		*(*uintptr)(recs[i].sp) = uintptr(i)
+		for l := 1; l < lines; l++ {
+			*(*uintptr)(unsafe.Add(recs[i].sp, 64*l)) = 1
+		}
+	}
+	mask := n - 1
+	var sum uintptr
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := i & mask
+		if prefetch {
+			fiber.Prefetch(uintptr(unsafe.Pointer(&recs[(j+8)&mask])))
+			fiber.PrefetchStack(uintptr(recs[(j+4)&mask].sp))
+		}
+		sp := recs[j].sp
+		sum += *(*uintptr)(sp)
+		for l := 1; l < lines; l++ {
+			sum += *(*uintptr)(unsafe.Add(sp, 64*l))
+		}
+		if write {
+			// The words 8 bytes in: stores that leave the checked
+			// words alone.
+			for l := 0; l < lines; l++ {
+				*(*uintptr)(unsafe.Add(sp, 64*l+8)) = uintptr(i)
+			}
+		}
+	}
+	b.StopTimer()
+	var want uintptr
+	for i := 0; i < b.N; i++ {
+		want += uintptr(i&mask) + uintptr(lines-1)
+	}
+	if sum != want {
+		b.Fatalf("checksum %d, want %d", sum, want)
+	}
+}
+
+// floorCoroutine stands for a coroutine record: 320 bytes (its size
+// class), the context pointer first, as PrefetchRing reads it.
+type floorCoroutine struct {
+	ctx   *floorContext // into the pool's mapping, not Go's heap
+	state uintptr       // line 0: what a Yield sets
+	_     [48]byte
+	waker uintptr // line 1: the waker's status
+	_     [248]byte
+}
+
+// floorContext stands for a fiber.Context: the saved SP first (PrefetchRing
+// reads it at Context_sp, offset 0).
+type floorContext struct {
+	sp    unsafe.Pointer
+	saved uintptr
+}
+
+var _ [0]struct{} = [unsafe.Sizeof(floorCoroutine{}) - 320]struct{}{}
+
+// floorKeep keeps the records reachable from the heap while the ring holds
+// them as unsafe words.
+var floorKeep []*floorCoroutine
+
+func benchStackTopFloorContext(b *testing.B, n int, prefetch, write bool) {
+	if testing.Short() && n > 4096 {
+		b.Skip("262144 stacks map 16 GiB of address space")
+	}
+	const lines = fiber.PrefetchStackLines
+	p, err := New(Config{Guard: GuardAuto})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	ring := make([]*floorCoroutine, n)
+	for i := range ring {
+		s, err := p.Get()
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := (*floorContext)(unsafe.Add(s.slab.base, s.hi-192-uintptr(s.slab.base)))
+		c.sp = unsafe.Add(unsafe.Pointer(c), -680)
+		*(*uintptr)(c.sp) = uintptr(i)
+		for l := 1; l < lines; l++ {
+			*(*uintptr)(unsafe.Add(c.sp, 64*l)) = 1
+		}
+		ring[i] = &floorCoroutine{ctx: c}
+	}
+	floorKeep = ring
+	defer func() { floorKeep = nil }()
+	mask := n - 1
+	var sum uintptr
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := i & mask
+		if prefetch {
+			fiber.PrefetchRing(unsafe.Pointer(&ring[0]), uintptr(j+1)&uintptr(mask), uintptr(mask), 0)
+		}
+		r := ring[j]
+		sum += r.waker
+		c := r.ctx
+		sp := c.sp
+		sum += *(*uintptr)(sp)
+		for l := 1; l < lines; l++ {
+			sum += *(*uintptr)(unsafe.Add(sp, 64*l))
+		}
+		if write {
+			r.state, r.waker = uintptr(i), 0
+			c.saved = uintptr(i)
+			for l := 0; l < lines; l++ {
+				*(*uintptr)(unsafe.Add(sp, 64*l+8)) = uintptr(i)
+			}
+		}
+	}
+	b.StopTimer()
 	var want uintptr
 	for i := 0; i < b.N; i++ {
 		want += uintptr(i&mask) + uintptr(lines-1)
