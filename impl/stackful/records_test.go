@@ -19,7 +19,7 @@ func TestRecordsAreDenseAndLineAligned(t *testing.T) {
 	// Of the record's size and with a pointer: Go keeps objects with and
 	// without pointers in different spans.
 	type sameClass struct {
-		p *int
+		P *int
 		_ [unsafe.Sizeof(coroutine{}) - 8]byte
 	}
 	keep := make([]*sameClass, 0, 4096)
