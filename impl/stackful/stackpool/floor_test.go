@@ -46,29 +46,48 @@ type floorRecord struct {
 	_  [56]byte
 }
 
-func benchStackTopFloor(b *testing.B, n, lines int, prefetch bool) {
-	if testing.Short() && n > 4096 {
-		b.Skip("262144 stacks map 16 GiB of address space")
-	}
+// floorPool returns a pool as the runtime makes them (guards as GuardAuto
+// decides), closed when the benchmark ends.
+func floorPool(b *testing.B) *Pool {
 	p, err := New(Config{Guard: GuardAuto})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer p.Close()
+	b.Cleanup(func() { p.Close() })
+	return p
+}
+
+// floorRecords takes n stacks from a new pool (floorPool) and returns
+// their records, each saved SP where a suspended fiber leaves it, lines
+// below its stack's top; each of the lines is written, so that it is
+// resident, the first with the stack's index.
+func floorRecords(b *testing.B, n, lines int) []floorRecord {
+	p := floorPool(b)
 	recs := make([]floorRecord, n)
 	for i := range recs {
 		s, err := p.Get()
 		if err != nil {
 			b.Fatal(err)
 		}
-		// The saved SP as a suspended fiber leaves it, lines below the
-		// top; each line written, so that it is resident.
-		recs[i].sp = unsafe.Add(s.slab.base, s.hi-uintptr(64*lines)-uintptr(s.slab.base))
+		recs[i].sp = stackTop(s, 64*lines)
 		*(*uintptr)(recs[i].sp) = uintptr(i)
 		for l := 1; l < lines; l++ {
 			*(*uintptr)(unsafe.Add(recs[i].sp, 64*l)) = 1
 		}
 	}
+	return recs
+}
+
+// stackTop returns the address below bytes below s's top.
+func stackTop(s Stack, below int) unsafe.Pointer {
+	return unsafe.Add(s.slab.base, s.hi-uintptr(below)-uintptr(s.slab.base))
+}
+
+func benchStackTopFloor(b *testing.B, n, lines int, prefetch bool) {
+	if testing.Short() && n > 4096 {
+		b.Skip("262144 stacks map 16 GiB of address space")
+	}
+	recs := floorRecords(b, n, lines)
 	mask := n - 1 // n is a power of two
 	var sum uintptr
 	b.ResetTimer()
@@ -148,23 +167,7 @@ func benchStackTopFloorW(b *testing.B, n int, prefetch, write bool) {
 		b.Skip("262144 stacks map 16 GiB of address space")
 	}
 	const lines = fiber.PrefetchStackLines
-	p, err := New(Config{Guard: GuardAuto})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
-	recs := make([]floorRecord, n)
-	for i := range recs {
-		s, err := p.Get()
-		if err != nil {
-			b.Fatal(err)
-		}
-		recs[i].sp = unsafe.Add(s.slab.base, s.hi-uintptr(64*lines)-uintptr(s.slab.base))
-		*(*uintptr)(recs[i].sp) = uintptr(i)
-		for l := 1; l < lines; l++ {
-			*(*uintptr)(unsafe.Add(recs[i].sp, 64*l)) = 1
-		}
-	}
+	recs := floorRecords(b, n, lines)
 	mask := n - 1
 	var sum uintptr
 	b.ResetTimer()

@@ -68,11 +68,7 @@ type wakeRecord struct {
 const wakeOrderLen = 1 << 16
 
 func benchWakeFloor(b *testing.B, n int, prefetch bool, work int) {
-	p, err := New(Config{Guard: GuardAuto})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close()
+	p := floorPool(b)
 	recs := make([]wakeRecord, n)
 	ctxs := make([]unsafe.Pointer, n) // each stack's context line, at its top
 	for i := range recs {
@@ -80,11 +76,10 @@ func benchWakeFloor(b *testing.B, n int, prefetch bool, work int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		top := unsafe.Add(s.slab.base, s.hi-uintptr(s.slab.base))
-		ctxs[i] = unsafe.Add(top, -64)
+		ctxs[i] = stackTop(s, 64)
 		// The saved SP as a suspended fiber leaves it, below the context
 		// line; each line written, so that it is resident.
-		recs[i].sp = unsafe.Add(top, -64*(1+fiber.PrefetchStackLines))
+		recs[i].sp = stackTop(s, 64*(1+fiber.PrefetchStackLines))
 		*(*uintptr)(ctxs[i]) = uintptr(i)
 		for l := range fiber.PrefetchStackLines {
 			*(*uintptr)(unsafe.Add(recs[i].sp, 64*l)) = 1
