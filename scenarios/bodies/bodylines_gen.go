@@ -284,13 +284,13 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"timer": {
-		Blocking: BodySize{Lines: 52, Decls: []DeclLines{
-			{"timerBlocking", 52},
+		Blocking: BodySize{Lines: 54, Decls: []DeclLines{
+			{"timerBlocking", 54},
 		}},
-		StateMachine: BodySize{Lines: 98, Decls: []DeclLines{
-			{"timerStateMachine", 32},
-			{"timerTask", 17},
-			{"(*timerTask).Resume", 37},
+		StateMachine: BodySize{Lines: 97, Decls: []DeclLines{
+			{"timerStateMachine", 29},
+			{"timerTask", 16},
+			{"(*timerTask).Resume", 40},
 			{"timerStarter", 6},
 			{"(*timerStarter).Resume", 6},
 		}},

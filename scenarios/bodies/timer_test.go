@@ -208,15 +208,41 @@ func TestTimerFloorNamesTheWait(t *testing.T) {
 // coroutine finishes; the later ones do not move it.
 func TestTimerSteadyKeepsTheFirstEnd(t *testing.T) {
 	var s timerSteady
-	cpu0 := processCPU()
-	s.end(cpu0, 5)
+	s.open(processCPU())
+	s.end(5)
 	first := s.cpu
-	for i := 0; i < 1e6; i++ { // burn some CPU: a later end would see more
-		timerSink += splitmix64(uint64(i))
-	}
-	s.end(cpu0, 9)
+	burnCPU()
+	s.end(9)
 	if s.wakes != 5 || s.cpu != first || s.cpu < 0 {
 		t.Errorf("steady part: %d wakes, cpu %v (first end read %v); want the first end's 5 wakes and its cpu", s.wakes, s.cpu, first)
+	}
+}
+
+// TestTimerSteadyStartsAfterTheFirstWindow: the steady part starts where
+// the first coroutine finished its first window, not at the gate: the
+// wakes and the CPU before that are left out, and a later first-window
+// end does not move the start again.
+func TestTimerSteadyStartsAfterTheFirstWindow(t *testing.T) {
+	var s timerSteady
+	s.open(processCPU())
+	burnCPU() // the start: CPU that must not count
+	before := processCPU()
+	s.from(100)
+	burnCPU()
+	s.from(150) // a later first-window end
+	s.end(400)
+	if s.wakes != 300 {
+		t.Errorf("steady part: %d wakes, want 300 (from the first window's end at 100 to the end at 400)", s.wakes)
+	}
+	if spent := processCPU() - before; s.cpu > spent || s.cpu <= 0 {
+		t.Errorf("steady part: cpu %v, want more than 0 and at most the %v spent since the first window's end", s.cpu, spent)
+	}
+}
+
+// burnCPU spends a few ms of CPU.
+func burnCPU() {
+	for i := 0; i < 1e6; i++ {
+		timerSink += splitmix64(uint64(i))
 	}
 }
 
