@@ -9,13 +9,14 @@ package stackful
 // (the benchmarks' GC policy, and any long-lived program's heap after a
 // collection), so a separate 320-byte allocation per record fills the
 // free slots of partly used spans all over the heap: the records of a
-// round robin then each sit on a page of their own, beside the stack top
-// that already has one, and at thousands of coroutines every switch pays
-// a second TLB miss. From a chunk, twelve records share a page. Measured
-// on benchrun's Yield cell (stackful-asm, `benchrun cell -scenario yield
-// -impl stackful-asm -params n=N -benchtime 1s`, pinned, processes
-// alternated; session 11): n=4096 32.2–37.3 ns per switch before, 25.8–29.3
-// with chunks; n=262144 164–191 before, 149–166 with chunks. In package
+// round robin then spread over many more pages than they fill, beside the
+// stack tops that already take a page each, and at thousands of
+// coroutines more switches pay a second TLB miss. From a chunk, twelve
+// records share a page. Measured on benchrun's Yield cell (stackful-asm,
+// `benchrun cell -scenario yield -impl stackful-asm -params n=N -benchtime
+// 1s`, pinned, old and new binaries alternated; session 11): n=4096
+// 31.2–38.8 ns per switch before, 27.1–28.2 with chunks; n=262144 167–180
+// before, 145–157 with chunks. In package
 // (BenchmarkYieldN, whose records are allocated back to back anyway) the
 // difference is ~5%. Advising the chunks into transparent huge pages
 // (MADV_HUGEPAGE) read no better than chunks alone on the same cells, so
