@@ -179,7 +179,7 @@ func Await(ev *Event) (any, error) {
 	// AwaitWith.
 	w.mode, w.timeout = modePlain, -1
 	w.triggered, w.result, w.err = nil, nil, nil
-	w.subs[0].kind, w.subs[0].co = cbResolve, co
+	w.subs[0].kind, w.subs[0].co = cbResolvePlain, co // the only subscription, no timer: see cbResolvePlain
 	ev.link(&w.subs[0])
 	w.nsubs = 1
 	w.status = WakerWaiting
@@ -281,7 +281,13 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 	// (ResumeWhen) keeps its own in Scheduler.general.
 	w.status, w.mode = WakerNoStatus, modePlain
 	w.triggered, w.result, w.err = nil, nil, nil
+	// The awaited event's subscription is cbResolvePlain when it will be
+	// the wait's only one and no timer runs (Await's case), cbResolve
+	// otherwise: see cbResolvePlain.
 	w.subs[0].kind, w.subs[0].co = cbResolve, co
+	if cancel == nil && timeout < 0 {
+		w.subs[0].kind = cbResolvePlain
+	}
 	ev.link(&w.subs[0])
 	w.nsubs = 1
 	if cancel != nil {

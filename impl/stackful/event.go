@@ -35,7 +35,16 @@ type callbackKind uint8
 const (
 	cbFunc    callbackKind = iota // run fn (a generic subscriber)
 	cbResolve                     // wake the coroutine with the event's outcome
-	cbCancel                      // wake the coroutine with a cancellation
+	// cbResolvePlain is cbResolve for a plain wait: Await (or AwaitWith
+	// with no cancel event and no timeout) made it as subs[0], the wait's
+	// only subscription, with mode modePlain and no timeout. Its kind
+	// says all that, so that the hand-off's firing (Event.fire's fast
+	// path, fireAll's case) tests one byte instead of nsubs, the
+	// subscription's address, mode and timeout; those cannot change while
+	// the subscription is linked (only the wait that made it, or the wake
+	// that unlinks it, writes them).
+	cbResolvePlain
+	cbCancel // wake the coroutine with a cancellation
 	// A general wait's subscriptions (ResumeWhen): the same callbacks, or a
 	// custom one, and the event is recorded in the triggered set.
 	cbGenResolve
@@ -112,18 +121,17 @@ func (e *Event) fire(value any, err error) bool {
 	}
 	e.fired, e.value, e.err = true, value, err
 	// The common firing, a hand-off: the only subscriber is a plain wait
-	// (one event, no timer) of a Normal coroutine, and the run queue has
-	// room. It is woken here, with no call: waker.onResolve with
-	// waker.wake's common case spelled out (twin of fireAll's cbResolve
-	// case and of wake's first branch), the subscription taken off the
-	// event as fireAll would. Kept apart from fireAll so that this path
-	// keeps its arguments in registers: fireAll's callbacks make it save
-	// them on every firing.
-	if sub := e.one; sub != nil && sub.kind == cbResolve {
+	// (cbResolvePlain: one event, no timer) of a Normal coroutine, and the
+	// run queue has room. It is woken here, with no call: waker.onResolve
+	// with waker.wake's common case spelled out (twin of fireAll's
+	// cbResolvePlain case and of wake's first branch), the subscription
+	// taken off the event as fireAll would. Kept apart from fireAll so
+	// that this path keeps its arguments in registers: fireAll's callbacks
+	// make it save them on every firing.
+	if sub := e.one; sub != nil && sub.kind == cbResolvePlain {
 		co := sub.co
 		w := &co.waker
-		if w.status == WakerWaiting && w.nsubs == 1 && sub == &w.subs[0] && w.mode == modePlain &&
-			w.timeout < 0 && co.priority != High && co.s.queue.tryPushBack(co) {
+		if w.status == WakerWaiting && co.priority != High && co.s.queue.tryPushBack(co) {
 			e.gen++
 			e.one, sub.ev = nil, nil
 			w.result, w.err, w.triggered = value, err, e
@@ -163,22 +171,23 @@ func (e *Event) fireAll() {
 		switch sub.kind {
 		case cbFunc: // made by Subscribe as a funcSub, whose first field sub is
 			(*funcSub)(unsafe.Pointer(sub)).fn(value, err)
-		case cbResolve:
+		case cbResolvePlain:
 			// waker.onResolve with waker.wake's common case spelled out
 			// (twin of fire's fast path and of wake's first branch):
 			// this costs no call where onResolve would call wake. The
-			// fired subscription is the wait's only one and is off the
-			// event.
+			// fired subscription is the wait's only one (its kind says
+			// so) and is off the event.
 			co := sub.co
 			w := &co.waker
-			if w.status == WakerWaiting && w.nsubs == 1 && sub == &w.subs[0] && w.mode == modePlain &&
-				w.timeout < 0 && co.priority != High && co.s.queue.tryPushBack(co) {
+			if w.status == WakerWaiting && co.priority != High && co.s.queue.tryPushBack(co) {
 				w.result, w.err, w.triggered = value, err, e
 				w.nsubs = 0
 				w.status = WakerQueued
 			} else {
 				w.onResolve(value, err, e)
 			}
+		case cbResolve: // a wait with a cancel event or a timeout: wake stops the rest
+			sub.co.waker.onResolve(value, err, e)
 		case cbCancel:
 			sub.co.waker.onCancel(err, e)
 		default:

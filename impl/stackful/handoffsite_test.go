@@ -130,7 +130,7 @@ func leanAwait(ev *Event) (any, error) {
 	if ev.fired || q.n == 0 || q.buf[q.head&(len(q.buf)-1)].fc == nil {
 		return Await(ev)
 	}
-	w.subs[0].kind, w.subs[0].co = cbResolve, co
+	w.subs[0].kind, w.subs[0].co = cbResolvePlain, co
 	ev.link(&w.subs[0])
 	w.nsubs, w.mode, w.timeout = 1, modePlain, -1
 	w.status = WakerWaiting
@@ -151,7 +151,7 @@ func leanAwait(ev *Event) (any, error) {
 // goes to Resolve.
 func leanFire(e *Event) {
 	sub := e.one
-	if e.fired || sub == nil || sub.kind != cbResolve {
+	if e.fired || sub == nil || sub.kind != cbResolvePlain {
 		e.Resolve(nil)
 		return
 	}

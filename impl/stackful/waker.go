@@ -243,7 +243,7 @@ func (w *waker) cancelWith(err error) {
 // Normal coroutine goes to the tail of a queue with room: both are done
 // here without a call (stop and enqueue do not inline), the rest goes
 // through them. The same steps as stop and enqueue, in the same order.
-// Event.fire's fast path and fireAll's cbResolve case spell out the first
+// Event.fire's fast path and fireAll's cbResolvePlain case spell out the first
 // branch again (its twins).
 func (w *waker) wake() {
 	if w.nsubs == 1 && w.subs[0].ev == nil && w.mode == modePlain && w.timeout < 0 {
