@@ -98,7 +98,7 @@ func Yield() error {
 	}
 	co.waker.reset()
 	co.waker.status = WakerQueued
-	if !s.queue.tryPushBack(co) { // a yield always goes to the tail
+	if !s.queue.tryPushBackRing(co) { // a yield always goes to the tail (the ring's: see tryPushBackRing)
 		s.queue.pushBackGrow(co)
 	}
 	// s.suspend(co), inline (see Scheduler.suspend; twins in Await,
@@ -110,7 +110,10 @@ func Yield() error {
 	} else {
 		var next *coroutine
 		q := &s.queue
-		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && q.n != 0 &&
+		if f := q.first; s.micro.Len()|s.loop.Active() == 0 && f != nil && f.waker.status != WakerIgnored {
+			next = f // the head in coQueue's slot (PopFront's first case, its twin)
+			q.first = nil
+		} else if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && f == nil && q.n != 0 &&
 			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
 			i := q.head & (len(b) - 1)
 			next = b[i]
@@ -188,7 +191,9 @@ func Await(ev *Event) (any, error) {
 	// in Yield and Scheduler.contextMain): no microtask queued, no live reactor handle (so no tick
 	// can be due), a queue that is not empty, and a head that is not
 	// IGNORED; then the pick is the head, popped here without a call
-	// (PopFront's steps, its twin), followed by pickNext's prefetch when
+	// (PopFront's steps, its twin: the queue's slot first, coQueue.first,
+	// where a hand-off's one queued coroutine is; else the ring's head),
+	// followed by a ring pop's prefetch (pickNext's) when
 	// at least prefetchMin stay queued (prefetchAhead inlines: a long
 	// queue no longer costs the call to pickNext, whose frames also land
 	// on the suspending stack's colder lines). In every other case
@@ -200,7 +205,10 @@ func Await(ev *Event) (any, error) {
 	} else {
 		var next *coroutine
 		q := &s.queue
-		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && q.n != 0 &&
+		if f := q.first; s.micro.Len()|s.loop.Active() == 0 && f != nil && f.waker.status != WakerIgnored {
+			next = f // the head in coQueue's slot (PopFront's first case, its twin)
+			q.first = nil
+		} else if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && f == nil && q.n != 0 &&
 			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
 			i := q.head & (len(b) - 1)
 			next = b[i]

@@ -125,3 +125,27 @@ func TestYieldDropsCancelledUnstartedHead(t *testing.T) {
 		}
 	})
 }
+
+// TestFinishDropsCancelledUnstartedHead: a coroutine cancelled before it
+// started, at the head of the queue when a finishing coroutine picks its
+// successor (Scheduler.contextMain's inline pick), is dropped without
+// running, not started on the finished one's context. It is spawned into
+// an empty queue, so it sits in the queue's slot (coQueue.first).
+func TestFinishDropsCancelledUnstartedHead(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		ran := false
+		var waited error
+		err := s.Run(func() {
+			ev := NewEvent()
+			Go(func() {
+				Go(func() { ran = true }).Cancel()
+				ev.Resolve(nil) // main is queued behind the cancelled one
+			})
+			_, waited = Await(ev)
+		})
+		if err != nil || ran || waited != nil {
+			t.Fatalf("Run = %v; the cancelled coroutine ran: %v; the wait returned %v", err, ran, waited)
+		}
+	})
+}

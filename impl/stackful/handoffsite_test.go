@@ -127,17 +127,15 @@ func leanAwait(ev *Event) (any, error) {
 	co := s.current
 	w := &co.waker
 	q := &s.queue
-	if ev.fired || q.n == 0 || q.buf[q.head&(len(q.buf)-1)].fc == nil {
+	if ev.fired || q.first == nil || q.first.fc == nil {
 		return Await(ev)
 	}
 	w.subs[0].kind, w.subs[0].co = cbResolvePlain, co
 	ev.link(&w.subs[0])
 	w.nsubs, w.mode, w.timeout = 1, modePlain, -1
 	w.status = WakerWaiting
-	i := q.head & (len(q.buf) - 1)
-	next := q.buf[i]
-	q.head = (i + 1) & (len(q.buf) - 1)
-	q.n--
+	next := q.first // the run queue's slot: a hand-off queues one at a time (coQueue)
+	q.first = nil
 	s.current = next
 	fiber.Switch(co.fc, next.fc)
 	s.reap()
@@ -146,12 +144,11 @@ func leanAwait(ev *Event) (any, error) {
 }
 
 // leanFire is Event.Resolve(nil) for leanAwait's waiter: mark the event
-// fired, take the one subscription off, QUEUED, push at the tail (the
-// queue has room: the ping-pong keeps at most two queued). Anything else
-// goes to Resolve.
+// fired, take the one subscription off, QUEUED, push into the empty run
+// queue's slot (coQueue.first). Anything else goes to Resolve.
 func leanFire(e *Event) {
 	sub := e.one
-	if e.fired || sub == nil || sub.kind != cbResolvePlain {
+	if e.fired || sub == nil || sub.kind != cbResolvePlain || sub.co.s.queue.Len() != 0 {
 		e.Resolve(nil)
 		return
 	}
@@ -161,7 +158,5 @@ func leanFire(e *Event) {
 	e.one, sub.ev = nil, nil
 	co.waker.nsubs = 0
 	co.waker.status = WakerQueued
-	q := &co.s.queue
-	q.buf[(q.head+q.n)&(len(q.buf)-1)] = co
-	q.n++
+	co.s.queue.first = co
 }

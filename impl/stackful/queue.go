@@ -7,16 +7,36 @@ package stackful
 // every wake-up paid a call for its push (pprof of BenchmarkPingPong: the
 // shape PushBack 8% flat). tryPushBack/tryPushFront and PopFront inline;
 // growth is out of line.
-// Twin of internal/ring.Queue and of impl/stackless's taskQueue (same
-// algorithm, same invariants).
+// Its ring is the twin of internal/ring.Queue and of impl/stackless's
+// taskQueue (same algorithm, same invariants); the slot in front of it
+// (first) is this queue's own.
+//
+// first is a slot in front of the ring: a coroutine pushed while the queue
+// is empty goes there, not into the ring. Invariant: first, if not nil,
+// is the queue's head and the ring holds the rest, in order; if nil, the
+// ring holds the whole queue. A hand-off (one coroutine wakes another and
+// waits, as in every ping-pong and a child finishing into its awaiting
+// parent) queues at most one coroutine at a time, so its push is a store
+// to first and its pop a load and a store of nil: none of the ring's
+// index arithmetic, bounds check and count (benchrun pingpong
+// stackful-asm: the commit that added it gives the figures). The pops
+// that are spelled out (Await, Yield, contextMain: their picks) test
+// first before the ring; fiber.PrefetchRing's pipeline covers the ring
+// only, and a coroutine in first is the one about to run.
 type coQueue struct {
-	buf  []*coroutine // len(buf) is zero or a power of two
-	head int          // index of the first element
-	n    int          // number of elements
+	first *coroutine   // the head, when set (see above)
+	buf   []*coroutine // len(buf) is zero or a power of two
+	head  int          // ring index of the first element in the ring
+	n     int          // number of elements in the ring (not counting first)
 }
 
 // Len returns the number of queued coroutines.
-func (q *coQueue) Len() int { return q.n }
+func (q *coQueue) Len() int {
+	if q.first != nil {
+		return q.n + 1
+	}
+	return q.n
+}
 
 // PushBack appends co at the tail.
 func (q *coQueue) PushBack(co *coroutine) {
@@ -38,6 +58,19 @@ func (q *coQueue) PushFront(co *coroutine) {
 // which is PushBack without the call (PushBack itself, with its call, is
 // over the inliner's budget).
 func (q *coQueue) tryPushBack(co *coroutine) bool {
+	if q.first == nil && q.n == 0 { // an empty queue: the slot (see coQueue)
+		q.first = co
+		return true
+	}
+	return q.tryPushBackRing(co)
+}
+
+// tryPushBackRing is tryPushBack into the ring, never into the slot: the
+// invariant holds either way (an empty queue's slot is nil). Yield pushes
+// with it: a round robin of yields keeps the others queued, so the slot
+// would seldom take its push and the test for it would cost every yield
+// (benchrun yield stackful-asm n=2 read 5.5% slower with it).
+func (q *coQueue) tryPushBackRing(co *coroutine) bool {
 	b := q.buf
 	if q.n == len(b) {
 		return false
@@ -48,19 +81,27 @@ func (q *coQueue) tryPushBack(co *coroutine) bool {
 }
 
 // tryPushFront is PushFront unless the buffer is full (see tryPushBack).
+// co takes the slot; the coroutine there moves to the ring's head.
 func (q *coQueue) tryPushFront(co *coroutine) bool {
-	b := q.buf
-	if q.n == len(b) {
-		return false
+	if f := q.first; f != nil {
+		b := q.buf
+		if q.n == len(b) {
+			return false
+		}
+		q.head = (q.head - 1) & (len(b) - 1)
+		b[q.head] = f
+		q.n++
 	}
-	q.head = (q.head - 1) & (len(b) - 1)
-	b[q.head] = co
-	q.n++
+	q.first = co
 	return true
 }
 
 // PopFront removes and returns the head, or nil if the queue is empty.
 func (q *coQueue) PopFront() *coroutine {
+	if co := q.first; co != nil {
+		q.first = nil
+		return co
+	}
 	if q.n == 0 {
 		return nil
 	}
@@ -85,12 +126,16 @@ func (q *coQueue) pushBackGrow(co *coroutine) {
 
 // pushFrontGrow is PushFront on a full queue (noinline, as pushBackGrow).
 //
+// tryPushFront failed, so first is set and the ring is full: first moves
+// to the ring's head and co takes the slot.
+//
 //go:noinline
 func (q *coQueue) pushFrontGrow(co *coroutine) {
 	q.grow()
 	q.head = (q.head - 1) & (len(q.buf) - 1)
-	q.buf[q.head] = co
+	q.buf[q.head] = q.first
 	q.n++
+	q.first = co
 }
 
 // grow doubles the buffer (at least 16 slots), unrolling the ring to index 0.

@@ -6,7 +6,9 @@ import (
 )
 
 // TestCoQueue: the run queue against a slice model, through growth, head
-// insertion and wrap-around (the twin of internal/ring's test).
+// insertion and wrap-around (the twin of internal/ring's test), with the
+// slot in front of the ring (coQueue.first) taken and left by every kind
+// of push.
 func TestCoQueue(t *testing.T) {
 	var q coQueue
 	var model []*coroutine
@@ -16,7 +18,7 @@ func TestCoQueue(t *testing.T) {
 		for i := 0; i < round%7+1; i++ {
 			co := &cos[next]
 			next++
-			switch (round + i) % 4 {
+			switch (round + i) % 5 {
 			case 0:
 				q.PushFront(co)
 				model = append([]*coroutine{co}, model...)
@@ -27,6 +29,11 @@ func TestCoQueue(t *testing.T) {
 				model = append([]*coroutine{co}, model...)
 			case 2:
 				q.PushBack(co)
+				model = append(model, co)
+			case 3: // Yield's push: the ring's tail, never the slot
+				if !q.tryPushBackRing(co) {
+					q.pushBackGrow(co)
+				}
 				model = append(model, co)
 			default:
 				if !q.tryPushBack(co) {

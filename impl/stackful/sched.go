@@ -726,7 +726,10 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 		// with pickNext's prefetch (below 1). One call less per finish.
 		var next *coroutine
 		q := &s.queue
-		if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && q.n != 0 &&
+		if f := q.first; s.micro.Len()|s.loop.Active() == 0 && f != nil && f.waker.status != WakerIgnored {
+			next = f // the head in coQueue's slot (PopFront's first case, its twin)
+			q.first = nil
+		} else if b := q.buf; s.micro.Len()|s.loop.Active() == 0 && f == nil && q.n != 0 &&
 			b[q.head&(len(b)-1)].waker.status != WakerIgnored {
 			i := q.head & (len(b) - 1)
 			next = b[i]
