@@ -137,7 +137,9 @@
 // a timeout is a reactor.TimerNode inline in the waker, in the reactor's one
 // timer heap (the design impl/stackful uses too; docs/design.md §4); a
 // timer's wake prefetches the three cache lines past the task's Coro (its
-// own fields, when it embeds Coro first), which its Resume reads next. The
+// own fields, when it embeds Coro first), which its Resume reads next, and
+// a task going to sleep prefetches the Coro and those lines of the task
+// queued next (Scheduler.addTimer). The
 // shared run queue holds one 8-byte slot per queued task, the reactor's
 // timer heap one 24-byte slot per sleeping task. [AllocSize] gives the heap footprint the Go allocator makes
 // of the struct (its size class); the tests check both against

@@ -13,3 +13,16 @@ package stackless
 //
 //go:noescape
 func prefetchTaskFields(addr uintptr)
+
+// prefetchTask asks the CPU to start loading every cache line of the
+// taskPrefetchSpan bytes from addr on: a task's whole Coro and the three
+// lines of its own fields past it (prefetchTaskFields' lines), when addr is
+// a Coro. Hints that never fault, whatever addr is. The scheduler calls it
+// on the head of the run queue, the task it resumes next, as a task arms a
+// sleep or timeout (Scheduler.addTimer), so the next Resume does not wait
+// for its header and fields. Its two bodies (prefetch_amd64.s,
+// prefetch_arm64.s) are unrolled for taskPrefetchSpan;
+// TestTaskPrefetchSpan keeps the three in step with HeaderSize.
+//
+//go:noescape
+func prefetchTask(addr uintptr)

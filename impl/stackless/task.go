@@ -157,3 +157,9 @@ func allocSize(n uintptr) uintptr {
 	}
 	return (n + page - 1) &^ (page - 1)
 }
+
+// taskPrefetchSpan is how many bytes from a task's Coro prefetchTask asks
+// for: the header and three cache lines of the task's own fields (what
+// prefetchTaskFields fetches at a timer's wake). prefetch_amd64.s and
+// prefetch_arm64.s are unrolled for it.
+const taskPrefetchSpan = HeaderSize + 3*64
