@@ -86,3 +86,12 @@ func TestTimerRunMergesWithHeap(t *testing.T) {
 	}
 	ws[7].node.Stop() // a no-op on the idle node
 }
+
+// TestPrefetchTimerNodeNeverFaults: popTimers hands prefetchTimerNode the
+// node of a run entry ahead and fetches 64 bytes before it; the hints must
+// never fault, on any address: a load in their place would crash here.
+func TestPrefetchTimerNodeNeverFaults(t *testing.T) {
+	for _, addr := range []uintptr{0, 1, 63, 4096, 1 << 47, ^uintptr(0) - 190} {
+		prefetchTimerNode(addr)
+	}
+}

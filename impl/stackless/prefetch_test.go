@@ -1,8 +1,10 @@
 package stackless
 
 import (
+	"reflect"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestTaskPrefetchSpan: prefetchTask's assembly bodies are unrolled for
@@ -69,5 +71,23 @@ func TestSleepWithQueuedTasks(t *testing.T) {
 	}
 	if want := "a b c a b c sleeper"; join(out) != want {
 		t.Fatalf("run order %q, want %q", join(out), want)
+	}
+}
+
+// TestCoroAroundTimerNode: the reactor prefetches [node-64, node+192)
+// ahead of a timer's firing (reactor prefetchTimerNode), and coTimer.OnTimer
+// and the resume after it read the Coro: every field of it must lie in that
+// span around its waker's timer node, or the firing waits on a line nobody
+// fetched.
+func TestCoroAroundTimerNode(t *testing.T) {
+	var co Coro
+	node := unsafe.Offsetof(co.waker) + unsafe.Offsetof(co.waker.timer)
+	lo, hi := int(node)-64, int(node)+192
+	rt := reflect.TypeOf(co)
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		if start, end := int(f.Offset), int(f.Offset+f.Type.Size()); start < lo || end > hi {
+			t.Errorf("Coro.%s at bytes [%d, %d) is outside [%d, %d), the span the reactor prefetches around the timer node at %d", f.Name, start, end, lo, hi, node)
+		}
 	}
 }
