@@ -75,16 +75,25 @@ func TestReactorTickedDuringHandoffs(t *testing.T) {
 // started, at the head of the queue when a wait picks, is dropped without
 // running; the wait switches to the next one.
 func TestAwaitDropsCancelledUnstartedHead(t *testing.T) {
+	checkCancelledHeadDropped(t, func(ran *bool) error {
+		ev := NewEvent()
+		Go(func() { *ran = true }).Cancel()
+		Go(func() { ev.Resolve(nil) })
+		_, err := Await(ev)
+		return err
+	})
+}
+
+// checkCancelledHeadDropped runs body as the main coroutine on every
+// backend: body spawns a coroutine that sets *ran, cancels it before it
+// starts and returns what its own wait returned. It fails the test unless
+// the run and the wait succeed and the cancelled coroutine never ran.
+func checkCancelledHeadDropped(t *testing.T, body func(ran *bool) error) {
 	eachBackend(t, func(t *testing.T, b Backend) {
 		s := newSched(t, b)
 		ran := false
 		var waited error
-		err := s.Run(func() {
-			ev := NewEvent()
-			Go(func() { ran = true }).Cancel()
-			Go(func() { ev.Resolve(nil) })
-			_, waited = Await(ev)
-		})
+		err := s.Run(func() { waited = body(&ran) })
 		if err != nil || ran || waited != nil {
 			t.Fatalf("Run = %v; the cancelled coroutine ran: %v; the wait returned %v", err, ran, waited)
 		}
@@ -132,20 +141,13 @@ func TestYieldDropsCancelledUnstartedHead(t *testing.T) {
 // running, not started on the finished one's context. It is spawned into
 // an empty queue, so it sits in the queue's slot (coQueue.first).
 func TestFinishDropsCancelledUnstartedHead(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b Backend) {
-		s := newSched(t, b)
-		ran := false
-		var waited error
-		err := s.Run(func() {
-			ev := NewEvent()
-			Go(func() {
-				Go(func() { ran = true }).Cancel()
-				ev.Resolve(nil) // main is queued behind the cancelled one
-			})
-			_, waited = Await(ev)
+	checkCancelledHeadDropped(t, func(ran *bool) error {
+		ev := NewEvent()
+		Go(func() {
+			Go(func() { *ran = true }).Cancel()
+			ev.Resolve(nil) // main is queued behind the cancelled one
 		})
-		if err != nil || ran || waited != nil {
-			t.Fatalf("Run = %v; the cancelled coroutine ran: %v; the wait returned %v", err, ran, waited)
-		}
+		_, err := Await(ev)
+		return err
 	})
 }
