@@ -287,9 +287,9 @@ var BodyLines = map[string]LineCount{
 		Blocking: BodySize{Lines: 54, Decls: []DeclLines{
 			{"timerBlocking", 54},
 		}},
-		StateMachine: BodySize{Lines: 97, Decls: []DeclLines{
+		StateMachine: BodySize{Lines: 96, Decls: []DeclLines{
 			{"timerStateMachine", 29},
-			{"timerTask", 16},
+			{"timerTask", 15},
 			{"(*timerTask).Resume", 40},
 			{"timerStarter", 6},
 			{"(*timerStarter).Resume", 6},
