@@ -44,6 +44,10 @@ caption { text-align: left; font-weight: bold; padding: 4px 0; }
 table.kv th { background: #f6f8fa; font-weight: normal; color: #333; white-space: nowrap; }
 table.fig td { text-align: right; min-width: 110px; }
 table.fig th.row { text-align: left; white-space: nowrap; }
+/* The headline's figure names carry a long detail line (scenario, unit,
+   direction): wrapped, so that the five rows' columns fit a 1200 px window
+   without scrolling. */
+table.head th.row { white-space: normal; min-width: 220px; max-width: 300px; }
 table.lines td { max-width: 330px; }
 table.lines .detail { text-align: left; }
 .med { font-weight: bold; font-size: 15px; }
