@@ -62,6 +62,15 @@ func (q *taskQueue) tryPushFront(co *Coro) bool {
 	return true
 }
 
+// Front returns the head without removing it, or nil if the queue is
+// empty (Scheduler.addTimer prefetches it).
+func (q *taskQueue) Front() *Coro {
+	if q.head == q.tail {
+		return nil
+	}
+	return q.buf[q.head&uint(len(q.buf)-1)]
+}
+
 // PopFront removes and returns the head, or nil if the queue is empty.
 func (q *taskQueue) PopFront() *Coro {
 	if q.head == q.tail {

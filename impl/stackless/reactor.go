@@ -225,8 +225,8 @@ func (s *Scheduler) addTimer(co *Coro, t int64, absolute bool) {
 	// an await the head is usually in cache anyway.
 	// BenchmarkTimerWakeRandom n=10000 (random sleeps of 1-100 us,
 	// pinned): ~141 -> ~116 cpu-ns/wake.
-	if q := &s.queue; q.tail != q.head {
-		prefetchTask(uintptr(unsafe.Pointer(q.buf[q.head&uint(len(q.buf)-1)])))
+	if next := s.queue.Front(); next != nil {
+		prefetchTask(uintptr(unsafe.Pointer(next)))
 	}
 	l := s.r.loop
 	n := &co.waker.timer
