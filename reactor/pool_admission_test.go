@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The pool's admission must not depend on how fast its threads are: a
@@ -166,4 +167,46 @@ func TestPoolAdmissionWokenThread(t *testing.T) {
 	g.waitRunning(2)
 	close(g.open)
 	tickUntil(t, l, func() bool { return fired == 4 })
+}
+
+// TestPoolIdleWakeNotLost: a Start that comes while the only thread is
+// between deciding to sleep (mu unlocked) and sleeping must still wake it.
+// The thread is held at that point (pointIdle) while the Work starts, so
+// the futex wake finds nobody asleep; the thread must then see that the
+// word moved since it read it under mu, and not sleep. Reading the word
+// after the unlock instead loses the wakeup: the Work never runs.
+func TestPoolIdleWakeNotLost(t *testing.T) {
+	l := newLoop(t, Options{PoolThreads: 1})
+	atIdle, gate := make(chan struct{}), make(chan struct{})
+	var holdOnce, releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(gate) }) }
+	old := poolHook
+	poolHook = func(p poolPoint) {
+		if p == pointIdle {
+			holdOnce.Do(func() { close(atIdle); <-gate })
+		}
+	}
+	t.Cleanup(func() { release(); poolHook = old }) // before the loop's Close
+	fired := 0
+	if _, err := start(l, &fired, JobFunc(func() {})); err != nil {
+		t.Fatal(err)
+	}
+	tickUntil(t, l, func() bool { return fired == 1 })
+	<-atIdle // the thread has unlocked mu to sleep, and is held there
+	if _, err := start(l, &fired, JobFunc(func() {})); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	// Not a timing test: a lost wakeup never completes; 10 s only keeps
+	// the failure from waiting for go test's own timeout.
+	deadline := time.Now().Add(10 * time.Second)
+	for fired != 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the second Work never ran: the pool thread slept through its wakeup")
+		}
+		if _, err := l.Tick(true); err != nil {
+			t.Fatal(err)
+		}
+		osYield()
+	}
 }
