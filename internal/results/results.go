@@ -74,9 +74,13 @@ const (
 	// to ("cpu1"), or why not ("unpinned": a multi-P row; "off": the run
 	// was asked not to pin); KeyTimerFloorOS the machine's own timer floor
 	// (the lateness of a short sleep on a plain thread), measured once at
-	// the start of the run.
-	KeyCPUPin       = "cpu-pin"
-	KeyTimerFloorOS = "timer-floor-os"
+	// the start of the run; KeyThreadWakeFloorOS the machine's thread
+	// hand-off floor (the round trip of two OS threads on two CPUs waking
+	// each other through a futex, as a thread pool's submitter and worker
+	// do), measured once after it, or "not measured: <why>".
+	KeyCPUPin            = "cpu-pin"
+	KeyTimerFloorOS      = "timer-floor-os"
+	KeyThreadWakeFloorOS = "thread-wake-floor-os"
 	// KeyThreadPool records the thread-pool size of the cells that run
 	// their work on the runtime's pool (offload, fileio) and the
 	// gomaxprocs they ran with; KeyIOUring whether the kernel offered

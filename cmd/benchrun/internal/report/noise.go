@@ -10,12 +10,14 @@ import (
 	"github.com/corobench/corobench/cmd/benchrun/internal/cells"
 	"github.com/corobench/corobench/cmd/benchrun/internal/units"
 	"github.com/corobench/corobench/internal/results"
+	"github.com/corobench/corobench/scenarios"
 )
 
 // noiseView is the report's noise section: how many cells a reader can
 // quote (their CV), how many repetitions the harness gave them and why it
-// stopped, which repetitions ran while the hypervisor stole CPU time, and
-// the machine's own timer floor every latency is set against. See
+// stopped, which repetitions ran while the hypervisor stole CPU time, the
+// machine's own timer floor every latency is set against, and its thread
+// hand-off floor the pool rows' figures are set against. See
 // docs/design.md §6 (measurement).
 type noiseView struct {
 	// PerOp is the CV distribution of the per-operation cells (a time per
@@ -48,6 +50,12 @@ type noiseView struct {
 	// ns (0 when the run did not record one).
 	Floor              string
 	FloorP50, FloorP99 float64
+	// WakeFloor is the thread-wake-floor-os line (the round trip of two OS
+	// threads through a futex, harness threadfloor.go); WakeP50/WakeP99
+	// its figures in ns, 0 when the run did not record one or could not
+	// measure it (WakeFloor then says why, or is "").
+	WakeFloor        string
+	WakeP50, WakeP99 float64
 }
 
 // cvBands is a CV distribution in the bands the run's noise target is
@@ -157,7 +165,8 @@ func noise(set *cells.Set) noiseView {
 	for _, why := range order {
 		nv.Stops = append(nv.Stops, keyCells{why, strconv.Itoa(stops[why])})
 	}
-	nv.Floor, nv.FloorP50, nv.FloorP99 = osFloor(set)
+	nv.Floor, nv.FloorP50, nv.FloorP99 = osFloor(set, results.KeyTimerFloorOS)
+	nv.WakeFloor, nv.WakeP50, nv.WakeP99 = osFloor(set, results.KeyThreadWakeFloorOS)
 	if nv.DisturbedMark == "" {
 		nv.DisturbedMark = "the mark"
 	}
@@ -250,24 +259,78 @@ func repsShort(text string) (n int, why string) {
 
 var floorRE = regexp.MustCompile(`p50=(\d+)ns p99=(\d+)ns`)
 
-// osFloor returns the run's timer-floor-os line and its p50 and p99 in
-// ns; the first file that has one wins (files of one run agree).
-func osFloor(set *cells.Set) (line string, p50, p99 float64) {
+// osFloor returns the run's line of a machine floor (key
+// timer-floor-os or thread-wake-floor-os) and its p50 and p99 in ns; the
+// first file that has one wins (files of one run agree). A line without
+// figures (a floor that could not be measured says why) gives 0, 0.
+func osFloor(set *cells.Set, key string) (line string, p50, p99 float64) {
 	for _, f := range set.Files {
 		for _, kv := range f.Meta {
-			if kv.Key != results.KeyTimerFloorOS {
+			if kv.Key != key {
 				continue
 			}
-			m := floorRE.FindStringSubmatch(kv.Value)
-			if m == nil {
-				return kv.Value, 0, 0
-			}
-			p50, _ = strconv.ParseFloat(m[1], 64)
-			p99, _ = strconv.ParseFloat(m[2], 64)
+			p50, p99, _ = ParseFloor(kv.Value)
 			return kv.Value, p50, p99
 		}
 	}
 	return "", 0, 0
+}
+
+// ParseFloor reads the figures of a machine floor's config value, as
+// harness writes them ("p50=…ns p99=…ns (how)"): ok is false for a value
+// without them ("not measured: why").
+func ParseFloor(value string) (p50, p99 float64, ok bool) {
+	m := floorRE.FindStringSubmatch(value)
+	if m == nil {
+		return 0, 0, false
+	}
+	p50, _ = strconv.ParseFloat(m[1], 64)
+	p99, _ = strconv.ParseFloat(m[2], 64)
+	return p50, p99, true
+}
+
+// wakeFloorText sets a pool row's time per operation against the thread
+// hand-off floor's p50: every such operation hands its work to a pool
+// thread and is woken back at least once. "" when the unit is not a time
+// per operation or there is no floor.
+func wakeFloorText(unit string, median float64, nv *noiseView) string {
+	if !perOperation(unit) || nv.WakeP50 <= 0 {
+		return ""
+	}
+	ns := median * units.Parse(unit).Base * 1e9
+	scale := units.Parse("ns").ScaleFor(nv.WakeP50)
+	return fmt.Sprintf("×%s thread hand-off floor p50 (%s)", ratioText(ns/nv.WakeP50), scale.Format(nv.WakeP50))
+}
+
+// poolNote is the sentence under a pool scenario's heading (one whose
+// rows hand their work to the reactor's thread pool, Row.PoolCell): which
+// rows pay the thread hand-off floor, and how much it is on this machine.
+// "" for a scenario without pool rows in the run.
+func poolNote(sc *cells.Scenario, nv *noiseView) string {
+	s, ok := scenarios.LookupBench(sc.Name)
+	if !ok {
+		return ""
+	}
+	var pool []string
+	for _, r := range sc.Rows {
+		if scenarios.Row(r).PoolCell(s) {
+			pool = append(pool, r)
+		}
+	}
+	if len(pool) == 0 {
+		return ""
+	}
+	rows := strings.Join(pool, ", ")
+	if nv.WakeP50 <= 0 {
+		why := "the run did not measure it (its results file has no " + results.KeyThreadWakeFloorOS + " line)"
+		if nv.WakeFloor != "" {
+			why = "the run could not measure it (" + nv.WakeFloor + ")"
+		}
+		return fmt.Sprintf("The %s rows run each operation's work on the reactor's thread pool: a hand-off to a sleeping pool thread on another CPU and a wake back, which costs what this machine charges for waking a thread (the thread hand-off floor); %s. The goroutine rows compute inline or block their own thread and do not pay it.", rows, why)
+	}
+	ns := units.Parse("ns")
+	return fmt.Sprintf("The %s rows run each operation's work on the reactor's thread pool: a hand-off to a sleeping pool thread on another CPU and a wake back. On this machine such a thread pool round trip costs at least p50 %s, p99 %s (%s: two bare OS threads waking each other through a futex), by design, as any thread pool's (libuv's too); their per-operation figures are shown against its p50. With one operation in flight (c=1) each pays it whole; with several the hand-offs overlap and a figure per operation can read below it. The goroutine rows compute inline or block their own thread and do not pay it.",
+		rows, ns.ScaleFor(nv.WakeP50).Format(nv.WakeP50), ns.ScaleFor(nv.WakeP99).Format(nv.WakeP99), results.KeyThreadWakeFloorOS)
 }
 
 // floorText sets a latency cell's median against the OS timer floor: a

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"html"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/corobench/corobench/internal/results"
 )
 
 // TestCVBands counts hand-placed CVs: the bands are cumulative and a
@@ -206,4 +209,74 @@ func noiseSection(t *testing.T, html string) string {
 		t.Fatalf("no noise section before the problems section")
 	}
 	return html[start:end]
+}
+
+// The thread-wake-floor-os line is shown in the noise section, and the
+// offload section sets its pool rows (stackful-asm) against its p50,
+// 50 µs: 100 µs/chunk is ×2.00; the goroutine row is not set against
+// it. A file without the line (a run from before it was measured) and a
+// file whose line says it could not be measured still render, and say
+// so in both places.
+func TestThreadWakeFloor(t *testing.T) {
+	cells := `BenchmarkOffload/impl=stackful-asm/c=1/kb=16 100 100000 ns/chunk
+BenchmarkOffload/impl=stackful-asm/c=1/kb=16 100 100000 ns/chunk
+BenchmarkOffload/impl=goroutine-single/c=1/kb=16 100 300 ns/chunk
+BenchmarkOffload/impl=goroutine-single/c=1/kb=16 100 300 ns/chunk
+`
+	offload := func(page string) string {
+		t.Helper()
+		i := strings.Index(page, `<section id="s-offload">`)
+		if i < 0 {
+			t.Fatal("no offload section")
+		}
+		s := page[i:]
+		return s[:strings.Index(s, "</section>")]
+	}
+	const line = "p50=50000ns p99=90000ns (2000 round trips of two OS threads through a futex, cpu1<->cpu0)"
+	page := buildTestPage(t, "goos: linux\nbenchtime: 100ms\n"+results.KeyThreadWakeFloorOS+": "+line+"\n"+cells)
+	if sec := noiseSection(t, page); !strings.Contains(sec, "OS thread hand-off floor</th><td><code>"+html.EscapeString(line)) {
+		t.Errorf("noise section lacks the floor's line:\n%s", sec)
+	}
+	off := offload(page)
+	for _, want := range []string{
+		"The stackful-asm rows run each operation",
+		"at least p50 50.0 µs, p99 90.0 µs (thread-wake-floor-os",
+		"×2.00 thread hand-off floor p50 (50.0 µs)",
+	} {
+		if !strings.Contains(off, want) {
+			t.Errorf("offload section lacks %q:\n%s", want, off)
+		}
+	}
+	if n := strings.Count(off, "thread hand-off floor p50"); n != 1 {
+		t.Errorf("%d cells set against the floor, want 1 (stackful-asm's, not goroutine-single's)", n)
+	}
+
+	for _, c := range []struct{ name, meta, noise, section string }{
+		{"absent", "", "not measured by this run", "the run did not measure it"},
+		{"failed", results.KeyThreadWakeFloorOS + ": not measured: thread wake floor: pinning to cpu 1: EINVAL\n",
+			"<code>not measured: thread wake floor: pinning to cpu 1: EINVAL</code>", "the run could not measure it (not measured: thread wake floor: pinning"},
+	} {
+		page := buildTestPage(t, "goos: linux\nbenchtime: 100ms\n"+c.meta+cells)
+		if sec := noiseSection(t, page); !strings.Contains(sec, c.noise) {
+			t.Errorf("%s: noise section lacks %q:\n%s", c.name, c.noise, sec)
+		}
+		off := offload(page)
+		if !strings.Contains(off, c.section) {
+			t.Errorf("%s: offload section lacks %q:\n%s", c.name, c.section, off)
+		}
+		if strings.Contains(off, "thread hand-off floor p50") {
+			t.Errorf("%s: a cell is set against a floor the run does not have", c.name)
+		}
+	}
+}
+
+// ParseFloor reads the figures of both floors' lines and none from a
+// line that says why there are none.
+func TestParseFloor(t *testing.T) {
+	if p50, p99, ok := ParseFloor("p50=15687ns p99=25407ns (456 sleeps)"); !ok || p50 != 15687 || p99 != 25407 {
+		t.Errorf("ParseFloor = %v, %v, %v", p50, p99, ok)
+	}
+	if _, _, ok := ParseFloor("not measured: futex: ENOSYS"); ok {
+		t.Error("ParseFloor read figures from a line without any")
+	}
 }

@@ -190,6 +190,7 @@ type anchorTopic struct {
 
 type scenarioView struct {
 	Name, ID, About string
+	Pool            string    // a pool scenario's rows against the thread hand-off floor (poolNote)
 	Knee            *kneeView // a load sweep's knees, nil for other scenarios
 	Tables          []tableView
 	Charts          []chartView
@@ -218,6 +219,7 @@ type cellView struct {
 	Noisy   bool   // CV over stats.MaxCV: the cell is marked
 	Reps    string // how many repetitions and why they stopped ("18 reps: cap reached, CV over target")
 	Floor   string // a latency against the OS timer floor ("×3.2 OS floor p50 (15.1µs)")
+	Wake    string // a pool row's time per operation against the thread hand-off floor ("×1.9 thread hand-off floor p50 (34.0 µs)")
 	Reason  string
 	Missing bool
 }
@@ -287,7 +289,7 @@ func buildPage(set *cells.Set, raws []rawFile, outDir string) (*page, error) {
 	p.Noise = noise(set)
 	colors := colorMap(set)
 	for _, sc := range set.Scenarios {
-		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: about(sc.Name)}
+		sv := scenarioView{Name: sc.Name, ID: "s-" + slug(sc.Name), About: about(sc.Name), Pool: poolNote(sc, &p.Noise)}
 		sw := sweepOf(set, sc)
 		sv.Knee = sw.view(sc)
 		if len(sc.Units) == 0 { // every cell failed or is unsupported
@@ -475,8 +477,10 @@ func table(set *cells.Set, sc *cells.Scenario, unit string, nv *noiseView, sw *s
 	default:
 		tv.Label = unit
 	}
+	bench, _ := scenarios.LookupBench(sc.Name)
 	for _, row := range sc.Rows {
 		rv := rowView{Row: row}
+		pool := bench != nil && scenarios.Row(row).PoolCell(bench)
 		for i, col := range sc.Columns {
 			cv := cellFor(sc, row, col, unit, nv)
 			if cv.Kind == "fig" && sw.aboveKnee(row, i, unit) {
@@ -484,6 +488,9 @@ func table(set *cells.Set, sc *cells.Scenario, unit string, nv *noiseView, sw *s
 			}
 			if cv.Kind == "fig" {
 				achievedText(&cv, sc.Cell(row, col, unit), sw, row, i)
+				if pool {
+					cv.Wake = wakeFloorText(unit, sc.Cell(row, col, unit).Summary.Median, nv)
+				}
 			}
 			rv.Cells = append(rv.Cells, cv)
 		}
