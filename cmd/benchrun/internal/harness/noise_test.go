@@ -439,6 +439,9 @@ func TestPinning(t *testing.T) {
 				if fl := f.Results[0].GetConfig(results.KeyTimerFloorOS); !strings.HasPrefix(fl, "p50=") {
 					t.Errorf("timer-floor-os config %q", fl)
 				}
+				if fl := f.Results[0].GetConfig(results.KeyThreadWakeFloorOS); !strings.HasPrefix(fl, "p50=") {
+					t.Errorf("thread-wake-floor-os config %q", fl)
+				}
 			})
 		}
 	}

@@ -30,6 +30,10 @@ import (
 // run and with --quick alike.
 const timerFloorWindows = 100
 
+// The thread hand-off floor each run records (threadfloor.go): 2000 timed
+// round trips after 200 untimed ones, about 0.1 s at 50 µs each.
+const threadFloorRounds, threadFloorWarmup = 2000, 200
+
 // procStat is where steal time is read (steal.go); tests point it at a
 // file of their own.
 var procStat = "/proc/stat"
@@ -167,9 +171,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Unlike the timer floor, a machine that refuses this one does not
+	// refuse the run: the line says why instead, and only the pool
+	// scenarios' comparison with it is lost.
+	wake, err := measureThreadWakeFloor(threadFloorRounds, threadFloorWarmup, &pins.orig, pins.cpu)
 	machine := append(slices.Clone(opts.Machine),
 		benchfmt.Config{Key: results.KeyCPUPin, Value: []byte(pins.config()), File: true},
-		benchfmt.Config{Key: results.KeyTimerFloorOS, Value: []byte(floor.config()), File: true})
+		benchfmt.Config{Key: results.KeyTimerFloorOS, Value: []byte(floor.config()), File: true},
+		benchfmt.Config{Key: results.KeyThreadWakeFloorOS, Value: []byte(threadWakeFloorConfig(wake, err)), File: true})
 	machine = append(machine, loadgenCeiling(ctx, opts.Cells, pins)...) // ceiling.go
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the output directory: %w (choose another with --out)", err)
