@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/corobench/corobench/internal/futex"
 )
 
 // Errors of the thread pool.
@@ -172,8 +174,9 @@ func (w *Work) fireQueued() {
 // with the old binary, medians: Offload c=1 kb=16 145 -> 20 µs per chunk,
 // FileIO c=1 6.2 -> 4.4 µs per read (bimodal, both), DNS c=1 unchanged
 // (~205 µs, the resolver's own work). Two Go threads ping-ponging, one of
-// them locked, at GOMAXPROCS=2: 26-57 µs per round trip through sync.Cond,
-// 4-13 µs through a bare futex.
+// them locked, at GOMAXPROCS=2, unpinned (so some round trips stayed on one
+// CPU, where a wake costs ~2 µs): 26-57 µs per round trip through
+// sync.Cond, 4-13 µs through a bare futex.
 type threadPool struct {
 	loop     *Loop
 	size     int
@@ -186,7 +189,7 @@ type threadPool struct {
 	running    int   // threads running a Job (taken from the queue, not yet returned)
 	idle       int   // threads waiting for work (from before they unlock mu until they lock it again)
 	closed     bool
-	// wakeSeq is the futex word idle threads sleep on (futexWait): bumped
+	// wakeSeq is the futex word idle threads sleep on (idleWait): bumped
 	// under mu whenever the queue gains an item for an idle thread or the
 	// pool closes. A thread reads it under mu before it unlocks to sleep,
 	// and futex(2) sleeps only while the word still holds that value, so a
@@ -208,7 +211,7 @@ type poolPoint int
 const (
 	pointStart poolPoint = iota // a new thread, before it first looks at the queue
 	pointWoken                  // a thread woken from waiting for work, before it looks again
-	pointIdle                   // a thread about to sleep for work: mu unlocked, futexWait not yet called
+	pointIdle                   // a thread about to sleep for work: mu unlocked, idleWait not yet called
 )
 
 // poolHook, set by tests only, is what a pool made from now on calls at each
@@ -294,7 +297,7 @@ func (p *threadPool) submit(w *Work, j Job) error {
 	p.mu.Unlock()
 	if wake {
 		// After the unlock, so that the woken thread does not wait for mu.
-		futexWake(&p.wakeSeq, 1)
+		idleWake(&p.wakeSeq, 1)
 	}
 	return nil
 }
@@ -350,7 +353,7 @@ func (p *threadPool) worker() {
 			if p.hook != nil {
 				p.hook(pointIdle)
 			}
-			futexWait(&p.wakeSeq, seq)
+			idleWait(&p.wakeSeq, seq)
 			p.mu.Lock()
 			p.idle--
 			if p.hook != nil {
@@ -415,7 +418,7 @@ func (p *threadPool) close(l *Loop) {
 	p.closed = true
 	p.wakeSeq.Add(1)
 	p.mu.Unlock()
-	futexWake(&p.wakeSeq, math.MaxInt32)
+	idleWake(&p.wakeSeq, math.MaxInt32)
 	p.wg.Wait()
 	p.mu.Lock()
 	for _, c := range p.done {
@@ -426,6 +429,24 @@ func (p *threadPool) close(l *Loop) {
 	}
 	p.done = nil
 	p.mu.Unlock()
+}
+
+// idleWait sleeps a pool thread while *word == seq (futex.Wait, no
+// timeout: an idle thread may wait for work forever). The word moving, a
+// signal and a spurious wake all return: the worker looks at the queue
+// again under mu.
+func idleWait(word *atomic.Uint32, seq uint32) {
+	if err := futex.Wait(word, seq, 0); err != nil {
+		// Only a bad address or operation gets here, on our own word.
+		panic("reactor: pool thread's idle wait: " + err.Error())
+	}
+}
+
+// idleWake wakes up to n pool threads sleeping in idleWait on word.
+func idleWake(word *atomic.Uint32, n int) {
+	if err := futex.Wake(word, n); err != nil {
+		panic("reactor: waking pool threads: " + err.Error())
+	}
 }
 
 // errBusy is the error of starting an event whose stopped job still runs.

@@ -1,7 +1,6 @@
 package reactor
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -74,25 +73,4 @@ func readCounter(fd int) error {
 			return err
 		}
 	}
-}
-
-// futex(2) operations on a process-private word (FUTEX_PRIVATE_FLAG):
-// x/sys/unix does not name them.
-const (
-	futexWaitPrivate = 0 | 128 // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
-	futexWakePrivate = 1 | 128 // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
-)
-
-// futexWait sleeps the calling thread while *word == val, until a
-// futexWake on word (or a signal, or a spurious wakeup: callers re-check
-// their condition). It returns at once when *word != val. It goes through
-// unix.Syscall6, not RawSyscall, so the Go scheduler sees the thread block
-// and lends its P to another thread meanwhile.
-func futexWait(word *atomic.Uint32, val uint32) {
-	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWaitPrivate, uintptr(val), 0, 0, 0)
-}
-
-// futexWake wakes up to n threads sleeping in futexWait on word.
-func futexWake(word *atomic.Uint32, n int) {
-	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWakePrivate, uintptr(n), 0, 0, 0)
 }

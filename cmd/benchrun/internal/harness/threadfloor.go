@@ -6,10 +6,10 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corobench/corobench/internal/futex"
 	"github.com/corobench/corobench/scenarios/bodies"
 )
 
@@ -19,8 +19,8 @@ import (
 // pool and back stands on: the stackful and stackless rows run the work of
 // the pool scenarios (offload, fileio, dns; Scenario.UsesPool) on the
 // reactor's pool, whose workers are goroutines locked to their threads
-// waiting in a sync.Cond, so each operation wakes a sleeping thread on
-// another CPU and is woken back; the goroutine rows compute inline or
+// sleeping in the same futex wait (internal/futex) when idle, so each
+// operation wakes a sleeping thread on another CPU and is woken back; the goroutine rows compute inline or
 // block their own thread and never pay it. On a KVM guest waking a thread
 // on another vCPU is slow (an IPI, and a halted vCPU the host has to
 // resume): bare futex ping-pong between two C threads read 33–58 µs per
@@ -43,12 +43,6 @@ const (
 	wakeMine  uint32 = iota // A's turn: B sleeps
 	wakeYours               // B's turn: A sleeps
 	wakeStop                // B returns
-)
-
-// futex(2) operations (linux/futex.h; x/sys/unix does not export them).
-const (
-	futexWaitPrivate = 0 | 128 // FUTEX_WAIT | FUTEX_PRIVATE_FLAG
-	futexWakePrivate = 1 | 128 // FUTEX_WAKE | FUTEX_PRIVATE_FLAG
 )
 
 // wakeFutexTimeout bounds each futex wait: a thread that is not woken
@@ -102,7 +96,7 @@ func measureThreadWakeFloor(rounds, warmup int, allowed *unix.CPUSet, cellCPU in
 	}
 	tf := &threadWakeFloor{warmup: warmup, samples: make([]int64, 0, rounds)}
 	tf.cpuA, tf.cpuB, tf.oneCPU = wakeCPUs(allowed, cellCPU)
-	var word uint32
+	var word atomic.Uint32
 	bErr := make(chan error, 1)
 	go func() {
 		// Locked and never unlocked: the thread exits with the
@@ -128,10 +122,10 @@ func measureThreadWakeFloor(rounds, warmup int, allowed *unix.CPUSet, cellCPU in
 // hands it back, warmup + len(samples) times, then tells B to stop. It
 // tells B to stop on an error too, so that B does not wait out its
 // timeout.
-func wakeSubmitter(word *uint32, tf *threadWakeFloor) (err error) {
+func wakeSubmitter(word *atomic.Uint32, tf *threadWakeFloor) (err error) {
 	defer func() {
-		atomic.StoreUint32(word, wakeStop)
-		if werr := futexWake(word); werr != nil && err == nil {
+		word.Store(wakeStop)
+		if werr := floorWake(word); werr != nil && err == nil {
 			err = werr
 		}
 	}()
@@ -145,12 +139,12 @@ func wakeSubmitter(word *uint32, tf *threadWakeFloor) (err error) {
 	// the loop.
 	for i := range tf.warmup + cap(tf.samples) {
 		start := nanotime()
-		atomic.StoreUint32(word, wakeYours)
-		if err := futexWake(word); err != nil {
+		word.Store(wakeYours)
+		if err := floorWake(word); err != nil {
 			return err
 		}
-		for atomic.LoadUint32(word) == wakeYours {
-			if err := futexWait(word, wakeYours); err != nil {
+		for word.Load() == wakeYours {
+			if err := floorWait(word, wakeYours); err != nil {
 				return err
 			}
 		}
@@ -164,27 +158,27 @@ func wakeSubmitter(word *uint32, tf *threadWakeFloor) (err error) {
 
 // wakeWorker is thread B: it sleeps until the word is wakeYours, hands it
 // back and wakes A, until the word is wakeStop.
-func wakeWorker(word *uint32, cpu int) error {
+func wakeWorker(word *atomic.Uint32, cpu int) error {
 	restore, err := pinThread(cpu)
 	if err != nil {
 		return err
 	}
 	defer restore()
 	for {
-		v := atomic.LoadUint32(word)
+		v := word.Load()
 		switch v {
 		case wakeStop:
 			return nil
 		case wakeMine:
-			if err := futexWait(word, wakeMine); err != nil {
+			if err := floorWait(word, wakeMine); err != nil {
 				return err
 			}
 			continue
 		}
 		// A store, not a compare-and-swap: only A moves the word away
 		// from wakeMine, and A sleeps until this store.
-		atomic.StoreUint32(word, wakeMine)
-		if err := futexWake(word); err != nil {
+		word.Store(wakeMine)
+		if err := floorWake(word); err != nil {
 			return err
 		}
 	}
@@ -210,29 +204,22 @@ func pinThread(cpu int) (restore func(), err error) {
 	return func() { _ = unix.SchedSetaffinity(0, &prev) }, nil
 }
 
-// futexWait sleeps while *word == val, for at most wakeFutexTimeout. A
-// word that already differs (EAGAIN), a signal (EINTR) and a spurious wake
-// return nil: the caller looks at the word again.
-func futexWait(word *uint32, val uint32) error {
-	ts := unix.NsecToTimespec(int64(wakeFutexTimeout))
-	_, _, errno := unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)),
-		futexWaitPrivate, uintptr(val),
-		uintptr(unsafe.Pointer(&ts)), 0, 0)
-	switch errno {
-	case 0, unix.EAGAIN, unix.EINTR:
-		return nil
-	case unix.ETIMEDOUT:
+// floorWait is futex.Wait with wakeFutexTimeout, its errors named for
+// the floor.
+func floorWait(word *atomic.Uint32, val uint32) error {
+	switch err := futex.Wait(word, val, wakeFutexTimeout); {
+	case errors.Is(err, futex.ErrTimeout):
 		return fmt.Errorf("thread wake floor: the other thread did not hand the futex word back within %v", wakeFutexTimeout)
+	case err != nil:
+		return fmt.Errorf("thread wake floor: %w", err)
 	}
-	return fmt.Errorf("thread wake floor: futex(FUTEX_WAIT_PRIVATE): %w", errno)
+	return nil
 }
 
-// futexWake wakes one thread sleeping on word, if any.
-func futexWake(word *uint32) error {
-	_, _, errno := unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)),
-		futexWakePrivate, 1, 0, 0, 0)
-	if errno != 0 {
-		return fmt.Errorf("thread wake floor: futex(FUTEX_WAKE_PRIVATE): %w", errno)
+// floorWake wakes the other thread if it sleeps on word.
+func floorWake(word *atomic.Uint32) error {
+	if err := futex.Wake(word, 1); err != nil {
+		return fmt.Errorf("thread wake floor: %w", err)
 	}
 	return nil
 }
