@@ -240,7 +240,7 @@ BenchmarkOffload/impl=goroutine-single/c=1/kb=16 100 300 ns/chunk
 	off := offload(page)
 	for _, want := range []string{
 		"The stackful-asm rows run each operation",
-		"at least p50 50.0 µs, p99 90.0 µs (thread-wake-floor-os",
+		"costs p50 50.0 µs, p99 90.0 µs (thread-wake-floor-os",
 		"×2.00 thread hand-off floor p50 (50.0 µs)",
 	} {
 		if !strings.Contains(off, want) {
