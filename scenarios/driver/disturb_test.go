@@ -62,12 +62,7 @@ func TestSignalFromReadings(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	reading := func(ths map[string]threadSched) schedTotals {
-		r := schedTotals{threads: ths, ok: true, oneCPU: true}
-		for _, th := range ths {
-			r.exec += th.exec
-			r.delay += th.delay
-		}
-		return r
+		return schedTotals{threads: ths, ok: true, oneCPU: true}
 	}
 	// A shutdown cycle: the body's thread (1) ran 40 µs of a 60 µs
 	// window and waited 20 µs, while sysmon (2) ran 12 µs and a thread
@@ -90,7 +85,6 @@ func TestSignalFromReadings(t *testing.T) {
 	// The same run, but the body's thread waited 35 µs: 15 µs of it for
 	// another task, 25% of its 60 µs window.
 	after.threads["1"] = threadSched{exec: 1040 * us, delay: 135 * us, at: at(70 * us)}
-	after.delay += 15 * us
 	sig = before.to(after, at(0), at(80*us))
 	if sig.RunDelay != 35*us || sig.Own != 20*us || sig.Wait() != 15*us || !Disturbed(sig) {
 		t.Errorf("another task too: %+v (wait %v, share %.2f), want a wait of 15µs for others, disturbed", sig, sig.Wait(), sig.DelayShare())
@@ -102,6 +96,14 @@ func TestSignalFromReadings(t *testing.T) {
 		t.Errorf("not on one CPU: %+v (wait %v), want the whole 35µs", sig, sig.Wait())
 	}
 	before.oneCPU = true
+	// A thread that ended during the run (a locked goroutine's thread
+	// ends with it) is gone from the second reading: the window's figures
+	// are the live threads' alone, not minus its whole life's.
+	before.threads["4"] = threadSched{exec: 90000 * us, delay: 3000 * us, at: at(16 * us)}
+	if sig = before.to(after, at(0), at(80*us)); sig.CPU != 60*us || sig.AllDelay != 40*us {
+		t.Errorf("a thread ended since the first reading: CPU %v, all threads' delay %v, want 60µs and 40µs", sig.CPU, sig.AllDelay)
+	}
+	delete(before.threads, "4")
 	// A body's thread started during the run has no first reading: its
 	// window is the whole one.
 	delete(before.threads, "1")
@@ -122,10 +124,11 @@ func TestReadSchedSeesARunqueueWait(t *testing.T) {
 	const spin = 60 * time.Millisecond
 	start := time.Now()
 	t0 := readSched()
-	var spun, wg sync.WaitGroup
-	release := make(chan struct{})
+	var pinned, spun, wg sync.WaitGroup
+	release, spinNow := make(chan struct{}), make(chan struct{})
 	var ran [2]time.Duration // each spinner's CPU time, by its own thread's figures
 	for i := range 2 {
+		pinned.Add(1)
 		spun.Add(1)
 		wg.Add(1)
 		go func() {
@@ -135,26 +138,43 @@ func TestReadSchedSeesARunqueueWait(t *testing.T) {
 			one.Set(cpu)
 			if err := unix.SchedSetaffinity(0, &one); err != nil {
 				t.Error(err)
+				pinned.Done()
 				spun.Done()
 				return
 			}
+			// Both start from the same moment, so that they share the
+			// CPU for the whole of the shorter spin: when a spinner
+			// started alone (the other's thread still being made or
+			// pinned, which a loaded machine stretches), the body's
+			// thread read a 17.6 ms wait in CI once. The first spins
+			// half as long again, alone at the end, so that it is
+			// the one that ran most (the body's thread): with equal
+			// spins the reading could take either for it.
+			pinned.Done()
+			<-spinNow
 			exec0 := threadExec(t)
-			for end := time.Now().Add(spin); time.Now().Before(end); {
+			d := spin
+			if i == 0 {
+				d += spin / 2
+			}
+			for end := time.Now().Add(d); time.Now().Before(end); {
 			}
 			ran[i] = threadExec(t) - exec0
 			spun.Done()
 			<-release // alive until read: an ended thread takes its figures with it
 		}()
 	}
+	pinned.Wait()
+	close(spinNow)
 	spun.Wait()
 	sig := t0.since(start)
 	close(release)
 	wg.Wait()
-	// Each thread wants 60 ms of one CPU within the same 60 ms or so:
-	// whatever the order, each waits for the other a good part of it, the
-	// one that ran most included. Read loosely: a third of one spin.
-	// (Each spins for 60 ms of wall time, not of CPU: on a busy machine
-	// it gets less, and waits more.) The other spinner is a thread of
+	// Both threads want all of one CPU for the same 60 ms: each waits for
+	// the other about half of it, the one that ran most (it spins 30 ms
+	// more, alone) included. Read loosely: a third of one spin. (They
+	// spin for wall time, not CPU: on a busy machine each gets less, and
+	// waits more.) The other spinner is a thread of
 	// this process: what it ran is Own, and it is the wait's cause, so
 	// the mark's Wait is that much less than RunDelay.
 	if sig.RunDelay < spin/3 || sig.AllDelay < sig.RunDelay || sig.CPU <= 0 {
