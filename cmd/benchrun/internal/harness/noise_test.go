@@ -119,6 +119,26 @@ func cellArg(args []string, flag string) string {
 
 func cellRow(args []string) string { return cellArg(args, "-impl") }
 
+// threadsNotOn returns the process's threads whose CPUs are not want, with
+// their CPUs: what a floor measurement that pins threads must not leave
+// behind.
+func threadsNotOn(t *testing.T, want unix.CPUSet) map[int]unix.CPUSet {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := map[int]unix.CPUSet{}
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		var got unix.CPUSet
+		if unix.SchedGetaffinity(tid, &got) == nil && got != want {
+			off[tid] = got
+		}
+	}
+	return off
+}
+
 func cpuList(set unix.CPUSet) []int {
 	var cpus []int
 	for cpu := 0; cpu < len(set)*64; cpu++ {

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,15 +85,9 @@ func TestThreadWakeFloor(t *testing.T) {
 	if one != strings.Contains(cfg, "one CPU allowed") {
 		t.Errorf("config %q: one CPU allowed is %v", cfg, one)
 	}
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, task := range tasks {
-		tid, _ := strconv.Atoi(task.Name())
-		var set unix.CPUSet
-		if unix.SchedGetaffinity(tid, &set) == nil && set != allowed && allowed.Count() > 1 {
-			t.Errorf("thread %d left with CPUs %v after the floor", tid, setList(&set))
+	if allowed.Count() > 1 {
+		for tid, set := range threadsNotOn(t, allowed) {
+			t.Errorf("thread %d left with CPUs %v after the floor", tid, cpuList(set))
 		}
 	}
 }
@@ -112,14 +105,4 @@ func TestThreadWakeFloorFailed(t *testing.T) {
 	if _, _, ok := report.ParseFloor(cfg); ok {
 		t.Errorf("report reads figures from %q", cfg)
 	}
-}
-
-func setList(s *unix.CPUSet) []int {
-	var out []int
-	for c := 0; c < len(s)*64; c++ {
-		if s.IsSet(c) {
-			out = append(out, c)
-		}
-	}
-	return out
 }

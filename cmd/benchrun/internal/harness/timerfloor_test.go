@@ -2,9 +2,7 @@ package harness
 
 import (
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
@@ -57,16 +55,8 @@ func TestTimerFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, task := range tasks {
-		tid, _ := strconv.Atoi(task.Name())
-		var got unix.CPUSet
-		if unix.SchedGetaffinity(tid, &got) == nil && got != after {
-			t.Errorf("thread %d on %v after the floor, want %v", tid, cpuList(got), cpuList(after))
-		}
+	for tid, got := range threadsNotOn(t, after) {
+		t.Errorf("thread %d on %v after the floor, want %v", tid, cpuList(got), cpuList(after))
 	}
 	if len(tf.samples) != want || tf.slack != timerslack.Slack {
 		t.Fatalf("%d samples with slack %dns, want %d (Timer n=1's first %d windows) with %dns", len(tf.samples), tf.slack, want, windows, timerslack.Slack)
