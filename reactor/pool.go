@@ -265,9 +265,10 @@ func (l *Loop) threadPool() *threadPool {
 func (p *threadPool) submit(w *Work, j Job) error {
 	p.mu.Lock()
 	if p.queued+p.running >= p.size+p.maxQueue {
-		defer p.mu.Unlock()
-		return fmt.Errorf("%w: %d items are waiting for a thread, %d of %d threads are running jobs (the limit is Options.PoolQueue = %d)",
+		err := fmt.Errorf("%w: %d items are waiting for a thread, %d of %d threads are running jobs (the limit is Options.PoolQueue = %d)",
 			ErrPoolQueueFull, p.queued+p.running-p.size, p.running, p.size, p.maxQueue)
+		p.mu.Unlock()
+		return err
 	}
 	w.seq++
 	w.job = j

@@ -320,17 +320,20 @@ func poolNote(sc *cells.Scenario, nv *noiseView) string {
 	if len(pool) == 0 {
 		return ""
 	}
-	rows := strings.Join(pool, ", ")
+	// Both sentences start and end alike; the middle says what the floor
+	// is here, or why there is none.
+	lead := "The " + strings.Join(pool, ", ") + " rows run each operation's work on the reactor's thread pool: a hand-off to a sleeping pool thread on another CPU and a wake back"
+	const tail = " The goroutine rows compute inline or block their own thread and do not pay it."
 	if nv.WakeP50 <= 0 {
 		why := "the run did not measure it (its results file has no " + results.KeyThreadWakeFloorOS + " line)"
 		if nv.WakeFloor != "" {
 			why = "the run could not measure it (" + nv.WakeFloor + ")"
 		}
-		return fmt.Sprintf("The %s rows run each operation's work on the reactor's thread pool: a hand-off to a sleeping pool thread on another CPU and a wake back, which costs what this machine charges for waking a thread (the thread hand-off floor); %s. The goroutine rows compute inline or block their own thread and do not pay it.", rows, why)
+		return lead + ", which costs what this machine charges for waking a thread (the thread hand-off floor); " + why + "." + tail
 	}
 	ns := units.Parse("ns")
-	return fmt.Sprintf("The %s rows run each operation's work on the reactor's thread pool: a hand-off to a sleeping pool thread on another CPU and a wake back. On this machine a round trip in which both threads sleep costs p50 %s, p99 %s (%s: two bare OS threads waking each other through a futex), by design, as any thread pool's (libuv's too); their per-operation figures are shown against its p50. An operation whose caller sleeps until it is done (one in flight, nothing else to run) pays about that; one whose loop stays busy meanwhile pays only the pool thread's wake, about half; with several in flight the hand-offs overlap and a figure per operation can read well below it. The goroutine rows compute inline or block their own thread and do not pay it.",
-		rows, ns.ScaleFor(nv.WakeP50).Format(nv.WakeP50), ns.ScaleFor(nv.WakeP99).Format(nv.WakeP99), results.KeyThreadWakeFloorOS)
+	return lead + fmt.Sprintf(". On this machine a round trip in which both threads sleep costs p50 %s, p99 %s (%s: two bare OS threads waking each other through a futex), by design, as any thread pool's (libuv's too); their per-operation figures are shown against its p50. An operation whose caller sleeps until it is done (one in flight, nothing else to run) pays about that; one whose loop stays busy meanwhile pays only the pool thread's wake, about half; with several in flight the hand-offs overlap and a figure per operation can read well below it.",
+		ns.ScaleFor(nv.WakeP50).Format(nv.WakeP50), ns.ScaleFor(nv.WakeP99).Format(nv.WakeP99), results.KeyThreadWakeFloorOS) + tail
 }
 
 // floorText sets a latency cell's median against the OS timer floor: a
