@@ -93,6 +93,17 @@ type Options struct {
 	// lookups (default DefaultPoolThreads = 4, like libuv). Threads start
 	// on demand.
 	PoolThreads int
+	// PoolCPUs, when not empty, are the only CPUs the pool's threads run on:
+	// each sets its own affinity (sched_setaffinity) as it starts, before
+	// it takes any work, and keeps it for its life. A caller that keeps the
+	// loop's thread on one CPU names the others here, so that a hand-off to
+	// the pool always crosses to another CPU, as a libuv pool thread on
+	// another core does, instead of the kernel deciding, wake by wake,
+	// whether the two threads share a core (pool.go says what that cost
+	// the figures). NewWithOptions refuses a set no thread of this process
+	// may run on. Empty: the pool's threads run wherever the kernel puts
+	// them.
+	PoolCPUs []int
 	// PoolQueue bounds the Work waiting for a pool thread (default
 	// DefaultPoolQueue); Work.Start beyond it fails with ErrPoolQueueFull.
 	PoolQueue int
@@ -206,6 +217,9 @@ func NewWithOptions(o Options) (*Loop, error) {
 	}
 	if o.Coalesce == 0 {
 		o.Coalesce = DefaultCoalesce
+	}
+	if err := checkPoolCPUs(o.PoolCPUs); err != nil {
+		return nil, err
 	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/corobench/corobench/internal/futex"
 )
 
@@ -202,6 +204,11 @@ type threadPool struct {
 	threadsStarted atomic.Int64
 
 	hook func(poolPoint) // poolHook when the pool was made; nil in production
+
+	// cpus is Options.PoolCPUs as a set, and placed says whether it has
+	// any: every thread then moves there as it starts (poolcpus.go).
+	cpus   unix.CPUSet
+	placed bool
 }
 
 // poolPoint names a moment of a pool thread that a loaded machine, or an
@@ -244,6 +251,11 @@ func (l *Loop) threadPool() *threadPool {
 		}
 		if p.maxQueue <= 0 {
 			p.maxQueue = DefaultPoolQueue
+		}
+		if len(l.opts.PoolCPUs) > 0 {
+			// NewWithOptions checked the set (checkPoolCPUs).
+			p.cpus, _ = poolCPUSet(l.opts.PoolCPUs)
+			p.placed = true
 		}
 		l.pool = p
 	}
@@ -340,6 +352,9 @@ var poolLockThreads = true
 func (p *threadPool) worker() {
 	if poolLockThreads {
 		runtime.LockOSThread() // never unlocked: the thread ends with the worker
+		// Only a locked thread can be placed: an unlocked goroutine's
+		// thread runs other goroutines too.
+		p.placeThread()
 	}
 	defer p.wg.Done()
 	if p.hook != nil {

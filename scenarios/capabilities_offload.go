@@ -1,8 +1,12 @@
 package scenarios
 
 import (
+	"fmt"
 	"io"
+	"os"
 	"runtime"
+
+	"github.com/corobench/corobench/internal/cpulist"
 )
 
 // Capabilities of the offload, fileio and exec scenarios (the reactor's thread
@@ -124,3 +128,29 @@ func (r Row) CellGOMAXPROCS(s *Scenario) int {
 // which is PoolThreads() in a child benchrun started, and 0 in a process
 // with one P (the bodies then report not supported).
 func ProcessPoolThreads() int { return runtime.GOMAXPROCS(0) - 1 }
+
+// PoolCPUsEnv names the environment variable through which benchrun tells
+// a pool cell's process where its pool threads run: a CPU list as taskset
+// writes one ("0", "0,2-3"). benchrun starts the process on the CPU it
+// pins single-P cells to, so the scheduler's thread stays there, and names
+// the CPUs it keeps its own threads on (the rest) here, so that every
+// hand-off to the pool crosses to another CPU (reactor.Options.PoolCPUs
+// says why that is the figure to take). Unset or empty: the pool's threads
+// run where the kernel puts them, as in a cell run by hand.
+const PoolCPUsEnv = "COROBENCH_POOL_CPUS"
+
+// ProcessPoolCPUs is the pool placement benchrun asked this process for
+// (PoolCPUsEnv), for the rows to give their runtime's pool
+// (reactor.Options.PoolCPUs): nil when none was asked for, an error naming
+// the variable when its value is not a CPU list.
+func ProcessPoolCPUs() ([]int, error) {
+	v := os.Getenv(PoolCPUsEnv)
+	if v == "" {
+		return nil, nil
+	}
+	cpus, err := cpulist.Parse(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q: %v; write CPU numbers and ranges as taskset does (0,2-3), or unset it to let the kernel place the pool's threads", PoolCPUsEnv, v, err)
+	}
+	return cpus, nil
+}

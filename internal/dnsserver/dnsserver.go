@@ -28,6 +28,8 @@ import (
 
 	"golang.org/x/net/dns/dnsmessage"
 	"golang.org/x/sys/unix"
+
+	"github.com/corobench/corobench/internal/cpulist"
 )
 
 const (
@@ -266,8 +268,12 @@ func startAway(cmd *exec.Cmd) error {
 	if err != nil {
 		return cmd.Start()
 	}
+	cpus, err := cpulist.Parse(strings.TrimSpace(string(online)))
+	if err != nil {
+		return cmd.Start()
+	}
 	var away unix.CPUSet
-	for _, c := range parseCPUList(strings.TrimSpace(string(online))) {
+	for _, c := range cpus {
 		if !mine.IsSet(c) {
 			away.Set(c)
 		}
@@ -285,27 +291,4 @@ func startAway(cmd *exec.Cmd) error {
 		done <- cmd.Start()
 	}()
 	return <-done
-}
-
-// parseCPUList parses the kernel's CPU list format ("0-3,6"); malformed
-// parts are skipped.
-func parseCPUList(s string) []int {
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				continue
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus
 }

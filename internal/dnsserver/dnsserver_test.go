@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,14 +99,6 @@ func TestStartNamesAFailedResponder(t *testing.T) {
 	_, err = Start([]string{"/nonexistent/corobench-responder"})
 	if err == nil || !strings.Contains(err.Error(), "starting the responder") {
 		t.Errorf("Start of a missing binary = %v", err)
-	}
-}
-
-func TestParseCPUList(t *testing.T) {
-	got := parseCPUList("0-2,5,x,7-8")
-	want := []int{0, 1, 2, 5, 7, 8}
-	if !slices.Equal(got, want) {
-		t.Errorf("parseCPUList = %v, want %v", got, want)
 	}
 }
 

@@ -38,7 +38,10 @@ func TestHandoffViaSchedulerIsViaScheduler(t *testing.T) {
 	const rounds = 1000
 	params := map[string]string{"via": "scheduler"}
 	env := &scenarios.Env{N: rounds, Params: params}
-	opts := rows.StackfulOptions(stackful.Asm, scenarios.CellInfo{Scenario: Handoff.Name, Params: params})
+	opts, err := rows.StackfulOptions(stackful.Asm, scenarios.CellInfo{Scenario: Handoff.Name, Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out scenarios.Outcome
 	s := runOnStackfulWith(t, opts, func() (err error) {
 		out, err = handoffBlocking(rows.Fibers(stackful.Asm, opts.ViaScheduler), env)

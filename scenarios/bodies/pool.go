@@ -19,7 +19,8 @@ const (
 		"(as many threads as allowed CPUs less one), as many Ps as goroutine-multi has; compare those four, goroutine-single is the one-CPU reference."
 	poolCPUsDoc = "The stackful and stackless rows' pool threads run Go code and need Ps beside the scheduler's: these cells run with " +
 		"GOMAXPROCS = 1 + k and a pool of k threads, k = allowed CPUs − 1 (at least 1), the same k for every row, " +
-		"so they use as many CPUs as goroutine-multi (GOMAXPROCS = allowed CPUs) and are unpinned; goroutine-single does the same work on 1 P, " +
+		"so they use as many CPUs as goroutine-multi (GOMAXPROCS = allowed CPUs); their process starts on the CPU single-P cells run on and their pool threads run on the other allowed CPUs " +
+		"(the results' cpu-pin line), so every hand-off to the pool crosses CPUs, as the run's thread hand-off floor does; goroutine-single does the same work on 1 P, " +
 		"the one-CPU reference. With one P a pool thread would run only when Go preempts the loop (~10 ms)."
 )
 
@@ -58,7 +59,8 @@ func poolStarvedBlocking(rt scenarios.Blocking) error {
 // read. For a pool scenario (UsesPool) the reactor is a loop of
 // the body's own (stackless.Options.Loop) whose thread pool has
 // scenarios.ProcessPoolThreads() threads, one per P beside the
-// scheduler's, as the stackful rows size theirs (rows.StackfulOptions);
+// scheduler's, placed on scenarios.ProcessPoolCPUs(), as the stackful rows
+// size and place theirs (rows.StackfulOptions);
 // otherwise the scheduler creates its reactor on first use, as
 // stackless.New does.
 func StacklessFor(scenario string) (*stackless.Scheduler, func(), error) {
@@ -70,7 +72,11 @@ func StacklessFor(scenario string) (*stackless.Scheduler, func(), error) {
 		sched := stackless.New()
 		return sched, func() { sched.Close() }, nil
 	}
-	loop, err := reactor.NewWithOptions(reactor.Options{PoolThreads: scenarios.ProcessPoolThreads()})
+	cpus, err := scenarios.ProcessPoolCPUs()
+	if err != nil {
+		return nil, nil, err
+	}
+	loop, err := reactor.NewWithOptions(reactor.Options{PoolThreads: scenarios.ProcessPoolThreads(), PoolCPUs: cpus})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package bodies
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +48,26 @@ func TestPoolScenariosRunOnPoolRows(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestPoolPlacementReachesTheBodies: a pool cell runs with its pool placed
+// where benchrun's variable says (here CPU 0, which every machine has),
+// on a stackful and the stackless row, and a malformed value fails the
+// cell with an error naming the variable, before anything runs.
+func TestPoolPlacementReachesTheBodies(t *testing.T) {
+	params := FileIO.Combos(true, nil)[0]
+	for _, row := range []scenarios.Row{scenarios.StackfulAsm, scenarios.Stackless} {
+		withCellGOMAXPROCS(t, FileIO, row)
+		t.Setenv(scenarios.PoolCPUsEnv, "0")
+		if _, err := driver.MeasureWith(FileIO, row, params, driver.Options{Benchtime: time.Millisecond}); err != nil {
+			t.Errorf("%s placed on cpu0: %v", row, err)
+		}
+		t.Setenv(scenarios.PoolCPUsEnv, "zero")
+		_, err := driver.MeasureWith(FileIO, row, params, driver.Options{Benchtime: time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), scenarios.PoolCPUsEnv) {
+			t.Errorf("%s with a malformed placement: %v; want an error naming %s", row, err, scenarios.PoolCPUsEnv)
 		}
 	}
 }

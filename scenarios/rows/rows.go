@@ -110,7 +110,11 @@ func goroutineRunner(row scenarios.Row) func(scenarios.CellInfo, func(scenarios.
 // (Options.ViaScheduler), so the two cells differ in nothing else.
 func stackfulRunner(backend stackful.Backend) func(scenarios.CellInfo, func(scenarios.Blocking)) error {
 	return func(cell scenarios.CellInfo, main func(rt scenarios.Blocking)) error {
-		return runStackful(StackfulOptions(backend, cell), main)
+		opts, err := StackfulOptions(backend, cell)
+		if err != nil {
+			return err
+		}
+		return runStackful(opts, main)
 	}
 }
 
@@ -120,8 +124,10 @@ func stackfulRunner(backend stackful.Backend) func(scenarios.CellInfo, func(scen
 // two cells differ in nothing else; and in a pool cell (a scenario that
 // UsesPool) the reactor's pool has one thread per P beside the
 // scheduler's (scenarios.ProcessPoolThreads: benchrun starts such a cell
-// with GOMAXPROCS = 1 + scenarios.PoolThreads()).
-func StackfulOptions(backend stackful.Backend, cell scenarios.CellInfo) stackful.Options {
+// with GOMAXPROCS = 1 + scenarios.PoolThreads()), placed where benchrun
+// asked (scenarios.ProcessPoolCPUs); the error is a placement that cannot
+// be read.
+func StackfulOptions(backend stackful.Backend, cell scenarios.CellInfo) (stackful.Options, error) {
 	opts := stackful.Options{Backend: backend}
 	opts.Reactor.DNSServer = dnsServer(cell) // the dns scenario's responder (dns.go)
 	if backend == stackful.Asm {
@@ -131,8 +137,13 @@ func StackfulOptions(backend stackful.Backend, cell scenarios.CellInfo) stackful
 		// With one P this is 0, the reactor's default; the body then
 		// reports not supported (PoolBound) before it offloads anything.
 		opts.Reactor.PoolThreads = scenarios.ProcessPoolThreads()
+		cpus, err := scenarios.ProcessPoolCPUs()
+		if err != nil {
+			return opts, err
+		}
+		opts.Reactor.PoolCPUs = cpus
 	}
-	return opts
+	return opts, nil
 }
 
 // Fibers returns the stackful rows' adapter for a scheduler with the given

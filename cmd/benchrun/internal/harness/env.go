@@ -102,7 +102,9 @@ func childEnv(base []string, c Cell) []string {
 	}
 	env := make([]string, 0, len(base)+4)
 	for _, kv := range base {
-		if !isControlled(kv) {
+		// The pool placement is benchrun's to give (runCell adds it to a
+		// placed pool cell's environment), never the caller's to pass on.
+		if !isControlled(kv) && !strings.HasPrefix(kv, scenarios.PoolCPUsEnv+"=") {
 			env = append(env, kv)
 		}
 	}

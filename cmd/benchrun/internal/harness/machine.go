@@ -121,7 +121,7 @@ func threadPoolConfig() string {
 	if k == 1 {
 		threads = "thread"
 	}
-	return fmt.Sprintf("%d %s (allowed CPUs %d less 1, at least 1) for the cells of %s on %s, which run with gomaxprocs %d (the scheduler's P and one per pool thread) unpinned; the other rows use no pool",
+	return fmt.Sprintf("%d %s (allowed CPUs %d less 1, at least 1) for the cells of %s on %s, which run with gomaxprocs %d (the scheduler's P and one per pool thread; cpu-pin says where each ran); the other rows use no pool",
 		k, threads, runtime.NumCPU(), strings.Join(names, ","), strings.Join(rows, ","), 1+k)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corobench/corobench/internal/cpulist"
 	"github.com/corobench/corobench/scenarios"
 )
 
@@ -21,14 +22,22 @@ import (
 // forked from one locked thread (proc.go), which takes the cell's affinity
 // just before the fork and gives it back just after.
 //
-// Multi-P cells stay unpinned: goroutine-multi's are meant to use every
-// core, and so are the thread-pool cells of the stackful and stackless rows
-// (GOMAXPROCS = 1 + pool threads, Row.CellGOMAXPROCS), whose pool threads
-// need CPUs beside the scheduler's; pinned to one CPU, their Ps would
-// time-slice it. Scenarios that place their own processes (echo pins its server and
-// its load generator to two different cores, from the cores it is allowed)
-// are started unpinned too: pinned to one core, echo would find one core
-// allowed and run its generator on the server's core.
+// goroutine-multi's cells stay unpinned: they are meant to use every core,
+// wherever Go's scheduler and the kernel put their threads. The thread-pool
+// cells of the stackful and stackless rows (GOMAXPROCS = 1 + pool threads,
+// Row.CellGOMAXPROCS) are placed in two parts: the process starts on the
+// pin CPU, so the scheduler's thread (and every thread Go starts for it)
+// runs there, and its pool threads move to the rest, where benchrun's own
+// threads are (scenarios.PoolCPUsEnv, reactor.Options.PoolCPUs). Left
+// unpinned, a loop and its pool thread shared a CPU in some runs and not
+// in others, and a file read at c=1 cost ~4 µs or ~55 µs by that alone
+// (CV 31–62% over a full run); placed so, every hand-off crosses CPUs, as
+// the thread hand-off floor (threadfloor.go) is measured. Pinned all to
+// one CPU, the pool's Ps would time-slice it. Scenarios that place their
+// own processes (echo pins its server and its load generator to two
+// different cores, from the cores it is allowed) are started unpinned:
+// pinned to one core, echo would find one core allowed and run its
+// generator on the server's core.
 
 // selfPinned lists the scenarios that choose their own cores.
 var selfPinned = map[string]bool{"echo": true}
@@ -73,12 +82,32 @@ func (p *pinPlan) pinned(s *scenarios.Scenario, r scenarios.Row) bool {
 	return p.off == "" && r.CellGOMAXPROCS(s) == 1 && !selfPinned[s.Name]
 }
 
+// poolPlaced reports whether the cells of row r in scenario s are pool
+// cells placed in two parts: the scheduler on the pin CPU, the pool threads
+// on the rest (poolCPUs).
+func (p *pinPlan) poolPlaced(s *scenarios.Scenario, r scenarios.Row) bool {
+	return p.off == "" && r.PoolCell(s) && !selfPinned[s.Name]
+}
+
+// poolCPUs is the CPU list a placed pool cell's pool threads run on (the
+// value of scenarios.PoolCPUsEnv): the CPUs benchrun keeps its own threads
+// on.
+func (p *pinPlan) poolCPUs() string {
+	var cpus []int
+	for cpu := 0; cpu < len(p.rest)*64; cpu++ {
+		if p.rest.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	return cpulist.Format(cpus)
+}
+
 // childAffinity is the affinity a cell's child starts with.
 func (p *pinPlan) childAffinity(s *scenarios.Scenario, r scenarios.Row) *unix.CPUSet {
 	if p.off != "" {
 		return nil // nothing pinned: the forking thread's own affinity
 	}
-	if p.pinned(s, r) {
+	if p.pinned(s, r) || p.poolPlaced(s, r) {
 		var one unix.CPUSet
 		one.Set(p.cpu)
 		return &one
@@ -87,8 +116,8 @@ func (p *pinPlan) childAffinity(s *scenarios.Scenario, r scenarios.Row) *unix.CP
 }
 
 // config is the cpu-pin config value: per row, where its single-P cells
-// ran, and which of its scenarios' cells have more Ps and ran unpinned
-// (pool cells: "cpu1 (offload,fileio: unpinned)").
+// ran, and where the scheduler and the pool threads of its pool cells ran
+// ("cpu1 (offload,fileio: scheduler cpu1, pool threads cpu0)").
 func (p *pinPlan) config() string {
 	if p.off != "" {
 		return p.off
@@ -96,7 +125,8 @@ func (p *pinPlan) config() string {
 	vals := map[string]string{}
 	for _, r := range scenarios.Rows {
 		if r.GOMAXPROCS() == 1 {
-			vals[string(r)] = "cpu" + strconv.Itoa(p.cpu) + poolExceptions(r, "unpinned")
+			cpu := "cpu" + strconv.Itoa(p.cpu)
+			vals[string(r)] = cpu + poolExceptions(r, "scheduler "+cpu+", pool threads cpu"+p.poolCPUs())
 		} else {
 			vals[string(r)] = "unpinned"
 		}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corobench/corobench/impl/stackless"
+	"github.com/corobench/corobench/internal/cpulist"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/reactor"
 	"github.com/corobench/corobench/scenarios"
@@ -41,6 +43,10 @@ type poolCheck struct {
 	// the row has no pool (the goroutine rows run the work inline).
 	Peak int
 	Jobs int
+	// PoolCPUs are the CPUs the pool's jobs found their threads allowed,
+	// all of them alike (a job on a thread placed otherwise fails the
+	// child); nil without a pool.
+	PoolCPUs []int
 }
 
 // poolJobs is how many jobs a poolcheck child offloads: more than any
@@ -74,7 +80,21 @@ func poolCheckChild(dir string, args []string) int {
 	}
 	got.CPUs = affinityCPUs(set)
 	var running, peak atomic.Int32
+	var placeMu sync.Mutex
+	var placeErr error
 	job := func() {
+		var set unix.CPUSet
+		err := unix.SchedGetaffinity(0, &set)
+		placeMu.Lock()
+		switch cpus := affinityCPUs(set); {
+		case err != nil:
+			placeErr = err
+		case got.PoolCPUs == nil:
+			got.PoolCPUs = cpus
+		case fmt.Sprint(cpus) != fmt.Sprint(got.PoolCPUs):
+			placeErr = fmt.Errorf("pool jobs ran on threads allowed %v and %v", got.PoolCPUs, cpus)
+		}
+		placeMu.Unlock()
 		n := running.Add(1)
 		for {
 			if p := peak.Load(); n <= p || peak.CompareAndSwap(p, n) {
@@ -116,6 +136,9 @@ func poolCheckChild(dir string, args []string) int {
 			}
 			got.Peak = int(peak.Load())
 		})
+	}
+	if err == nil {
+		err = placeErr
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "poolcheck:", err)
@@ -229,38 +252,47 @@ func envValue(env []string, key string) string {
 	return v
 }
 
-// TestPoolCellsAreNotPinnedToOneCPU: with pinning on, a pool cell starts
-// on benchrun's whole CPU set, the single-P cells of the same rows on the
-// pin CPU; the cpu-pin line says which is which.
-func TestPoolCellsAreNotPinnedToOneCPU(t *testing.T) {
+// TestPoolCellsArePlacedInTwoParts: with pinning on, a pool cell starts
+// on the pin CPU, as the single-P cells of the same rows do, and its pool
+// threads are told the rest; the goroutine rows' cells of the same
+// scenarios are not pool cells; the cpu-pin line says where each part ran.
+func TestPoolCellsArePlacedInTwoParts(t *testing.T) {
 	var orig unix.CPUSet
 	orig.Set(0)
 	orig.Set(1)
 	orig.Set(2)
 	p := &pinPlan{cpu: 2, orig: orig, rest: orig}
 	p.rest.Clear(2)
+	if got := p.poolCPUs(); got != "0,1" {
+		t.Errorf("pool CPUs %q, want 0,1", got)
+	}
 	for _, r := range []scenarios.Row{scenarios.StackfulAsm, scenarios.StackfulCoro, scenarios.Stackless} {
 		for _, s := range []*scenarios.Scenario{bodies.Offload, bodies.FileIO} {
-			if p.pinned(s, r) {
-				t.Errorf("%s/%s is pinned", s.Name, r)
+			if p.pinned(s, r) || !p.poolPlaced(s, r) {
+				t.Errorf("%s/%s: pinned %v, pool placed %v; want a placed pool cell", s.Name, r, p.pinned(s, r), p.poolPlaced(s, r))
 			}
-			if aff := p.childAffinity(s, r); aff == nil || *aff != orig {
-				t.Errorf("%s/%s starts on %v, want %v", s.Name, r, aff, orig)
+			if aff := p.childAffinity(s, r); aff == nil || aff.Count() != 1 || !aff.IsSet(2) {
+				t.Errorf("%s/%s starts on %v, want cpu2 alone", s.Name, r, aff)
 			}
 		}
-		if !p.pinned(bodies.PingPong, r) {
-			t.Errorf("pingpong/%s is not pinned", r)
+		if !p.pinned(bodies.PingPong, r) || p.poolPlaced(bodies.PingPong, r) {
+			t.Errorf("pingpong/%s is not a pinned single-P cell", r)
 		}
-		if aff := p.childAffinity(bodies.PingPong, r); aff == nil || aff.Count() != 1 || !aff.IsSet(2) {
-			t.Errorf("pingpong/%s starts on %v, want cpu2 alone", r, aff)
-		}
-		want := string(r) + "=cpu2 (" + poolNames() + ": unpinned)"
+		want := string(r) + "=cpu2 (" + poolNames() + ": scheduler cpu2, pool threads cpu0,1)"
 		if cfg := p.config(); !strings.Contains(cfg, want) {
 			t.Errorf("cpu-pin %q does not contain %q", cfg, want)
 		}
 	}
-	if !p.pinned(bodies.Offload, scenarios.GoroutineSingle) {
-		t.Error("offload/goroutine-single (one P, no pool) is not pinned")
+	if !p.pinned(bodies.Offload, scenarios.GoroutineSingle) || p.poolPlaced(bodies.Offload, scenarios.GoroutineSingle) {
+		t.Error("offload/goroutine-single (one P, no pool) is not a pinned single-P cell")
+	}
+	off := &pinPlan{cpu: -1, off: "off (--pin=false)"}
+	if off.poolPlaced(bodies.FileIO, scenarios.Stackless) {
+		t.Error("with pinning off, a pool cell is placed")
+	}
+	env := childEnv([]string{scenarios.PoolCPUsEnv + "=7", "HOME=/x"}, Cell{Scenario: bodies.PingPong, Row: scenarios.StackfulAsm})
+	if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, scenarios.PoolCPUsEnv+"=") }) {
+		t.Errorf("the caller's %s reached a child: %v", scenarios.PoolCPUsEnv, env)
 	}
 }
 
@@ -282,31 +314,35 @@ func TestPoolCellChildReadBack(t *testing.T) {
 	pinning := len(allCPUs) > 1
 	type want struct {
 		procs, peak int
-		cpus        []int
+		cpus        []int // the process's, at start
+		poolCPUs    []int // its pool threads'
 	}
-	single := allCPUs
+	single, rest := allCPUs, allCPUs
 	if pinning {
-		single = []int{last}
+		single, rest = []int{last}, allCPUs[:len(allCPUs)-1]
 	}
+	// A pool cell starts on the pin CPU with its pool threads on the rest.
+	pool := want{1 + k, k, single, rest}
 	cases := []struct {
 		s    *scenarios.Scenario
 		rows map[scenarios.Row]want
 	}{
 		{bodies.Offload, map[scenarios.Row]want{
-			scenarios.StackfulAsm:     {1 + k, k, allCPUs},
-			scenarios.StackfulCoro:    {1 + k, k, allCPUs},
-			scenarios.Stackless:       {1 + k, k, allCPUs},
-			scenarios.GoroutineSingle: {1, -1, single},
-			scenarios.GoroutineMulti:  {runtime.NumCPU(), -1, allCPUs},
+			scenarios.StackfulAsm:     pool,
+			scenarios.StackfulCoro:    pool,
+			scenarios.Stackless:       pool,
+			scenarios.GoroutineSingle: {1, -1, single, nil},
+			scenarios.GoroutineMulti:  {runtime.NumCPU(), -1, allCPUs, nil},
 		}},
 		{bodies.FileIO, map[scenarios.Row]want{
-			scenarios.StackfulAsm: {1 + k, k, allCPUs},
-			scenarios.Stackless:   {1 + k, k, allCPUs},
+			scenarios.StackfulAsm: pool,
+			scenarios.Stackless:   pool,
 		}},
 		// The control: not a pool scenario, so one P, pinned, and the
-		// reactor's default pool (its jobs sleep: they need no P).
+		// reactor's default pool (its jobs sleep: they need no P), not
+		// placed: its threads stay where the process is.
 		{bodies.PingPong, map[scenarios.Row]want{
-			scenarios.StackfulAsm: {1, reactor.DefaultPoolThreads, single},
+			scenarios.StackfulAsm: {1, reactor.DefaultPoolThreads, single, single},
 		}},
 	}
 	for _, tc := range cases {
@@ -352,6 +388,9 @@ func TestPoolCellChildReadBack(t *testing.T) {
 				if fmt.Sprint(got.CPUs) != fmt.Sprint(w.cpus) {
 					t.Errorf("%s/%s: child may run on CPUs %v, want %v", tc.s.Name, r, got.CPUs, w.cpus)
 				}
+				if fmt.Sprint(got.PoolCPUs) != fmt.Sprint(w.poolCPUs) {
+					t.Errorf("%s/%s: pool threads may run on CPUs %v, want %v", tc.s.Name, r, got.PoolCPUs, w.poolCPUs)
+				}
 			}
 			f, err := results.ReadFile(sum.ResultsPath)
 			if err != nil {
@@ -379,7 +418,8 @@ func TestPoolCellChildReadBack(t *testing.T) {
 			if tp := cfg[results.KeyThreadPool]; !strings.HasPrefix(tp, fmt.Sprintf("%d thread", k)) || !strings.Contains(tp, poolNames()) {
 				t.Errorf("thread-pool line %q", tp)
 			}
-			if pinning && !strings.Contains(cfg[results.KeyCPUPin], "stackful-asm=cpu"+strconv.Itoa(last)+" ("+poolNames()+": unpinned)") {
+			cpu := "cpu" + strconv.Itoa(last)
+			if pinning && !strings.Contains(cfg[results.KeyCPUPin], "stackful-asm="+cpu+" ("+poolNames()+": scheduler "+cpu+", pool threads cpu"+cpulist.Format(rest)+")") {
 				t.Errorf("cpu-pin line %q", cfg[results.KeyCPUPin])
 			}
 			if io := cfg[results.KeyIOUring]; !strings.Contains(io, "available (io_uring_setup") || !strings.Contains(io, "not used") {

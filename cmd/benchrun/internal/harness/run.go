@@ -638,6 +638,9 @@ func runCell(ctx context.Context, command func(context.Context, []string) *exec.
 	defer cancel()
 	cmd := command(cctx, childArgs(c, opts))
 	cmd.Env = childEnv(cmd.Env, c)
+	if pins.poolPlaced(c.Scenario, c.Row) {
+		cmd.Env = append(cmd.Env, scenarios.PoolCPUsEnv+"="+pins.poolCPUs())
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// A child that ignores the kill's effect on its pipes (a grandchild
