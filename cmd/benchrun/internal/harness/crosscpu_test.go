@@ -176,20 +176,34 @@ func TestCrossModes(t *testing.T) {
 		},
 		{
 			name:  "the slow mode in the majority",
-			reads: []time.Duration{80 * ns, 300 * ns, 310 * ns, 320 * ns, 330 * ns, 90 * ns},
-			// The cluster is [80] (≤ 160), then [80 90]: level 80,
-			// 3× = 240. (A lower quartile would be 300 by the fifth
-			// reading, and judge 330 fast.)
-			slow:  []bool{false, true, true, true, true, false},
-			level: []time.Duration{80 * ns, 80 * ns, 80 * ns, 80 * ns, 80 * ns, 80 * ns},
+			reads: []time.Duration{80 * ns, 90 * ns, 300 * ns, 310 * ns, 320 * ns, 85 * ns, 330 * ns},
+			// The cluster is [80] (≤ 160), then [80 90], [80 85 90]:
+			// level 80, 3× = 240, while the fast readings hold at least
+			// crossMinCluster (2 of 5 when 320 comes, 3 of 7 at the
+			// end; with 85, the lower middle of three is 85). (A lower
+			// quartile would be 300 by the fifth reading, and judge 320
+			// fast.)
+			slow:  []bool{false, false, true, true, true, false, true},
+			level: []time.Duration{80 * ns, 80 * ns, 80 * ns, 80 * ns, 80 * ns, 85 * ns, 85 * ns},
+		},
+		{
+			name:  "the slow mode in a large majority",
+			reads: []time.Duration{80 * ns, 300 * ns, 310 * ns, 320 * ns},
+			// The fast reading is 1 of 3 when 310 comes (level 80: slow),
+			// 1 of 4 with 320, under crossMinCluster: the anchor moves
+			// up to 300 (the 25th percentile of four), the level is the
+			// lower middle of all four, and nothing is slow.
+			slow:  []bool{false, true, true, false},
+			level: []time.Duration{80 * ns, 80 * ns, 80 * ns, 300 * ns},
 		},
 		{
 			name:  "a run that starts slow",
-			reads: []time.Duration{400 * ns, 380 * ns, 80 * ns, 390 * ns},
-			// Nothing is slow until a fast reading comes: [400] → 400;
-			// [380 400] → 380; then the cluster is [80]: 390 > 240.
-			slow:  []bool{false, false, false, true},
-			level: []time.Duration{400 * ns, 380 * ns, 80 * ns, 80 * ns},
+			reads: []time.Duration{400 * ns, 380 * ns, 80 * ns, 85 * ns, 390 * ns},
+			// Nothing is slow until the fast readings come: [400] → 400;
+			// [380 400] → 380; one fast reading of three holds
+			// crossMinCluster: [80] → 80; then [80 85] → 80: 390 > 240.
+			slow:  []bool{false, false, false, false, true},
+			level: []time.Duration{400 * ns, 380 * ns, 80 * ns, 80 * ns, 80 * ns},
 		},
 		{
 			name:  "a zero level marks nothing",
@@ -220,6 +234,27 @@ func TestCrossModes(t *testing.T) {
 		slow  []bool
 		level []time.Duration
 	}{name: "a lone low reading, then fast ones", reads: []time.Duration{219 * ns, 300 * ns}, slow: loneSlow[:2], level: []time.Duration{159 * ns, 159 * ns}})
+	// A minority mode below the fast one (6 readings of 50–55 ns among
+	// 94 of 110–296 ns, as on 2026-12-07): its 5th percentile anchor
+	// holds 6% of the readings, under crossMinCluster, so the anchor moves
+	// to the 10th percentile (118 ns) and the level is the median of the
+	// readings up to 236 ns; 300 ns is not slow, 700 ns is.
+	var minority crossModes
+	for i := range 6 {
+		minority.add(time.Duration(50+i) * ns)
+	}
+	for i := range 94 {
+		minority.add(time.Duration(110+2*i) * ns) // 110–296 ns
+	}
+	if got := minority.level(); got != 166*ns {
+		t.Errorf("a minority below the fast mode: level %v, want 166ns", got)
+	}
+	if slow, _ := minority.add(300 * ns); slow {
+		t.Error("a minority below the fast mode: 300ns judged slow")
+	}
+	if slow, _ := minority.add(700 * ns); !slow {
+		t.Error("a minority below the fast mode: 700ns not judged slow")
+	}
 	for _, c := range cases {
 		var m crossModes
 		if c.name == "a lone low reading, then fast ones" {
