@@ -233,8 +233,8 @@ const crossAnchor = 0.05
 // must hold: a mode below the fast one that holds fewer is passed over,
 // and the anchor moves up (level). On the 2-vCPU guest of 2026-12-07 the
 // readings had three levels: most 100–300 ns, some ~50 ns in stretches
-// (most likely the host running the two vCPUs on one core's two
-// hyperthreads for a while), and a few above. With the 5th percentile
+// (a placement of the host's that the guest cannot see), and a few
+// above. With the 5th percentile
 // among the ~50 ns ones the level was 54 ns and every reading over 162 ns
 // "slow": two --quick runs of offload, fileio and dns left 159 and 182 of
 // their multi-P repetitions out, where the binary before the pool cells'
