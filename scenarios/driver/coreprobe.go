@@ -26,8 +26,10 @@ import (
 //
 // Their ratio (CoreReading.Ratio) is the clock taken out of the alu
 // loop's time: ~1.0 on an unshared core of that VM (Sapphire/Emerald
-// Rapids, 4.2 GHz), 1.1–2.1 with the sibling busy, whatever the
-// frequency.
+// Rapids, ~4 GHz: the chain reads 0.98 ns, 4 cycles), 1.1–2.3 with the
+// sibling busy, whatever the frequency. The VM's other vCPU is not
+// the other thread: a spinner pinned to cpu0 left the alu loop on cpu1 at
+// its unshared speed.
 //
 // Each loop's reading is the fastest of coreProbeBursts bursts, so an
 // interrupt inside one burst (its handler's time is the thread's) does
