@@ -81,35 +81,6 @@ func CoreShared(s Signal) bool {
 	return max(s.CoreBefore.Ratio(), s.CoreAfter.Ratio()) > CoreSharedRatio
 }
 
-// coreGatePolls bounds the core gate (awaitFreeCore): at most this many
-// readings, ~0.2 ms each on a free core and ~0.3 ms on a shared one, so
-// a timed run waits at most ~0.15 s for a free core.
-//
-// Why a gate: the shared and free stretches alternate fast. Probing
-// around 20 ms runs of fiber.Switch back to back for 100 s (4308 runs,
-// /work/notes/s14/Q-data/q_exp1.csv), the shared stretches lasted 45 ms
-// at the median, 0.36 s at the 90th percentile, 2.9 s at most, and the
-// free ones 87 ms, 0.57 s, 3.5 s. A run started on a free core is
-// likelier to run on one than a run started at a random moment, and a
-// process whose runs are clean is counted where one with a shared-core
-// majority is not.
-const coreGatePolls = 500
-
-// awaitFreeCore is the core gate: it reads the core probe until a reading
-// says the core is not shared (Ratio at most CoreSharedRatio; no reading
-// counts as not shared) or coreGatePolls readings were taken, and returns
-// how many it took (1: free at once).
-func awaitFreeCore() int {
-	n := 0
-	for n < coreGatePolls {
-		n++
-		if coreReader().Ratio() <= CoreSharedRatio {
-			break
-		}
-	}
-	return n
-}
-
 // coreReader takes a reading of the core probe: readCore, or in tests a
 // script of readings.
 var coreReader = readCore

@@ -53,24 +53,11 @@ func withCoreScript(t *testing.T, script ...CoreReading) *int {
 	return n
 }
 
-// gated is the core probe's script for timed runs that each find the core
-// free at the gate's first reading, then read before and after as given
-// (pairs: before and after of each run, in order).
-func gated(pairs ...CoreReading) []CoreReading {
-	free := CoreReading{ALU: 1, Chain: 1}
-	var script []CoreReading
-	for i := 0; i+1 < len(pairs); i += 2 {
-		script = append(script, free, pairs[i], pairs[i+1])
-	}
-	return script
-}
-
 // TestCoreMarkRetakesSharedRuns: with Options.CoreMark, a timed run whose
 // core probe read a shared core is disturbed, re-taken and left out of
 // the median, through the same machinery as a runqueue wait; the warm-up
-// runs read no probe (a gate reading and two more per timed run, re-takes
-// included). The wait mark is scripted clean, so the core readings alone
-// decide.
+// runs read no probe (two readings per timed run, re-takes included).
+// The wait mark is scripted clean, so the core readings alone decide.
 func TestCoreMarkRetakesSharedRuns(t *testing.T) {
 	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
 	withTimedBudget(t, 1000) // the scripted readings decide, not a loaded machine's set-up times
@@ -89,7 +76,7 @@ func TestCoreMarkRetakesSharedRuns(t *testing.T) {
 		{"all shared: a shared process", []CoreReading{s, s, s, s, s, s, s, s, s, s}, []bool{T, T, T, T, T}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			taken := withCoreScript(t, gated(c.readings...)...)
+			taken := withCoreScript(t, c.readings...)
 			calls := 0
 			sm, err := MeasureWith(countingScenario(&calls), scenarios.GoroutineSingle, nil,
 				Options{Benchtime: 200 * time.Millisecond, Runs: DefaultRuns, CoreMark: true, Disturbed: func(Signal) bool { return false }})
@@ -99,51 +86,15 @@ func TestCoreMarkRetakesSharedRuns(t *testing.T) {
 			if !slices.Equal(sm.DisturbedRuns, c.want) || sm.Disturbed != c.disturbed || !sm.Judged {
 				t.Errorf("verdicts %v, disturbed %v, judged %v: want %v, disturbed %v, judged", sm.DisturbedRuns, sm.Disturbed, sm.Judged, c.want, c.disturbed)
 			}
-			if *taken != 3*len(sm.Runs) {
-				t.Errorf("%d core readings for %d timed runs: want three each and none in the warm-up", *taken, len(sm.Runs))
+			if *taken != 2*len(sm.Runs) {
+				t.Errorf("%d core readings for %d timed runs: want two each and none in the warm-up", *taken, len(sm.Runs))
 			}
 			for i, sig := range sm.Signals {
-				if sig.CoreBefore != c.readings[2*i] || sig.CoreAfter != c.readings[2*i+1] || sig.CoreGate != 1 {
-					t.Errorf("run %d: readings %+v/%+v after %d at the gate, want the script's %+v/%+v after 1", i, sig.CoreBefore, sig.CoreAfter, sig.CoreGate, c.readings[2*i], c.readings[2*i+1])
+				if sig.CoreBefore != c.readings[2*i] || sig.CoreAfter != c.readings[2*i+1] {
+					t.Errorf("run %d: readings %+v/%+v, want the script's %+v/%+v", i, sig.CoreBefore, sig.CoreAfter, c.readings[2*i], c.readings[2*i+1])
 				}
 			}
 		})
-	}
-}
-
-// TestCoreGateWaitsForAFreeCore: with Options.CoreMark each timed run first
-// reads the probe until the core is free, and records how many readings
-// that took; a gate that never sees a free core gives up after
-// coreGatePolls readings and the run is taken (and judged) all the same.
-func TestCoreGateWaitsForAFreeCore(t *testing.T) {
-	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
-	withTimedBudget(t, 1000)
-	u, s := CoreReading{ALU: 1, Chain: 1}, CoreReading{ALU: 1.8, Chain: 1}
-	var script []CoreReading
-	script = append(script, s, s, u, u, u) // run 0: free at the third reading
-	for range coreGatePolls {              // run 1: never free
-		script = append(script, s)
-	}
-	script = append(script, s, s)
-	for range 3 { // runs 2-4: free at once
-		script = append(script, u, u, u)
-	}
-	taken := withCoreScript(t, script...)
-	calls := 0
-	sm, err := MeasureWith(countingScenario(&calls), scenarios.GoroutineSingle, nil,
-		Options{Benchtime: 200 * time.Millisecond, Runs: DefaultRuns, CoreMark: true, Disturbed: func(Signal) bool { return false }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gates []int
-	for _, sig := range sm.Signals {
-		gates = append(gates, sig.CoreGate)
-	}
-	if want := []int{3, coreGatePolls, 1, 1, 1}; !slices.Equal(gates, want) || *taken != len(script) {
-		t.Errorf("gate readings per run %v, %d readings in all: want %v, %d", gates, *taken, want, len(script))
-	}
-	if want := []bool{false, true, false, false, false}; !slices.Equal(sm.DisturbedRuns, want) {
-		t.Errorf("verdicts %v, want %v", sm.DisturbedRuns, want)
 	}
 }
 
@@ -180,7 +131,7 @@ func TestCoreMarkOnlyWhereJudged(t *testing.T) {
 
 // TestCoreProbeReadsAroundTimedRunsOnly: with Options.CoreProbe (the real
 // probe) every timed run carries two readings of both loops, and without
-// it none; CoreProbe alone marks nothing and waits at no gate.
+// it none; CoreProbe alone marks nothing.
 func TestCoreProbeReadsAroundTimedRunsOnly(t *testing.T) {
 	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
 	for _, on := range []bool{true, false} {
@@ -199,8 +150,8 @@ func TestCoreProbeReadsAroundTimedRunsOnly(t *testing.T) {
 			if on && !read || !on && !none {
 				t.Errorf("probe %v: run %d read %+v before, %+v after", on, i, sig.CoreBefore, sig.CoreAfter)
 			}
-			if sm.DisturbedRuns[i] || sig.CoreGate != 0 {
-				t.Errorf("probe %v without CoreMark: run %d marked %v, %d gate readings", on, i, sm.DisturbedRuns[i], sig.CoreGate)
+			if sm.DisturbedRuns[i] {
+				t.Errorf("probe %v without CoreMark: run %d marked", on, i)
 			}
 		}
 	}

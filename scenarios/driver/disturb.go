@@ -107,11 +107,6 @@ type Signal struct {
 	// (coreprobe.go) just before the run's body and just after it, on
 	// the body's CPU; zero when the probe was off (Options.CoreProbe).
 	CoreBefore, CoreAfter CoreReading
-	// CoreGate is how many core probe readings the run waited for a free
-	// core before it started (awaitFreeCore: 1, free at once; up to
-	// coreGatePolls); 0 without the gate (Options.CoreMark off, or a cell
-	// with no mark).
-	CoreGate int
 }
 
 // DisturbedShare is the mark: a timed run whose body's thread waited on a

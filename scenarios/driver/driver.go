@@ -98,13 +98,8 @@ type Options struct {
 	// CoreMark reads the core probe (CoreProbe) and adds the core mark
 	// (CoreShared: a reading that says another thread shared the core)
 	// to the disturbance mark of a cell that has one (judge): such a run
-	// is re-taken and left out as a disturbed one is. Each timed run of
-	// such a cell first waits (awaitFreeCore, at most coreGatePolls
-	// readings) for a reading that says the core is free.
+	// is re-taken and left out as a disturbed one is.
 	CoreMark bool
-	// coreGate: MeasureWith found CoreMark on a judged cell; the timed
-	// runs wait for a free core.
-	coreGate bool
 }
 
 // Sample is the measurement of one cell in one process: Iters iterations
@@ -162,7 +157,6 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	}
 	if opts.CoreMark {
 		opts.CoreProbe = true
-		opts.coreGate = judge(s, opts) != nil
 	}
 	if opts.MemProbe {
 		// Mapped and touched before the warm-up (if the cell has one),
@@ -174,7 +168,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	}
 	warmOpts := opts
 	warmOpts.MemProbe = false // the warm-up runs are not reported: no readings
-	warmOpts.CoreProbe, warmOpts.coreGate = false, false
+	warmOpts.CoreProbe = false
 	hooked := opts.FinalStart != nil
 	if fixed := s.Iters(params); fixed > 0 {
 		// No warm-up run to learn the heap the run needs from (its size
@@ -469,10 +463,6 @@ func (r *run) heapFor(n int) uint64 {
 // with at least warm bytes of free, touched heap (GCPolicy); final makes
 // opts.FinalStart, FinalStop and FinalReset follow its timer.
 func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string, n int, opts Options, gc *gcPolicy, warm uint64, final bool) (*run, error) {
-	var gate int
-	if opts.coreGate {
-		gate = awaitFreeCore() // before the run's wall: the wait is not the run's
-	}
 	start := time.Now()
 	env := &scenarios.Env{N: n, Params: params, Loadgen: opts.Loadgen}
 	gc.before(warm)
@@ -495,7 +485,7 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	env, out, err := runBody(s, row, params, env)
 	sig := sched.since(bodyStart)
 	if opts.CoreProbe {
-		sig.CoreBefore, sig.CoreAfter, sig.CoreGate = coreBefore, coreReader(), gate
+		sig.CoreBefore, sig.CoreAfter = coreBefore, coreReader()
 	}
 	if env != nil {
 		sig.Segments = env.Segments()

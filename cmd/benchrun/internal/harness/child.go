@@ -66,9 +66,6 @@ type runReport struct {
 	CoreChainBefore float64 `json:"ccb,omitempty"`
 	CoreALUAfter    float64 `json:"caa,omitempty"`
 	CoreChainAfter  float64 `json:"cca,omitempty"`
-	// CoreGate: how many core probe readings the run waited for a free
-	// core (driver.Signal.CoreGate); 0 without the gate.
-	CoreGate int `json:"cg,omitempty"`
 	// Disturbed: the mark found this run disturbed.
 	Disturbed bool `json:"disturbed,omitempty"`
 	// The run's timed segments (driver.Signal.Segments): how many, how
@@ -126,11 +123,7 @@ func (r runReport) coreProbe() string {
 	}
 	before := driver.CoreReading{ALU: r.CoreALUBefore, Chain: r.CoreChainBefore}
 	after := driver.CoreReading{ALU: r.CoreALUAfter, Chain: r.CoreChainAfter}
-	s := fmt.Sprintf(", core probe %.2f/%.2f", before.Ratio(), after.Ratio())
-	if r.CoreGate > 1 {
-		s += fmt.Sprintf(" after %d readings waiting for a free core", r.CoreGate)
-	}
-	return s
+	return fmt.Sprintf(", core probe %.2f/%.2f", before.Ratio(), after.Ratio())
 }
 
 // coreShared says the run's core probe readings are over the core mark
@@ -184,7 +177,7 @@ func runReports(sm *driver.Sample) []runReport {
 	var out []runReport
 	for i, sig := range sm.Signals {
 		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Wait: int64(sig.Wait()), Nivcsw: sig.Nivcsw, MemBefore: sig.MemBefore, MemAfter: sig.MemAfter,
-			CoreALUBefore: sig.CoreBefore.ALU, CoreChainBefore: sig.CoreBefore.Chain, CoreALUAfter: sig.CoreAfter.ALU, CoreChainAfter: sig.CoreAfter.Chain, CoreGate: sig.CoreGate,
+			CoreALUBefore: sig.CoreBefore.ALU, CoreChainBefore: sig.CoreBefore.Chain, CoreALUAfter: sig.CoreAfter.ALU, CoreChainAfter: sig.CoreAfter.Chain,
 			Segments: sig.Segments.Segments, Preempted: sig.Segments.Preempted, Moved: sig.Segments.Moved, Timed: int64(sig.Segments.Time), PreemptedTime: int64(sig.Segments.PreemptedTime)}
 		if i < len(sm.Runs) && len(sm.Runs[i]) > 0 {
 			r.Value = sm.Runs[i][0]
