@@ -56,6 +56,11 @@ import (
 // (memprobe.go: a dependent chain over twice the last-level cache, before
 // and after each run), has a steadier level but did not tell slow runs
 // apart either; it is recorded on request (Options.MemProbe), not judged.
+// The core probe (coreprobe.go: a throughput-bound register loop over a
+// latency-bound one, before and after each run) does tell them apart for
+// the pure-CPU cells, whose slow mode is another tenant on the core's
+// sibling hyperthread; on request (Options.CoreMark) a run it finds on a
+// shared core is disturbed too (CoreShared).
 //
 // The mark applies to a cell on one P only (runtime.GOMAXPROCS(0) == 1,
 // every single-P row's cells) whose scenario does not declare itself not
@@ -98,6 +103,10 @@ type Signal struct {
 	// just after it, on the body's CPU; 0 when the probe was off
 	// (Options.MemProbe).
 	MemBefore, MemAfter float64
+	// CoreBefore and CoreAfter are the core probe's readings
+	// (coreprobe.go) just before the run's body and just after it, on
+	// the body's CPU; zero when the probe was off (Options.CoreProbe).
+	CoreBefore, CoreAfter CoreReading
 }
 
 // DisturbedShare is the mark: a timed run whose body's thread waited on a

@@ -89,6 +89,17 @@ type Options struct {
 	// before each run, so a run of a few µs (a Shutdown cycle) starts
 	// colder than without it: a diagnostic, not for figures to quote.
 	MemProbe bool
+	// CoreProbe takes the core probe's reading (coreprobe.go: a
+	// throughput-bound and a latency-bound register loop, ~0.2 ms) just
+	// before and just after each timed run's body, outside its timed
+	// region and its schedstat window, on the body's CPU, into
+	// Signal.CoreBefore and CoreAfter.
+	CoreProbe bool
+	// CoreMark reads the core probe (CoreProbe) and adds the core mark
+	// (CoreShared: a reading that says another thread shared the core)
+	// to the disturbance mark of a cell that has one (judge): such a run
+	// is re-taken and left out as a disturbed one is.
+	CoreMark bool
 }
 
 // Sample is the measurement of one cell in one process: Iters iterations
@@ -144,6 +155,9 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		// Its 64 MiB would be the process's resident memory too.
 		opts.MemProbe = false
 	}
+	if opts.CoreMark {
+		opts.CoreProbe = true
+	}
 	if opts.MemProbe {
 		// Mapped and touched before the warm-up (if the cell has one),
 		// whose runs then push the buffer out of the caches before the
@@ -154,6 +168,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	}
 	warmOpts := opts
 	warmOpts.MemProbe = false // the warm-up runs are not reported: no readings
+	warmOpts.CoreProbe = false
 	hooked := opts.FinalStart != nil
 	if fixed := s.Iters(params); fixed > 0 {
 		// No warm-up run to learn the heap the run needs from (its size
@@ -298,17 +313,24 @@ func timedRuns(s *scenarios.Scenario, row scenarios.Row, params map[string]strin
 }
 
 // judge is the mark that applies to this measurement of s: opts.Disturbed,
-// or for a cell judgedByDefault the default mark (Disturbed), or none.
+// or for a cell judgedByDefault the default mark (Disturbed), or none;
+// with opts.CoreMark, a mark also finds a run whose core was shared
+// (CoreShared) disturbed.
 func judge(s *scenarios.Scenario, opts Options) func(Signal) bool {
+	var mark func(Signal) bool
 	switch {
 	case opts.NoMark:
 		return nil
 	case opts.Disturbed != nil:
-		return opts.Disturbed
+		mark = opts.Disturbed
 	case judgedByDefault(s):
-		return Disturbed
+		mark = Disturbed
 	}
-	return nil
+	if mark != nil && opts.CoreMark {
+		wait := mark
+		mark = func(sig Signal) bool { return wait(sig) || CoreShared(sig) }
+	}
+	return mark
 }
 
 // majority is how many clean runs a process of planned timed runs needs
@@ -454,10 +476,17 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 		hooks = &finalHooks{opts: opts}
 		env.SetHooks(hooks.timerHooks())
 	}
+	var coreBefore CoreReading
+	if opts.CoreProbe {
+		coreBefore = coreReader()
+	}
 	bodyStart := time.Now()
 	sched := readSched()
 	env, out, err := runBody(s, row, params, env)
 	sig := sched.since(bodyStart)
+	if opts.CoreProbe {
+		sig.CoreBefore, sig.CoreAfter = coreBefore, coreReader()
+	}
 	if env != nil {
 		sig.Segments = env.Segments()
 	}

@@ -11,21 +11,25 @@ import (
 // Noise controls: the flags behind harness.Options' Pin, TargetCV, MaxCount
 // and AdaptBudget, kept in this one block so they move together.
 type noiseFlags struct {
-	pin      *bool
-	targetCV *float64
-	maxCount *int
-	budget   *time.Duration
-	run      *time.Duration
-	memProbe *bool
+	pin       *bool
+	targetCV  *float64
+	maxCount  *int
+	budget    *time.Duration
+	run       *time.Duration
+	memProbe  *bool
+	coreProbe *bool
+	coreMark  *bool
 }
 
 type noiseOptions struct {
-	pin      bool
-	targetCV float64 // a fraction
-	maxCount int
-	budget   time.Duration
-	run      time.Duration // the whole run's wall time, 0: none
-	memProbe bool
+	pin       bool
+	targetCV  float64 // a fraction
+	maxCount  int
+	budget    time.Duration
+	run       time.Duration // the whole run's wall time, 0: none
+	memProbe  bool
+	coreProbe bool
+	coreMark  bool
 }
 
 // Default run budgets: the full run's and --quick's time targets, which the
@@ -37,17 +41,19 @@ const (
 
 func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
 	return noiseFlags{
-		pin:      fs.Bool("pin", true, "run the cells of single-P rows on one CPU (the last one allowed) and benchrun on the others; false lets the kernel place everything"),
-		targetCV: fs.Float64("target-cv", 100*harness.DefaultTargetCV, "coefficient of variation, in percent, a cell's headline figure should reach; a cell above it after --count repetitions gets more"),
-		maxCount: fs.Int("max-count", 0, "most repetitions a cell gets when its CV stays above --target-cv (default 3 × --count; at or below --count: no extra repetitions)"),
-		budget:   fs.Duration("adapt-budget", 5*time.Minute, "wall time the extra repetitions of a run may take in all (0: none); --quick defaults to 15s"),
-		run:      fs.Duration("run-budget", defaultRunBudget, "wall time the whole run should take: extra repetitions get at most what the planned ones leave of it (0: no limit but --adapt-budget); --quick defaults to 90s"),
-		memProbe: fs.Bool("mem-probe", false, "time a short chain of dependent loads from memory before and after each timed run and write it in the run log beside the run's figure (a record, not a mark; costs a few ms and 64 MiB per process, and evicts the caches before each run)"),
+		pin:       fs.Bool("pin", true, "run the cells of single-P rows on one CPU (the last one allowed) and benchrun on the others; false lets the kernel place everything"),
+		targetCV:  fs.Float64("target-cv", 100*harness.DefaultTargetCV, "coefficient of variation, in percent, a cell's headline figure should reach; a cell above it after --count repetitions gets more"),
+		maxCount:  fs.Int("max-count", 0, "most repetitions a cell gets when its CV stays above --target-cv (default 3 × --count; at or below --count: no extra repetitions)"),
+		budget:    fs.Duration("adapt-budget", 5*time.Minute, "wall time the extra repetitions of a run may take in all (0: none); --quick defaults to 15s"),
+		run:       fs.Duration("run-budget", defaultRunBudget, "wall time the whole run should take: extra repetitions get at most what the planned ones leave of it (0: no limit but --adapt-budget); --quick defaults to 90s"),
+		memProbe:  fs.Bool("mem-probe", false, "time a short chain of dependent loads from memory before and after each timed run and write it in the run log beside the run's figure (a record, not a mark; costs a few ms and 64 MiB per process, and evicts the caches before each run)"),
+		coreProbe: fs.Bool("core-probe", false, "time two short register loops, one throughput-bound and one latency-bound, before and after each timed run and write their ratio in the run log beside the run's figure (~1.0 on an unshared core; higher when another tenant runs on the core's sibling hyperthread)"),
+		coreMark:  fs.Bool("core-mark", false, "as --core-probe, and a judged cell's timed run whose core probe says the core was shared is marked disturbed: re-taken, left out of the median, its process not counted when fewer than a majority of its runs are clean"),
 	}
 }
 
 func (n noiseFlags) resolve(count int, quick bool, set map[string]bool) (noiseOptions, error) {
-	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget, run: *n.run, memProbe: *n.memProbe}
+	o := noiseOptions{pin: *n.pin, targetCV: *n.targetCV / 100, maxCount: *n.maxCount, budget: *n.budget, run: *n.run, memProbe: *n.memProbe, coreProbe: *n.coreProbe, coreMark: *n.coreMark}
 	switch {
 	case !(*n.targetCV > 0):
 		return o, fmt.Errorf("--target-cv %v: want a positive percentage, e.g. 5", *n.targetCV)

@@ -300,6 +300,8 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 		AdaptBudget: cfg.noise.budget,
 		RunBudget:   cfg.noise.run,
 		MemProbe:    cfg.noise.memProbe,
+		CoreProbe:   cfg.noise.coreProbe,
+		CoreMark:    cfg.noise.coreMark,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "benchrun: %v\n", err)

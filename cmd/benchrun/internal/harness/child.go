@@ -59,6 +59,13 @@ type runReport struct {
 	// (driver.Signal.MemBefore, MemAfter), ns per load; 0 when off.
 	MemBefore float64 `json:"mb,omitempty"`
 	MemAfter  float64 `json:"ma,omitempty"`
+	// CoreBefore, CoreAfter: the core probe's readings around the run
+	// (driver.Signal.CoreBefore, CoreAfter), ns per iteration of its
+	// throughput-bound loop and of its latency-bound one; 0 when off.
+	CoreALUBefore   float64 `json:"cab,omitempty"`
+	CoreChainBefore float64 `json:"ccb,omitempty"`
+	CoreALUAfter    float64 `json:"caa,omitempty"`
+	CoreChainAfter  float64 `json:"cca,omitempty"`
 	// Disturbed: the mark found this run disturbed.
 	Disturbed bool `json:"disturbed,omitempty"`
 	// The run's timed segments (driver.Signal.Segments): how many, how
@@ -107,6 +114,27 @@ func (r runReport) memProbe() string {
 	return fmt.Sprintf(", mem probe %.1f/%.1f ns/load", r.MemBefore, r.MemAfter)
 }
 
+// coreProbe is the run log's note of the core probe's readings around the
+// run (its loops' ratio, 1.0 on an unshared core of the VM it was made
+// on), "" when the probe was off.
+func (r runReport) coreProbe() string {
+	if r.CoreALUBefore == 0 && r.CoreALUAfter == 0 {
+		return ""
+	}
+	before := driver.CoreReading{ALU: r.CoreALUBefore, Chain: r.CoreChainBefore}
+	after := driver.CoreReading{ALU: r.CoreALUAfter, Chain: r.CoreChainAfter}
+	return fmt.Sprintf(", core probe %.2f/%.2f", before.Ratio(), after.Ratio())
+}
+
+// coreShared says the run's core probe readings are over the core mark
+// (driver.CoreShared).
+func (r runReport) coreShared() bool {
+	return driver.CoreShared(driver.Signal{
+		CoreBefore: driver.CoreReading{ALU: r.CoreALUBefore, Chain: r.CoreChainBefore},
+		CoreAfter:  driver.CoreReading{ALU: r.CoreALUAfter, Chain: r.CoreChainAfter},
+	})
+}
+
 // segTotals sums the timed segments of a cell's counted repetitions
 // (every timed run of each: the median leaves none of their time out of
 // the figure's level).
@@ -149,6 +177,7 @@ func runReports(sm *driver.Sample) []runReport {
 	var out []runReport
 	for i, sig := range sm.Signals {
 		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Wait: int64(sig.Wait()), Nivcsw: sig.Nivcsw, MemBefore: sig.MemBefore, MemAfter: sig.MemAfter,
+			CoreALUBefore: sig.CoreBefore.ALU, CoreChainBefore: sig.CoreBefore.Chain, CoreALUAfter: sig.CoreAfter.ALU, CoreChainAfter: sig.CoreAfter.Chain,
 			Segments: sig.Segments.Segments, Preempted: sig.Segments.Preempted, Moved: sig.Segments.Moved, Timed: int64(sig.Segments.Time), PreemptedTime: int64(sig.Segments.PreemptedTime)}
 		if i < len(sm.Runs) && len(sm.Runs[i]) > 0 {
 			r.Value = sm.Runs[i][0]
@@ -175,6 +204,12 @@ func childArgs(c Cell, opts Options) []string {
 	if opts.MemProbe {
 		args = append(args, "-mem-probe")
 	}
+	if opts.CoreProbe {
+		args = append(args, "-core-probe")
+	}
+	if opts.CoreMark {
+		args = append(args, "-core-mark")
+	}
 	return args
 }
 
@@ -192,6 +227,8 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	gcOn := fs.Bool("gc-on", false, "leave the collector on during the timed run (GC-safe rows only)")
 	noMark := fs.Bool("no-disturbance-mark", false, "count every timed run, disturbed or not (tests)")
 	memProbe := fs.Bool("mem-probe", false, "read the memory probe before and after each run (driver.Options.MemProbe)")
+	coreProbe := fs.Bool("core-probe", false, "read the core probe before and after each run (driver.Options.CoreProbe)")
+	coreMark := fs.Bool("core-mark", false, "read the core probe and mark a run whose core was shared disturbed (driver.Options.CoreMark)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -220,7 +257,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		runtime.GOMAXPROCS(want)
 	}
 	measure := func() (*driver.Sample, error) {
-		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, NoMark: *noMark, MemProbe: *memProbe, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
+		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, NoMark: *noMark, MemProbe: *memProbe, CoreProbe: *coreProbe, CoreMark: *coreMark, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
 	}
 	var sm *driver.Sample
 	if s.Cycles {

@@ -50,6 +50,13 @@ type Options struct {
 	// beside the run's figure. Off by default: a record for whoever wants
 	// to compare a run's figure with how fast memory was then, not a mark.
 	MemProbe bool
+	// CoreProbe has each child read the core probe before and after each
+	// timed run (driver.Options.CoreProbe); the run log shows the
+	// readings beside the run's figure.
+	CoreProbe bool
+	// CoreMark has each child read the core probe and mark a timed run
+	// whose core was shared disturbed (driver.Options.CoreMark).
+	CoreMark bool
 	OutDir   string
 	Runstamp string
 	// Header is written as comment lines at the top of the results file
@@ -388,7 +395,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 					mark = " DISTURBED"
 				}
 				fmt.Fprintf(logFile, "    run %d: %.6g %s, wall %v, run delay %v (%.1f%%), all threads' %v, cpu %v, own threads' %v, wait for others %.1f%%, nivcsw %d%s\n",
-					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.AllDelay), time.Duration(r.CPU), time.Duration(r.Own), 100*r.waitShare(), r.Nivcsw, r.segments()+r.memProbe()+mark)
+					i, r.Value, c.Scenario.Metrics[0].Unit, time.Duration(r.Wall), time.Duration(r.RunDelay), 100*float64(r.RunDelay)/float64(max(1, r.Wall)), time.Duration(r.AllDelay), time.Duration(r.CPU), time.Duration(r.Own), 100*r.waitShare(), r.Nivcsw, r.segments()+r.memProbe()+r.coreProbe()+mark)
 			}
 			if out.stealShare > stealMark {
 				text := fmt.Sprintf("rep %d: steal %v = %.1f%% of %v wall on %s (marked above %.0f%%)", c.Rep, out.stolen, 100*out.stealShare, out.wall.Round(time.Millisecond), out.stealOn, 100*stealMark)
@@ -578,13 +585,21 @@ func (st *cellState) keepDisturbed(w *results.Writer, name string) error {
 // and what marked its timed runs.
 func disturbedText(c Cell, rep childReport) string {
 	var shares []string
+	shared := 0
 	for _, r := range rep.Runs {
 		if r.Disturbed {
 			shares = append(shares, fmt.Sprintf("%.0f%%", 100*r.waitShare()))
+			if r.coreShared() {
+				shared++
+			}
 		}
 	}
-	return fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed (runqueue wait %s of wall, marked above %.0f%%)",
-		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare)
+	core := ""
+	if shared > 0 {
+		core = fmt.Sprintf("; %d on a shared core (core probe over %.2f)", shared, driver.CoreSharedRatio)
+	}
+	return fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed (runqueue wait %s of wall, marked above %.0f%%%s)",
+		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare, core)
 }
 
 // crossSlowText is the text of the disturbed line of a repetition taken in

@@ -1,0 +1,82 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corobench/corobench/scenarios"
+	"github.com/corobench/corobench/scenarios/bodies"
+)
+
+// TestCoreProbeReachesTheRunLog: with Options.CoreProbe or CoreMark the
+// child is asked for the core probe (-core-probe, -core-mark) and the run
+// log shows its readings' ratios on every timed run's line; with neither,
+// no flag and no readings.
+func TestCoreProbeReachesTheRunLog(t *testing.T) {
+	for _, c := range []struct {
+		probe, mark bool
+	}{{true, false}, {false, true}, {false, false}} {
+		var args [][]string
+		cmd := fakeCommand(nil)
+		dir := t.TempDir()
+		sum, err := Run(context.Background(), Options{
+			Cells:     Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1),
+			Benchtime: time.Millisecond,
+			Timeout:   time.Minute,
+			OutDir:    dir,
+			Runstamp:  NewRunstamp(time.Now()),
+			Header:    "test run",
+			Machine:   MachineConfig("test", time.Millisecond, false),
+			CoreProbe: c.probe,
+			CoreMark:  c.mark,
+			Command: func(ctx context.Context, a []string) *exec.Cmd {
+				args = append(args, a)
+				return cmd(ctx, a)
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, err := os.ReadFile(sum.LogPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(args) == 0 || slices.Contains(args[0], "-core-probe") != c.probe || slices.Contains(args[0], "-core-mark") != c.mark {
+			t.Errorf("%+v: child args %q", c, args)
+		}
+		runs := regexp.MustCompile(`(?m)^    run \d+: .*$`).FindAllString(string(log), -1)
+		probed := regexp.MustCompile(`, core probe \d+\.\d\d/\d+\.\d\d`)
+		if len(runs) == 0 {
+			t.Fatalf("%+v: no run lines in the log:\n%s", c, log)
+		}
+		for _, l := range runs {
+			if probed.MatchString(l) != (c.probe || c.mark) {
+				t.Errorf("%+v: run line %q", c, l)
+			}
+		}
+	}
+}
+
+// TestDisturbedTextNamesASharedCore: a repetition whose disturbed runs
+// read a shared core says how many did; one disturbed by runqueue waits
+// alone does not mention the core.
+func TestDisturbedTextNamesASharedCore(t *testing.T) {
+	c := Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1)[0]
+	shared := runReport{Value: 9, Wall: 100, Disturbed: true, CoreALUBefore: 1.8, CoreChainBefore: 1, CoreALUAfter: 1, CoreChainAfter: 1}
+	waited := runReport{Value: 9, Wall: 100, RunDelay: 50, Disturbed: true, CoreALUBefore: 1, CoreChainBefore: 1, CoreALUAfter: 1, CoreChainAfter: 1}
+	clean := runReport{Value: 7, Wall: 100}
+	rep := childReport{Values: []float64{9}, Disturbed: true, Runs: []runReport{shared, shared, waited, clean, clean}}
+	if got := disturbedText(c, rep); !strings.Contains(got, "3 of 5 timed runs disturbed") || !strings.Contains(got, "2 on a shared core") {
+		t.Errorf("two shared-core runs and one wait: %q", got)
+	}
+	rep.Runs = []runReport{waited, waited, waited, clean, clean}
+	if got := disturbedText(c, rep); strings.Contains(got, "core") {
+		t.Errorf("runqueue waits alone: %q mentions the core", got)
+	}
+}
