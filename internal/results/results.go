@@ -81,6 +81,11 @@ const (
 	KeyCPUPin            = "cpu-pin"
 	KeyTimerFloorOS      = "timer-floor-os"
 	KeyThreadWakeFloorOS = "thread-wake-floor-os"
+	// KeyCoreProbe records, when the core probe is on, the lowest ratio
+	// of its throughput-bound loop to its latency-bound one read on the
+	// cells' CPU at the start of the run (the unshared core's) and the
+	// limit above which a run's core counts as shared.
+	KeyCoreProbe = "core-probe"
 	// KeyThreadPool records the thread-pool size of the cells that run
 	// their work on the runtime's pool (offload, fileio) and the
 	// gomaxprocs they ran with; KeyIOUring whether the kernel offered

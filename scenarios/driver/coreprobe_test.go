@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"math"
 	"runtime"
 	"slices"
 	"testing"
@@ -30,9 +31,34 @@ func TestCoreSharedMark(t *testing.T) {
 		{"no chain reading", CoreReading{ALU: 2}, CoreReading{ALU: 2}, false},
 		{"a slow chain (an interrupt in each burst) is not a shared core", unshared, CoreReading{ALU: 0.98, Chain: 1.5}, false},
 	} {
-		if got := CoreShared(Signal{CoreBefore: c.before, CoreAfter: c.after}); got != c.want {
+		if got := CoreShared(Signal{CoreBefore: c.before, CoreAfter: c.after}, CoreSharedRatio); got != c.want {
 			t.Errorf("%s: CoreShared(%+v, %+v) = %v, want %v", c.name, c.before, c.after, got, c.want)
 		}
+	}
+}
+
+// TestCoreLimit: the limit is CoreSharedRatio on a core whose unshared
+// ratio is at most 1 (or unknown), and scales with a base above 1, so
+// that a core slower at the throughput-bound loop even unshared is not
+// marked on every run.
+func TestCoreLimit(t *testing.T) {
+	for _, c := range []struct{ base, want float64 }{
+		{0, CoreSharedRatio},
+		{0.97, CoreSharedRatio},
+		{1, CoreSharedRatio},
+		{1.5, CoreSharedRatio * 1.5},
+	} {
+		if got := CoreLimit(c.base); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("CoreLimit(%v) = %v, want %v", c.base, got, c.want)
+		}
+	}
+	slowCore := CoreReading{ALU: 1.4, Chain: 1} // unshared, on a core with fewer ports
+	sig := Signal{CoreBefore: slowCore, CoreAfter: slowCore}
+	if CoreShared(sig, CoreLimit(1.4)) {
+		t.Error("a run at the machine's own unshared ratio is marked")
+	}
+	if !CoreShared(Signal{CoreBefore: CoreReading{ALU: 2.1, Chain: 1}}, CoreLimit(1.4)) {
+		t.Error("a run 1.5× over the machine's base is not marked")
 	}
 }
 
@@ -107,7 +133,7 @@ func TestCoreMarkOnlyWhereJudged(t *testing.T) {
 	defer runtime.GOMAXPROCS(old)
 	sw, _ := scenarios.Lookup("switch")
 	mem, _ := scenarios.Lookup("memory")
-	shared := Signal{CoreBefore: CoreReading{ALU: 1.8, Chain: 1}, CoreAfter: CoreReading{ALU: 1, Chain: 1}}
+	shared := Signal{CoreBefore: CoreReading{ALU: 1.8, Chain: 1}, CoreAfter: CoreReading{ALU: 1, Chain: 1}, CoreShared: true} // runOnce sets the verdict
 	if mark := judge(sw, Options{CoreMark: true}); mark == nil || !mark(shared) || mark(Signal{}) {
 		t.Error("one P, CoreMark: want the default mark with the core mark")
 	}

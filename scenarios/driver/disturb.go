@@ -107,6 +107,10 @@ type Signal struct {
 	// (coreprobe.go) just before the run's body and just after it, on
 	// the body's CPU; zero when the probe was off (Options.CoreProbe).
 	CoreBefore, CoreAfter CoreReading
+	// CoreShared is the core mark's verdict on those readings against the
+	// measurement's limit (CoreShared, Options.CoreLimit), whether or not
+	// the mark judges the run (Options.CoreMark).
+	CoreShared bool
 }
 
 // DisturbedShare is the mark: a timed run whose body's thread waited on a

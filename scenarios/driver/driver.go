@@ -12,6 +12,7 @@
 package driver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -100,6 +101,10 @@ type Options struct {
 	// to the disturbance mark of a cell that has one (judge): such a run
 	// is re-taken and left out as a disturbed one is.
 	CoreMark bool
+	// CoreLimit is the Ratio above which a core probe reading marks its
+	// run (CoreLimit: benchrun sets it from the run-wide base it reads
+	// before the first cell); 0 means CoreSharedRatio.
+	CoreLimit float64
 }
 
 // Sample is the measurement of one cell in one process: Iters iterations
@@ -328,7 +333,7 @@ func judge(s *scenarios.Scenario, opts Options) func(Signal) bool {
 	}
 	if mark != nil && opts.CoreMark {
 		wait := mark
-		mark = func(sig Signal) bool { return wait(sig) || CoreShared(sig) }
+		mark = func(sig Signal) bool { return wait(sig) || sig.CoreShared }
 	}
 	return mark
 }
@@ -486,6 +491,7 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	sig := sched.since(bodyStart)
 	if opts.CoreProbe {
 		sig.CoreBefore, sig.CoreAfter = coreBefore, coreReader()
+		sig.CoreShared = CoreShared(sig, cmp.Or(opts.CoreLimit, CoreSharedRatio))
 	}
 	if env != nil {
 		sig.Segments = env.Segments()

@@ -48,7 +48,7 @@ func addNoiseFlags(fs *flag.FlagSet) noiseFlags {
 		run:       fs.Duration("run-budget", defaultRunBudget, "wall time the whole run should take: extra repetitions get at most what the planned ones leave of it (0: no limit but --adapt-budget); --quick defaults to 90s"),
 		memProbe:  fs.Bool("mem-probe", false, "time a short chain of dependent loads from memory before and after each timed run and write it in the run log beside the run's figure (a record, not a mark; costs a few ms and 64 MiB per process, and evicts the caches before each run)"),
 		coreProbe: fs.Bool("core-probe", false, "time two short register loops, one throughput-bound and one latency-bound, before and after each timed run and write their ratio in the run log beside the run's figure (~1.0 on an unshared core; higher when another tenant runs on the core's sibling hyperthread)"),
-		coreMark:  fs.Bool("core-mark", false, "as --core-probe, and a judged cell's timed run whose core probe says the core was shared is marked disturbed: re-taken, left out of the median, its process not counted when fewer than a majority of its runs are clean"),
+		coreMark:  fs.Bool("core-mark", true, "as --core-probe, and a judged cell's timed run whose core probe says the core was shared (a ratio over the limit the run reads at its start: the core-probe line) is marked disturbed: re-taken, left out of the median, its process not counted when fewer than a majority of its runs are clean; --core-mark=false counts every run as before"),
 	}
 }
 

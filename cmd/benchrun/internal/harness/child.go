@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,6 +67,9 @@ type runReport struct {
 	CoreChainBefore float64 `json:"ccb,omitempty"`
 	CoreALUAfter    float64 `json:"caa,omitempty"`
 	CoreChainAfter  float64 `json:"cca,omitempty"`
+	// CoreShared: the core probe's readings were over the run's limit
+	// (driver.Signal.CoreShared), whether or not the mark judged them.
+	CoreShared bool `json:"cs,omitempty"`
 	// Disturbed: the mark found this run disturbed.
 	Disturbed bool `json:"disturbed,omitempty"`
 	// The run's timed segments (driver.Signal.Segments): how many, how
@@ -126,15 +130,6 @@ func (r runReport) coreProbe() string {
 	return fmt.Sprintf(", core probe %.2f/%.2f", before.Ratio(), after.Ratio())
 }
 
-// coreShared says the run's core probe readings are over the core mark
-// (driver.CoreShared).
-func (r runReport) coreShared() bool {
-	return driver.CoreShared(driver.Signal{
-		CoreBefore: driver.CoreReading{ALU: r.CoreALUBefore, Chain: r.CoreChainBefore},
-		CoreAfter:  driver.CoreReading{ALU: r.CoreALUAfter, Chain: r.CoreChainAfter},
-	})
-}
-
 // segTotals sums the timed segments of a cell's counted repetitions
 // (every timed run of each: the median leaves none of their time out of
 // the figure's level).
@@ -177,7 +172,7 @@ func runReports(sm *driver.Sample) []runReport {
 	var out []runReport
 	for i, sig := range sm.Signals {
 		r := runReport{Wall: int64(sig.Wall), RunDelay: int64(sig.RunDelay), AllDelay: int64(sig.AllDelay), CPU: int64(sig.CPU), Own: int64(sig.Own), Wait: int64(sig.Wait()), Nivcsw: sig.Nivcsw, MemBefore: sig.MemBefore, MemAfter: sig.MemAfter,
-			CoreALUBefore: sig.CoreBefore.ALU, CoreChainBefore: sig.CoreBefore.Chain, CoreALUAfter: sig.CoreAfter.ALU, CoreChainAfter: sig.CoreAfter.Chain,
+			CoreALUBefore: sig.CoreBefore.ALU, CoreChainBefore: sig.CoreBefore.Chain, CoreALUAfter: sig.CoreAfter.ALU, CoreChainAfter: sig.CoreAfter.Chain, CoreShared: sig.CoreShared,
 			Segments: sig.Segments.Segments, Preempted: sig.Segments.Preempted, Moved: sig.Segments.Moved, Timed: int64(sig.Segments.Time), PreemptedTime: int64(sig.Segments.PreemptedTime)}
 		if i < len(sm.Runs) && len(sm.Runs[i]) > 0 {
 			r.Value = sm.Runs[i][0]
@@ -210,6 +205,9 @@ func childArgs(c Cell, opts Options) []string {
 	if opts.CoreMark {
 		args = append(args, "-core-mark")
 	}
+	if (opts.CoreProbe || opts.CoreMark) && opts.coreLimit > 0 {
+		args = append(args, "-core-limit", strconv.FormatFloat(opts.coreLimit, 'g', -1, 64))
+	}
 	return args
 }
 
@@ -229,6 +227,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 	memProbe := fs.Bool("mem-probe", false, "read the memory probe before and after each run (driver.Options.MemProbe)")
 	coreProbe := fs.Bool("core-probe", false, "read the core probe before and after each run (driver.Options.CoreProbe)")
 	coreMark := fs.Bool("core-mark", false, "read the core probe and mark a run whose core was shared disturbed (driver.Options.CoreMark)")
+	coreLimit := fs.Float64("core-limit", 0, "the core probe ratio above which a run's core was shared (driver.Options.CoreLimit; 0: driver.CoreSharedRatio)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -257,7 +256,7 @@ func ChildMain(args []string, stdout, stderr io.Writer) int {
 		runtime.GOMAXPROCS(want)
 	}
 	measure := func() (*driver.Sample, error) {
-		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, NoMark: *noMark, MemProbe: *memProbe, CoreProbe: *coreProbe, CoreMark: *coreMark, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
+		return driver.MeasureWith(s, row, p, driver.Options{Benchtime: *benchtime, GCOn: *gcOn, NoMark: *noMark, MemProbe: *memProbe, CoreProbe: *coreProbe, CoreMark: *coreMark, CoreLimit: *coreLimit, Loadgen: scenarios.ReexecLoadgen(LoadgenSubcommand)})
 	}
 	var sm *driver.Sample
 	if s.Cycles {

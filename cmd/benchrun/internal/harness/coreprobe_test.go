@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/bodies"
+	"github.com/corobench/corobench/scenarios/driver"
 )
 
 // TestCoreProbeReachesTheRunLog: with Options.CoreProbe or CoreMark the
@@ -68,7 +70,7 @@ func TestCoreProbeReachesTheRunLog(t *testing.T) {
 // alone does not mention the core.
 func TestDisturbedTextNamesASharedCore(t *testing.T) {
 	c := Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1)[0]
-	shared := runReport{Value: 9, Wall: 100, Disturbed: true, CoreALUBefore: 1.8, CoreChainBefore: 1, CoreALUAfter: 1, CoreChainAfter: 1}
+	shared := runReport{Value: 9, Wall: 100, Disturbed: true, CoreALUBefore: 1.8, CoreChainBefore: 1, CoreALUAfter: 1, CoreChainAfter: 1, CoreShared: true}
 	waited := runReport{Value: 9, Wall: 100, RunDelay: 50, Disturbed: true, CoreALUBefore: 1, CoreChainBefore: 1, CoreALUAfter: 1, CoreChainAfter: 1}
 	clean := runReport{Value: 7, Wall: 100}
 	rep := childReport{Values: []float64{9}, Disturbed: true, Runs: []runReport{shared, shared, waited, clean, clean}}
@@ -78,5 +80,24 @@ func TestDisturbedTextNamesASharedCore(t *testing.T) {
 	rep.Runs = []runReport{waited, waited, waited, clean, clean}
 	if got := disturbedText(c, rep); strings.Contains(got, "core") {
 		t.Errorf("runqueue waits alone: %q mentions the core", got)
+	}
+}
+
+// TestCoreBase: the run-wide base is read on the asked CPU, from every
+// reading, and its config line and the children's arguments carry the
+// limit it gives.
+func TestCoreBase(t *testing.T) {
+	b := measureCoreBase(0) // every machine has cpu0
+	if b.cpu != 0 || b.readings != coreBaseBursts*coreBaseReadings || b.ratio <= 0 {
+		t.Fatalf("base %+v: want %d readings on cpu0 and a ratio", b, coreBaseBursts*coreBaseReadings)
+	}
+	limit := driver.CoreLimit(b.ratio)
+	if cfg := b.config(limit, true); !strings.Contains(cfg, fmt.Sprintf("limit %.3f", limit)) || !strings.Contains(cfg, "on cpu0") || !strings.Contains(cfg, "--core-mark") {
+		t.Errorf("config %q", cfg)
+	}
+	c := Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.StackfulAsm}, true, nil, 1)[0]
+	args := strings.Join(childArgs(c, Options{CoreMark: true, coreLimit: 1.25}), " ")
+	if !strings.Contains(args, "-core-mark -core-limit 1.25") {
+		t.Errorf("child arguments %q: want the mark and its limit", args)
 	}
 }

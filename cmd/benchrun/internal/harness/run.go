@@ -57,8 +57,11 @@ type Options struct {
 	// CoreMark has each child read the core probe and mark a timed run
 	// whose core was shared disturbed (driver.Options.CoreMark).
 	CoreMark bool
-	OutDir   string
-	Runstamp string
+	// coreLimit is the core probe's limit for the run, set by Run from
+	// the base it reads (corebase.go) and passed to each child.
+	coreLimit float64
+	OutDir    string
+	Runstamp  string
 	// Header is written as comment lines at the top of the results file
 	// (the command line, for whoever reruns it).
 	Header string
@@ -182,7 +185,13 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// refuse the run: the line says why instead, and only the pool
 	// scenarios' comparison with it is lost.
 	wake, err := measureThreadWakeFloor(threadFloorRounds, threadFloorWarmup, &pins.orig, pins.cpu)
-	machine := append(slices.Clone(opts.Machine),
+	machine := slices.Clone(opts.Machine)
+	if opts.CoreProbe || opts.CoreMark {
+		base := measureCoreBase(pins.cpu)
+		opts.coreLimit = driver.CoreLimit(base.ratio)
+		machine = append(machine, benchfmt.Config{Key: results.KeyCoreProbe, Value: []byte(base.config(opts.coreLimit, opts.CoreMark)), File: true})
+	}
+	machine = append(machine,
 		benchfmt.Config{Key: results.KeyCPUPin, Value: []byte(pins.config()), File: true},
 		benchfmt.Config{Key: results.KeyTimerFloorOS, Value: []byte(floor.config()), File: true},
 		benchfmt.Config{Key: results.KeyThreadWakeFloorOS, Value: []byte(threadWakeFloorConfig(wake, err)), File: true})
@@ -589,14 +598,14 @@ func disturbedText(c Cell, rep childReport) string {
 	for _, r := range rep.Runs {
 		if r.Disturbed {
 			shares = append(shares, fmt.Sprintf("%.0f%%", 100*r.waitShare()))
-			if r.coreShared() {
+			if r.CoreShared {
 				shared++
 			}
 		}
 	}
 	core := ""
 	if shared > 0 {
-		core = fmt.Sprintf("; %d on a shared core (core probe over %.2f)", shared, driver.CoreSharedRatio)
+		core = fmt.Sprintf("; %d on a shared core (core probe over the limit on the %s line)", shared, results.KeyCoreProbe)
 	}
 	return fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed (runqueue wait %s of wall, marked above %.0f%%%s)",
 		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare, core)

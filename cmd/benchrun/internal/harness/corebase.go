@@ -1,0 +1,82 @@
+package harness
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/corobench/corobench/scenarios/driver"
+)
+
+// The core probe's base. The core mark (driver.CoreShared) calls a run's
+// core shared when a probe reading's ratio (throughput-bound loop over
+// latency-bound loop, driver.CoreReading.Ratio) is over a limit. The
+// limit was chosen on a VM whose unshared core reads ~0.97; a core with
+// fewer ALU ports may read more even unshared, and every run there would
+// be marked. So before the first cell the run reads the probe on the
+// cells' CPU in a few bursts spread over about half a second and takes the
+// lowest ratio as the unshared core's: another tenant on the sibling
+// hyperthread comes and goes in stretches of tens of ms to seconds, so
+// one of the readings is very likely unshared. The limit is
+// driver.CoreLimit of it: driver.CoreSharedRatio on that VM, higher on a
+// core whose base is over 1. A base taken while the core stayed shared
+// throughout reads high and raises the limit: the mark then marks less,
+// never more.
+
+// Bursts of readings the base is made of, and the pause between them.
+const (
+	coreBaseBursts   = 6
+	coreBaseReadings = 40 // per burst; a reading is ~0.2 ms
+	coreBasePause    = 100 * time.Millisecond
+)
+
+// coreBase is the run-wide reading of the core probe.
+type coreBase struct {
+	ratio    float64 // the lowest ratio read
+	readings int
+	cpu      int // where they were read; -1: unpinned
+	span     time.Duration
+}
+
+// measureCoreBase reads the probe on cpu (or, with cpu < 0, wherever the
+// thread runs) on a thread of its own, which ends with it.
+func measureCoreBase(cpu int) coreBase {
+	done := make(chan coreBase, 1)
+	go func() {
+		// Never unlocked: the thread's affinity dies with it.
+		runtime.LockOSThread()
+		b := coreBase{cpu: -1}
+		if cpu >= 0 && pinSelf(cpu) == nil {
+			b.cpu = cpu
+		}
+		start := time.Now()
+		for i := range coreBaseBursts {
+			if i > 0 {
+				time.Sleep(coreBasePause)
+			}
+			for range coreBaseReadings {
+				r := driver.ReadCore().Ratio()
+				if r > 0 && (b.ratio == 0 || r < b.ratio) {
+					b.ratio = r
+				}
+				b.readings++
+			}
+		}
+		b.span = time.Since(start).Round(time.Millisecond)
+		done <- b
+	}()
+	return <-done
+}
+
+// config is the core-probe config value.
+func (b coreBase) config(limit float64, marking bool) string {
+	where := "unpinned"
+	if b.cpu >= 0 {
+		where = fmt.Sprintf("cpu%d", b.cpu)
+	}
+	use := "recorded in the run log, not a mark (--core-probe)"
+	if marking {
+		use = "a judged cell's timed run with a reading over it is disturbed (--core-mark)"
+	}
+	return fmt.Sprintf("unshared ratio %.3f (the lowest of %d readings over %v on %s); limit %.3f: %s", b.ratio, b.readings, b.span, where, limit, use)
+}
