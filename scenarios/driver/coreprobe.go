@@ -28,8 +28,9 @@ import (
 // loop's time: ~1.0 on an unshared core of that VM (Sapphire/Emerald
 // Rapids, ~4 GHz: the chain reads 0.98 ns, 4 cycles), 1.1–2.3 with the
 // sibling busy, whatever the frequency. The VM's other vCPU is not
-// the other thread: a spinner pinned to cpu0 left the alu loop on cpu1 at
-// its unshared speed.
+// the other thread: with an xor/add spinner pinned to cpu0 for 20 of 60
+// s, 36% of the alu loop's readings on cpu1 were over 1.10, against 40%
+// in the other 40 s (/work/notes/s14/Q-data/q_exp2.csv).
 //
 // Each loop's reading is the fastest of coreProbeBursts bursts, so an
 // interrupt inside one burst (its handler's time is the thread's) does
