@@ -11,7 +11,8 @@ import (
 // through the heap. A bucket is sorted once when it moves (groupSort, or
 // sortDue's radix sort when its deadlines crowd), about 500 entries in
 // the Timer scenario at n=10000, which costs less than pushing them into
-// the heap and popping each through the heap's levels (the pop's sift-down was ~25-30 ns of a wake there).
+// the heap and popping each through the heap's levels (the pop's
+// sift-down was ~25-30 ns of a wake there).
 //
 // Invariants:
 //   - a[:h] are fired or stopped entries, with t == nil; a[h:] is sorted by
@@ -83,9 +84,10 @@ func (l *Loop) runAppend(b []timerEntry) {
 // an insertion sort puts each group in order: with about one entry per
 // group that sort mostly compares an entry with the one before it and
 // moves on, where a full radix sort of the bucket's 17-bit offsets makes
-// three passes of counting and scattering (sortDue). The group bound
-// caps the insertion sort's work at groupMax/2 moves per entry, whatever
-// the deadlines.
+// three passes of counting and scattering (sortDue). An entry is out of
+// order only against entries of its own group, so the group bound caps
+// the insertion sort's work at fewer than groupMax moves per entry,
+// whatever the deadlines.
 func groupSort(b, a []timerEntry, sc *dueScratch) ([]timerEntry, bool) {
 	lo, hi := b[0].deadline, b[0].deadline
 	for i := range b {
