@@ -653,6 +653,7 @@ type dueScratch struct {
 	slots []int32  // the due entries' heap slots, ascending
 	keys  []uint64 // sortDue's keys
 	tmp   []uint64 // radixSort's second buffer
+	count []int32  // groupSort's group counts (timerrun.go)
 }
 
 // radixSort sorts keys by their bits above slotBits, of which the lowest

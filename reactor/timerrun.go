@@ -1,12 +1,18 @@
 package reactor
 
+import (
+	"math/bits"
+	"slices"
+)
+
 // timerRun holds the buckets the ring has moved out (farMove), sorted by
 // (deadline, seq): firing takes its head, or the heap's minimum when that
 // is earlier (popTimers merges the two), so the ring's timers never sift
-// through the heap. A bucket is radix-sorted once when it moves (sortDue),
-// about 500 entries in the Timer scenario at n=10000, which costs less
-// than pushing them into the heap and popping each through the heap's
-// levels (the pop's sift-down was ~25-30 ns of a wake there).
+// through the heap. A bucket is sorted once when it moves (groupSort, or
+// sortDue's radix sort when its deadlines crowd), about 500 entries in
+// the Timer scenario at n=10000, which costs less than pushing them into
+// the heap and popping each through the heap's levels (the pop's
+// sift-down was ~25-30 ns of a wake there).
 //
 // Invariants:
 //   - a[:h] are fired or stopped entries, with t == nil; a[h:] is sorted by
@@ -49,17 +55,95 @@ func (l *Loop) runAppend(b []timerEntry) {
 	if len(r.a) == 0 {
 		r.off = 0 // no node carries a run mark
 	}
-	q := l.due.slots[:0]
-	for i := range b {
-		q = append(q, int32(i))
-	}
-	l.due.slots = q
 	base := len(r.a)
-	r.a = sortDue(b, q, r.a, &l.due)
-	for i := base; i < len(r.a); i++ {
-		r.a[i].t.index = r.mark(i)
+	if len(b) == 0 {
+		return
+	}
+	var ok bool
+	if r.a, ok = groupSort(b, r.a, &l.due); !ok {
+		// A crowded group (many deadlines within a group's width, or
+		// deadlines too far apart for the groups): sortDue's radix sort.
+		q := l.due.slots[:0]
+		for i := range b {
+			q = append(q, int32(i))
+		}
+		l.due.slots = q
+		r.a = sortDue(b, q, r.a, &l.due)
+	}
+	a, mark := r.a, r.mark(0)
+	for i := base; i < len(a); i++ {
+		a[i].t.index = mark + i
 	}
 }
+
+// groupSort appends b's entries to a in (deadline, seq) order and returns
+// a and true, or leaves a as it was and returns false when some group
+// would hold more than groupMax entries (or the deadlines span more than
+// 63 bits). It spreads the entries over about len(b) groups of equal width
+// across their deadlines' span by one counting pass and one scatter, then
+// an insertion sort puts each group in order: with about one entry per
+// group that sort mostly compares an entry with the one before it and
+// moves on, where a full radix sort of the bucket's 17-bit offsets makes
+// three passes of counting and scattering (sortDue). An entry is out of
+// order only against entries of its own group, so the group bound caps
+// the insertion sort's work at fewer than groupMax moves per entry,
+// whatever the deadlines.
+func groupSort(b, a []timerEntry, sc *dueScratch) ([]timerEntry, bool) {
+	lo, hi := b[0].deadline, b[0].deadline
+	for i := range b {
+		lo, hi = min(lo, b[i].deadline), max(hi, b[i].deadline)
+	}
+	if hi-lo < 0 {
+		return a, false // the span overflows
+	}
+	digit := min(bits.Len(uint(len(b))), groupMaxDigit)
+	shift := max(bits.Len64(uint64(hi-lo))-digit, 0)
+	if cap(sc.count) < 1<<digit {
+		sc.count = make([]int32, 1<<groupMaxDigit)
+	}
+	count := sc.count[:1<<digit]
+	clear(count)
+	for i := range b {
+		count[uint64(b[i].deadline-lo)>>shift]++
+	}
+	// Each group's count becomes its first position.
+	sum := int32(0)
+	crowded := false
+	for g, c := range count {
+		count[g] = sum
+		sum += c
+		crowded = crowded || c > groupMax
+	}
+	if crowded {
+		return a, false
+	}
+	base := len(a)
+	a = slices.Grow(a, len(b))[:base+len(b)]
+	out := a[base:]
+	for i := range b {
+		g := uint64(b[i].deadline-lo) >> shift
+		out[count[g]] = b[i]
+		count[g]++
+	}
+	for i := 1; i < len(out); i++ {
+		if lessBit(&out[i], &out[i-1]) == 0 {
+			continue
+		}
+		e, j := out[i], i
+		for ; j > 0 && lessBit(&e, &out[j-1]) != 0; j-- {
+			out[j] = out[j-1]
+		}
+		out[j] = e
+	}
+	return a, true
+}
+
+// groupMax is the most entries groupSort lets a group hold: an insertion
+// sort of g entries moves at most g(g-1)/2 of them.
+const groupMax = 32
+
+// groupMaxDigit bounds groupSort's groups at 1<<groupMaxDigit.
+const groupMaxDigit = 12
 
 // pop removes the run's head, which the caller has checked is there, and
 // leaves the node idle.

@@ -1,6 +1,9 @@
 package reactor
 
 import (
+	"cmp"
+	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -93,5 +96,112 @@ func TestTimerRunMergesWithHeap(t *testing.T) {
 func TestPrefetchTimerNodeNeverFaults(t *testing.T) {
 	for _, addr := range []uintptr{0, 1, 63, 4096, 1 << 47, ^uintptr(0) - 190} {
 		prefetchTimerNode(addr)
+	}
+}
+
+// TestGroupSortOrdersEntries: groupSort puts a bucket in (deadline, seq)
+// order for bucket sizes from 1 to past its largest group count, spans from
+// 0 to 62 bits, ties (in start order and out of it, as farRemove's swaps
+// leave them), and refuses, leaving the run as it was, exactly when a group
+// would be crowded; runAppend's fallback then sorts such a bucket too.
+func TestGroupSortOrdersEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	refused := 0
+	for _, n := range []int{1, 2, 3, 17, 64, 500, 5000, 9000} {
+		for _, span := range []int64{0, 1, 100, 1 << 17, 1 << 40, 1 << 62} {
+			for _, ties := range []int{0, 3, 50} { // every ties-th entry repeats an earlier deadline
+				nodes := make([]TimerNode, n)
+				b := make([]timerEntry, n)
+				for i := range b {
+					d := int64(1)<<40 + rng.Int64N(span+1)
+					if ties > 0 && i > 0 && i%ties == 0 {
+						d = b[rng.IntN(i)].deadline
+					}
+					b[i] = timerEntry{deadline: d, seq: uint64(i + 1), t: &nodes[i]}
+				}
+				// Swap a few entries, as farRemove does: ties out of start order.
+				for range n / 10 {
+					i, j := rng.IntN(n), rng.IntN(n)
+					b[i], b[j] = b[j], b[i]
+				}
+				want := slices.Clone(b)
+				slices.SortFunc(want, func(x, y timerEntry) int {
+					return cmp.Or(cmp.Compare(x.deadline, y.deadline), cmp.Compare(x.seq, y.seq))
+				})
+				prefix := []timerEntry{{deadline: 1, seq: 0}}
+				got, ok := groupSort(b, prefix, &dueScratch{})
+				if !ok {
+					refused++
+					if len(got) != 1 {
+						t.Fatalf("n=%d span=%d ties=%d: refused but changed the run (len %d)", n, span, ties, len(got))
+					}
+					if !crowdedGroups(b) {
+						t.Fatalf("n=%d span=%d ties=%d: refused without a crowded group", n, span, ties)
+					}
+					continue
+				}
+				if crowdedGroups(b) {
+					t.Fatalf("n=%d span=%d ties=%d: sorted a bucket with a crowded group", n, span, ties)
+				}
+				if got[0] != prefix[0] || !slices.Equal(got[1:], want) {
+					t.Fatalf("n=%d span=%d ties=%d: not in (deadline, seq) order", n, span, ties)
+				}
+			}
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no case was refused: widen the cases so the fallback is covered")
+	}
+}
+
+// crowdedGroups is groupSort's refusal test, written plainly: whether some
+// group of its layout would hold more than groupMax entries.
+func crowdedGroups(b []timerEntry) bool {
+	lo, hi := b[0].deadline, b[0].deadline
+	for _, e := range b {
+		lo, hi = min(lo, e.deadline), max(hi, e.deadline)
+	}
+	digit := min(bits.Len(uint(len(b))), groupMaxDigit)
+	shift := max(bits.Len64(uint64(hi-lo))-digit, 0)
+	n := map[uint64]int{}
+	for _, e := range b {
+		g := uint64(e.deadline-lo) >> shift
+		if n[g]++; n[g] > groupMax {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRunAppendFallsBackForCrowdedBuckets: a bucket whose deadlines
+// crowd one group (here every deadline equal, started out of order by
+// Stops that swap ring positions) still fires in (deadline, start order)
+// through the run, with every node marked.
+func TestRunAppendFallsBackForCrowdedBuckets(t *testing.T) {
+	l, c := newFakeLoop(t)
+	s := (c.t>>farShift + 2) << farShift
+	var log []int
+	ws := make([]*batchWaiter, 200)
+	for i := range ws {
+		ws[i] = &batchWaiter{id: i, log: &log}
+		ws[i].node.Init(l, ws[i])
+		ws[i].node.StartAt(s + 7)
+	}
+	for i := 0; i < len(ws); i += 7 {
+		ws[i].node.Stop() // the bucket's last entry moves into its slot
+	}
+	c.t = s + 1
+	tick(t, l, true)
+	checkRun(t, l)
+	c.t = s + 8
+	tick(t, l, true)
+	var want []int
+	for i := range ws {
+		if i%7 != 0 {
+			want = append(want, i)
+		}
+	}
+	if !slices.Equal(log, want) {
+		t.Fatalf("fired %v, want %v", log, want)
 	}
 }
