@@ -165,18 +165,32 @@ func (p *pinPlan) restore() error {
 // thread's former set; this one sets any set and keeps nothing (the plan
 // holds the original).
 func setThreads(set *unix.CPUSet) error {
-	entries, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return fmt.Errorf("listing benchrun's threads: %w", err)
-	}
+	// A thread the runtime starts while this runs is cloned from one
+	// that may not have its new set yet, and keeps the old one (a thread
+	// left on one CPU after restore made the next run's plan read "one
+	// CPU allowed" once in a loaded `go test ./...`), so the pass is
+	// repeated until it finds no thread it has not set.
+	done := map[int]bool{}
 	var errs []error
-	for _, e := range entries {
-		tid, err := strconv.Atoi(e.Name())
+	for pass := 0; pass < 5; pass++ {
+		entries, err := os.ReadDir("/proc/self/task")
 		if err != nil {
-			continue
+			return fmt.Errorf("listing benchrun's threads: %w", err)
 		}
-		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
-			errs = append(errs, fmt.Errorf("setting thread %d's CPU affinity: %w", tid, err))
+		fresh := 0
+		for _, e := range entries {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil || done[tid] {
+				continue
+			}
+			done[tid] = true
+			fresh++
+			if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
+				errs = append(errs, fmt.Errorf("setting thread %d's CPU affinity: %w", tid, err))
+			}
+		}
+		if fresh == 0 {
+			break
 		}
 	}
 	return errors.Join(errs...)
