@@ -1,15 +1,11 @@
 package harness
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/bodies"
@@ -21,41 +17,13 @@ import (
 // log shows its readings' ratios on every timed run's line; with neither,
 // no flag and no readings.
 func TestCoreProbeReachesTheRunLog(t *testing.T) {
+	probed := regexp.MustCompile(`, core probe \d+\.\d\d/\d+\.\d\d`)
 	for _, c := range []struct {
 		probe, mark bool
 	}{{true, false}, {false, true}, {false, false}} {
-		var args [][]string
-		cmd := fakeCommand(nil)
-		dir := t.TempDir()
-		sum, err := Run(context.Background(), Options{
-			Cells:     Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1),
-			Benchtime: time.Millisecond,
-			Timeout:   time.Minute,
-			OutDir:    dir,
-			Runstamp:  NewRunstamp(time.Now()),
-			Header:    "test run",
-			Machine:   MachineConfig("test", time.Millisecond, false),
-			CoreProbe: c.probe,
-			CoreMark:  c.mark,
-			Command: func(ctx context.Context, a []string) *exec.Cmd {
-				args = append(args, a)
-				return cmd(ctx, a)
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		log, err := os.ReadFile(sum.LogPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(args) == 0 || slices.Contains(args[0], "-core-probe") != c.probe || slices.Contains(args[0], "-core-mark") != c.mark {
+		args, runs := probeRun(t, func(o *Options) { o.CoreProbe, o.CoreMark = c.probe, c.mark })
+		if slices.Contains(args, "-core-probe") != c.probe || slices.Contains(args, "-core-mark") != c.mark {
 			t.Errorf("%+v: child args %q", c, args)
-		}
-		runs := regexp.MustCompile(`(?m)^    run \d+: .*$`).FindAllString(string(log), -1)
-		probed := regexp.MustCompile(`, core probe \d+\.\d\d/\d+\.\d\d`)
-		if len(runs) == 0 {
-			t.Fatalf("%+v: no run lines in the log:\n%s", c, log)
 		}
 		for _, l := range runs {
 			if probed.MatchString(l) != (c.probe || c.mark) {
