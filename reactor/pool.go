@@ -205,10 +205,9 @@ type threadPool struct {
 
 	hook func(poolPoint) // poolHook when the pool was made; nil in production
 
-	// cpus is Options.PoolCPUs as a set, and placed says whether it has
-	// any: every thread then moves there as it starts (poolcpus.go).
-	cpus   unix.CPUSet
-	placed bool
+	// cpus is Options.PoolCPUs as a set: when it has any, every thread
+	// moves there as it starts (poolcpus.go).
+	cpus unix.CPUSet
 }
 
 // poolPoint names a moment of a pool thread that a loaded machine, or an
@@ -252,11 +251,8 @@ func (l *Loop) threadPool() *threadPool {
 		if p.maxQueue <= 0 {
 			p.maxQueue = DefaultPoolQueue
 		}
-		if len(l.opts.PoolCPUs) > 0 {
-			// NewWithOptions checked the set (checkPoolCPUs).
-			p.cpus, _ = poolCPUSet(l.opts.PoolCPUs)
-			p.placed = true
-		}
+		// NewWithOptions checked the set (checkPoolCPUs).
+		p.cpus, _ = poolCPUSet(l.opts.PoolCPUs)
 		l.pool = p
 	}
 	return l.pool

@@ -68,7 +68,7 @@ func poolCPUSet(cpus []int) (unix.CPUSet, error) {
 // keep the placement it was asked for, and says so rather than run
 // elsewhere.
 func (p *threadPool) placeThread() {
-	if !p.placed {
+	if p.cpus.Count() == 0 {
 		return
 	}
 	if err := unix.SchedSetaffinity(0, &p.cpus); err != nil {

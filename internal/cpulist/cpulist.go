@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Parse reads a CPU list. Every part must be a CPU number or a range lo-hi
@@ -43,4 +45,15 @@ func Format(cpus []int) string {
 		parts[i] = strconv.Itoa(cpu)
 	}
 	return strings.Join(parts, ",")
+}
+
+// Of lists the CPUs in set, ascending.
+func Of(set *unix.CPUSet) []int {
+	var cpus []int
+	for cpu := 0; cpu < len(set)*64; cpu++ {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	return cpus
 }

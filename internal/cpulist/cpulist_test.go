@@ -3,6 +3,8 @@ package cpulist
 import (
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParse(t *testing.T) {
@@ -26,5 +28,18 @@ func TestParse(t *testing.T) {
 		if got, err := Parse(bad); err == nil {
 			t.Errorf("Parse(%q) = %v, want an error", bad, got)
 		}
+	}
+}
+
+func TestOf(t *testing.T) {
+	var set unix.CPUSet
+	for _, cpu := range []int{0, 3, 64, 1023} {
+		set.Set(cpu)
+	}
+	if got := Of(&set); !slices.Equal(got, []int{0, 3, 64, 1023}) {
+		t.Errorf("Of = %v", got)
+	}
+	if got := Of(&unix.CPUSet{}); got != nil {
+		t.Errorf("Of(empty) = %v", got)
 	}
 }

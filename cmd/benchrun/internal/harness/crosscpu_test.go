@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corobench/corobench/internal/cpulist"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/bodies"
@@ -25,7 +26,7 @@ func twoCPUs(t *testing.T) (a, b int) {
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		t.Fatal(err)
 	}
-	cpus := cpuList(set)
+	cpus := cpulist.Of(&set)
 	if len(cpus) < 2 {
 		t.Skip("needs 2 CPUs allowed")
 	}
@@ -53,7 +54,7 @@ func threadAffinities(t *testing.T) map[int]string {
 // fmtCPUs is set as a comparable string.
 func fmtCPUs(set unix.CPUSet) string {
 	var b strings.Builder
-	for _, c := range cpuList(set) {
+	for _, c := range cpulist.Of(&set) {
 		b.WriteString(strconv.Itoa(c) + ",")
 	}
 	return b.String()

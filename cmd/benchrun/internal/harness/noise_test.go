@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corobench/corobench/internal/cpulist"
 	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/bodies"
@@ -76,10 +77,10 @@ func noiseChildMode(mode string) (int, bool) {
 		for _, t := range tasks {
 			tid, _ := strconv.Atoi(t.Name())
 			if unix.SchedGetaffinity(tid, &parent) == nil {
-				pcpus = append(pcpus, cpuList(parent)...)
+				pcpus = append(pcpus, cpulist.Of(&parent)...)
 			}
 		}
-		b, _ := json.Marshal(map[string][]int{"own": cpuList(own), "parent": pcpus})
+		b, _ := json.Marshal(map[string][]int{"own": cpulist.Of(&own), "parent": pcpus})
 		if err := os.WriteFile(filepath.Join(arg, cellRow(os.Args)+".json"), b, 0o644); err != nil {
 			panic(err)
 		}
@@ -137,16 +138,6 @@ func threadsNotOn(t *testing.T, want unix.CPUSet) map[int]unix.CPUSet {
 		}
 	}
 	return off
-}
-
-func cpuList(set unix.CPUSet) []int {
-	var cpus []int
-	for cpu := 0; cpu < len(set)*64; cpu++ {
-		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
-	return cpus
 }
 
 // modeCommand runs the test binary as the child in the mode given per row.
@@ -415,7 +406,7 @@ func TestPinning(t *testing.T) {
 	if orig.Count() < 2 {
 		t.Skip("needs 2 CPUs allowed")
 	}
-	all := cpuList(orig)
+	all := cpulist.Of(&orig)
 	last := all[len(all)-1]
 	read := func(dir string, row scenarios.Row) (own, parent []int) {
 		b, err := os.ReadFile(filepath.Join(dir, string(row)+".json"))
@@ -481,7 +472,7 @@ func TestPinning(t *testing.T) {
 		tid, _ := strconv.Atoi(task.Name())
 		var set unix.CPUSet
 		if unix.SchedGetaffinity(tid, &set) == nil && set != orig {
-			t.Errorf("thread %d has affinity %v after the run, had %v", tid, cpuList(set), all)
+			t.Errorf("thread %d has affinity %v after the run, had %v", tid, cpulist.Of(&set), all)
 		}
 	}
 }

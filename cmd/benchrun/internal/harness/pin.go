@@ -92,15 +92,7 @@ func (p *pinPlan) poolPlaced(s *scenarios.Scenario, r scenarios.Row) bool {
 // poolCPUs is the CPU list a placed pool cell's pool threads run on (the
 // value of scenarios.PoolCPUsEnv): the CPUs benchrun keeps its own threads
 // on.
-func (p *pinPlan) poolCPUs() string {
-	var cpus []int
-	for cpu := 0; cpu < len(p.rest)*64; cpu++ {
-		if p.rest.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
-	return cpulist.Format(cpus)
-}
+func (p *pinPlan) poolCPUs() string { return cpulist.Format(cpulist.Of(&p.rest)) }
 
 // childAffinity is the affinity a cell's child starts with.
 func (p *pinPlan) childAffinity(s *scenarios.Scenario, r scenarios.Row) *unix.CPUSet {

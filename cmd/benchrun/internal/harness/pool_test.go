@@ -78,7 +78,7 @@ func poolCheckChild(dir string, args []string) int {
 		fmt.Fprintln(os.Stderr, "poolcheck:", err)
 		return 1
 	}
-	got.CPUs = affinityCPUs(set)
+	got.CPUs = cpulist.Of(&set)
 	var running, peak atomic.Int32
 	var placeMu sync.Mutex
 	var placeErr error
@@ -86,7 +86,7 @@ func poolCheckChild(dir string, args []string) int {
 		var set unix.CPUSet
 		err := unix.SchedGetaffinity(0, &set)
 		placeMu.Lock()
-		switch cpus := affinityCPUs(set); {
+		switch cpus := cpulist.Of(&set); {
 		case err != nil:
 			placeErr = err
 		case got.PoolCPUs == nil:
@@ -193,18 +193,6 @@ func (t *offloadTask) Resume(c *stackless.Context) stackless.Step {
 	return c.AwaitWork(t.w, t.job, 0)
 }
 
-// affinityCPUs lists the CPUs of set (twin of noise_test.go's cpuList, kept
-// apart so that either test file can change alone).
-func affinityCPUs(set unix.CPUSet) []int {
-	var cpus []int
-	for cpu := 0; cpu < len(set)*64; cpu++ {
-		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
-	return cpus
-}
-
 // TestPoolCellsGetTheirPs: the plan gives the pool cells (offload, fileio
 // on the stackful and stackless rows) GOMAXPROCS = 1 + PoolThreads() and
 // no other cell more than its row's, and each child's environment says so.
@@ -309,7 +297,7 @@ func TestPoolCellChildReadBack(t *testing.T) {
 	if err := unix.SchedGetaffinity(0, &all); err != nil {
 		t.Fatal(err)
 	}
-	allCPUs := affinityCPUs(all)
+	allCPUs := cpulist.Of(&all)
 	last := allCPUs[len(allCPUs)-1]
 	pinning := len(allCPUs) > 1
 	type want struct {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/corobench/corobench/cmd/benchrun/internal/report"
+	"github.com/corobench/corobench/internal/cpulist"
 )
 
 func cpuSet(cpus ...int) *unix.CPUSet {
@@ -87,7 +88,7 @@ func TestThreadWakeFloor(t *testing.T) {
 	}
 	if allowed.Count() > 1 {
 		for tid, set := range threadsNotOn(t, allowed) {
-			t.Errorf("thread %d left with CPUs %v after the floor", tid, cpuList(set))
+			t.Errorf("thread %d left with CPUs %v after the floor", tid, cpulist.Of(&set))
 		}
 	}
 }

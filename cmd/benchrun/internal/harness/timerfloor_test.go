@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/corobench/corobench/internal/cpulist"
 	"github.com/corobench/corobench/internal/timerslack"
 	"github.com/corobench/corobench/scenarios/bodies"
 )
@@ -27,7 +28,7 @@ func TestTimerFloor(t *testing.T) {
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		t.Fatal(err)
 	}
-	cpus := cpuList(set)
+	cpus := cpulist.Of(&set)
 	cpu := cpus[len(cpus)-1]
 	const windows = 3
 	// What the schedule holds: the sleeps of coroutine 0's first windows.
@@ -56,7 +57,7 @@ func TestTimerFloor(t *testing.T) {
 		t.Fatal(err)
 	}
 	for tid, got := range threadsNotOn(t, after) {
-		t.Errorf("thread %d on %v after the floor, want %v", tid, cpuList(got), cpuList(after))
+		t.Errorf("thread %d on %v after the floor, want %v", tid, cpulist.Of(&got), cpulist.Of(&after))
 	}
 	if len(tf.samples) != want || tf.slack != timerslack.Slack {
 		t.Fatalf("%d samples with slack %dns, want %d (Timer n=1's first %d windows) with %dns", len(tf.samples), tf.slack, want, windows, timerslack.Slack)
