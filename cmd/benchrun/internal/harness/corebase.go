@@ -14,20 +14,30 @@ import (
 // limit was chosen on a VM whose unshared core reads ~0.97; a core with
 // fewer ALU ports may read more even unshared, and every run there would
 // be marked. So before the first cell the run reads the probe on the
-// cells' CPU in a few bursts spread over about half a second and takes the
-// lowest ratio as the unshared core's: another tenant on the sibling
-// hyperthread comes and goes in stretches of tens of ms to seconds, so
-// one of the readings is very likely unshared. The limit is
-// driver.CoreLimit of it: driver.CoreSharedRatio on that VM, higher on a
-// core whose base is over 1. A base taken while the core stayed shared
-// throughout reads high and raises the limit: the mark then marks less,
-// never more.
+// cells' CPU in short bursts spread over a few seconds and takes the
+// lowest ratio as the unshared core's. The limit is driver.CoreLimit of
+// it: driver.CoreSharedRatio on that VM, higher on a core whose base is
+// over 1.
+//
+// A base taken while the core stayed shared throughout reads high and
+// raises the limit, so that the mark marks less and the record calls
+// shared runs clean: on 2026-12-07 (AMD EPYC guest) the sibling was busy
+// 74% of a 60 s trace (readings every 5.6 ms), in stretches of 17 ms at the
+// median and up to 0.95 s, with clean ones of 11 ms at the median; the
+// base then was 6 bursts of 40 readings over 0.58 s, and one run of three
+// read 1.318 (limit 1.449), which counted runs at 1.30–1.38 as clean
+// (Yield n=2 on stackless at 14–18 ns against 9 on a clean core). The
+// readings are therefore many short bursts far apart: the chance that
+// every burst lands in a shared stretch falls with the number of bursts
+// (0.74^30 ≈ 1e-4 with independent bursts), while their CPU time stays
+// that of 240 readings, ~50 ms.
 
-// Bursts of readings the base is made of, and the pause between them.
+// Bursts of readings the base is made of, and the pause between them:
+// ~2.4 s of wall at the start of a run, ~50 ms of it on the CPU.
 const (
-	coreBaseBursts   = 6
-	coreBaseReadings = 40 // per burst; a reading is ~0.2 ms
-	coreBasePause    = 100 * time.Millisecond
+	coreBaseBursts   = 30
+	coreBaseReadings = 8 // per burst; a reading is ~0.2 ms
+	coreBasePause    = 80 * time.Millisecond
 )
 
 // coreBase is the run-wide reading of the core probe.

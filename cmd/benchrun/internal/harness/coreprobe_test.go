@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/bodies"
@@ -58,6 +59,11 @@ func TestCoreBase(t *testing.T) {
 	b := measureCoreBase(0) // every machine has cpu0
 	if b.cpu != 0 || b.readings != coreBaseBursts*coreBaseReadings || b.ratio <= 0 {
 		t.Fatalf("base %+v: want %d readings on cpu0 and a ratio", b, coreBaseBursts*coreBaseReadings)
+	}
+	// The bursts are spread out, so that one stretch of a busy sibling
+	// cannot cover them all (corebase.go).
+	if spread := time.Duration(coreBaseBursts-1) * coreBasePause; b.span < spread {
+		t.Errorf("base read over %v: want its bursts spread over at least %v", b.span, spread)
 	}
 	limit := driver.CoreLimit(b.ratio)
 	if cfg := b.config(limit, true); !strings.Contains(cfg, fmt.Sprintf("limit %.3f", limit)) || !strings.Contains(cfg, "on cpu0") || !strings.Contains(cfg, "--core-mark") {
