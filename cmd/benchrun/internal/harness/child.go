@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/driver"
 )
@@ -165,6 +166,34 @@ func (t segTotals) text() string {
 	}
 	return fmt.Sprintf("; preempted: %d of %d timed segments (%.1f%%), %.1f%% of the timed time", t.preempted, t.segments,
 		100*float64(t.preempted)/float64(t.segments), 100*float64(t.preemptedTime)/float64(max(1, t.timed)))
+}
+
+// coreTotals counts a cell's timed runs that read the core probe, and
+// those of them whose reading was over the run's limit (runReport.CoreShared:
+// another tenant on the sibling hyperthread), over every repetition that
+// gave a report, counted or not: the conditions the cell met, which the
+// reps line states so that the results file says how much of a figure was
+// taken on a shared core, mark or no mark.
+type coreTotals struct{ runs, shared int }
+
+func (t *coreTotals) add(rep childReport) {
+	for _, r := range rep.Runs {
+		if r.CoreALUBefore > 0 {
+			t.runs++
+			if r.CoreShared {
+				t.shared++
+			}
+		}
+	}
+}
+
+// text is the reps line's note of them: "" when the probe was off. The
+// report reads it (report.repsCoreShared, its twin).
+func (t coreTotals) text() string {
+	if t.runs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; core shared: %d of %d timed runs (a core probe reading over the %s line's limit)", t.shared, t.runs, results.KeyCoreProbe)
 }
 
 // runReports is a sample's timed runs as the child reports them.

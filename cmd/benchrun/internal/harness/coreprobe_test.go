@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,46 @@ func TestCoreProbeReachesTheRunLog(t *testing.T) {
 				t.Errorf("%+v: run line %q", c, l)
 			}
 		}
+	}
+}
+
+// TestRepsLineCountsSharedCoreRuns: with the core probe on, the cell's
+// reps line in the results file says how many of its timed runs read a
+// shared core, out of all of them (one per run line of the log); with the
+// probe off it says nothing of the core.
+func TestRepsLineCountsSharedCoreRuns(t *testing.T) {
+	counted := regexp.MustCompile(`corobench:reps .*; core shared: (\d+) of (\d+) timed runs \(a core probe reading over the core-probe line's limit\)`)
+	_, runs, res := probeRunResults(t, func(o *Options) { o.CoreProbe = true })
+	m := counted.FindStringSubmatch(res)
+	if m == nil {
+		t.Fatalf("probe on: no core-shared count on the reps line:\n%s", res)
+	}
+	shared, _ := strconv.Atoi(m[1])
+	all, _ := strconv.Atoi(m[2])
+	if all != len(runs) || shared > all {
+		t.Errorf("probe on: %d of %d timed runs shared, with %d run lines in the log", shared, all, len(runs))
+	}
+	if _, _, res := probeRunResults(t, func(o *Options) { o.CoreProbe = false }); strings.Contains(res, "core shared") {
+		t.Errorf("probe off: the results file counts shared-core runs:\n%s", res)
+	}
+}
+
+// TestCoreTotals: every run with a reading counts, the shared ones apart;
+// runs without a reading (the probe off) do not count at all.
+func TestCoreTotals(t *testing.T) {
+	shared := runReport{CoreALUBefore: 1.8, CoreShared: true}
+	clean := runReport{CoreALUBefore: 1}
+	var c coreTotals
+	c.add(childReport{Runs: []runReport{shared, clean, clean}})
+	c.add(childReport{Runs: []runReport{shared, {}}})
+	if c != (coreTotals{runs: 4, shared: 2}) {
+		t.Errorf("totals %+v: want 2 shared of 4 runs with a reading", c)
+	}
+	if got := c.text(); !strings.Contains(got, "core shared: 2 of 4 timed runs") {
+		t.Errorf("text %q", got)
+	}
+	if got := (coreTotals{}).text(); got != "" {
+		t.Errorf("no readings: text %q, want none", got)
 	}
 }
 

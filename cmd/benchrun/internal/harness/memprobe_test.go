@@ -18,6 +18,13 @@ import (
 // timed runs' lines of its run log (the probes' readings go on them).
 func probeRun(t *testing.T, set func(*Options)) (args []string, runs []string) {
 	t.Helper()
+	args, runs, _ = probeRunResults(t, set)
+	return args, runs
+}
+
+// probeRunResults is probeRun that also returns the results file's text.
+func probeRunResults(t *testing.T, set func(*Options)) (args []string, runs []string, resultsText string) {
+	t.Helper()
 	var all [][]string
 	cmd := fakeCommand(nil)
 	opts := Options{
@@ -49,7 +56,11 @@ func probeRun(t *testing.T, set func(*Options)) (args []string, runs []string) {
 	if len(runs) == 0 {
 		t.Fatalf("no run lines in the log:\n%s", log)
 	}
-	return all[0], runs
+	res, err := os.ReadFile(sum.ResultsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all[0], runs, string(res)
 }
 
 // TestMemProbeReachesTheRunLog: with Options.MemProbe the child is asked

@@ -347,6 +347,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		}
 		st.reps++
 		st.wall += out.wall
+		if out.err == nil {
+			st.core.add(out.report)
+		}
 		// A cell counts once its record is on disk: a failed write
 		// leaves it out of the file, so out of the summary too.
 		var status string
@@ -506,7 +509,7 @@ rounds:
 			if !adaptOn && v == verdictCap {
 				v = verdictMore // no cap was in play: extra repetitions are off
 			}
-			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow) + st.seg.text()
+			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow) + st.seg.text() + st.core.text()
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
@@ -554,6 +557,8 @@ type cellState struct {
 	disturbed, dropped, crossSlow int
 	// seg sums the counted repetitions' timed segments (segTotals).
 	seg segTotals
+	// core counts its timed runs on a shared core (coreTotals).
+	core coreTotals
 	// pending holds the planned multi-P repetitions waiting for their
 	// cross-CPU verdict (resolve), in the order they ran.
 	pending []pendingRep

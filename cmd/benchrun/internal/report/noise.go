@@ -46,6 +46,15 @@ type noiseView struct {
 	// segments (cells of short segments only: a FreshRuntime lifecycle,
 	// a Shutdown cycle; scenarios.SegmentCounts), with the count.
 	Preempted []preemptLine
+	// CoreRuns counts the timed runs that read the core probe and
+	// CoreShared those of them over the run's limit (another tenant on the
+	// CPU's sibling hyperthread), summed over the reps lines; CoreCells
+	// counts the cells with such a count and CoreMostly those with more
+	// than half of their timed runs shared. CoreProbe is the core-probe
+	// config line ("" when the probe was off).
+	CoreRuns, CoreShared, CoreCells, CoreMostly int
+	CoreSharedPct                               string
+	CoreProbe                                   string
 	// Floor is the timer-floor-os line; FloorP50/FloorP99 its figures in
 	// ns (0 when the run did not record one).
 	Floor              string
@@ -140,6 +149,14 @@ func noise(set *cells.Set) noiseView {
 			stops[why]++
 			_, dropped, _ := repsDisturbed(a.Text)
 			nv.DroppedRuns += dropped
+			if shared, runs, ok := repsCoreShared(a.Text); ok {
+				nv.CoreShared += shared
+				nv.CoreRuns += runs
+				nv.CoreCells++
+				if 2*shared > runs {
+					nv.CoreMostly++
+				}
+			}
 			if text, share, ok := repsPreempted(a.Text); ok {
 				nv.Preempted = append(nv.Preempted, preemptLine{Where: where(a), Text: text, Share: share})
 			}
@@ -165,6 +182,10 @@ func noise(set *cells.Set) noiseView {
 	for _, why := range order {
 		nv.Stops = append(nv.Stops, keyCells{why, strconv.Itoa(stops[why])})
 	}
+	if nv.CoreRuns > 0 {
+		nv.CoreSharedPct = fmt.Sprintf("%.0f%%", 100*float64(nv.CoreShared)/float64(nv.CoreRuns))
+	}
+	nv.CoreProbe, _, _ = osFloor(set, results.KeyCoreProbe)
 	nv.Floor, nv.FloorP50, nv.FloorP99 = osFloor(set, results.KeyTimerFloorOS)
 	nv.WakeFloor, nv.WakeP50, nv.WakeP99 = osFloor(set, results.KeyThreadWakeFloorOS)
 	if nv.DisturbedMark == "" {
@@ -180,6 +201,21 @@ func where(a cells.Annotation) string {
 		w += " / " + a.Column
 	}
 	return w
+}
+
+var repsCoreSharedRE = regexp.MustCompile(`core shared: (\d+) of (\d+) timed runs`)
+
+// repsCoreShared reads a reps line's count of timed runs on a shared core
+// (harness coreTotals.text, its twin): shared of runs; ok is false for a
+// line without one (the probe was off).
+func repsCoreShared(text string) (shared, runs int, ok bool) {
+	m := repsCoreSharedRE.FindStringSubmatch(text)
+	if m == nil {
+		return 0, 0, false
+	}
+	shared, _ = strconv.Atoi(m[1])
+	runs, _ = strconv.Atoi(m[2])
+	return shared, runs, true
 }
 
 var repsPreemptedRE = regexp.MustCompile(`preempted: (\d+ of \d+ timed segments \([\d.]+%\)), ([\d.]+)% of the timed time`)

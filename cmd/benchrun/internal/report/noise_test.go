@@ -200,6 +200,38 @@ BenchmarkSpawn/impl=stackless/alive=1/pool=cold 1000 300 ns/spawn
 	}
 }
 
+// TestNoiseSectionSharedCore: the noise section sums the reps lines'
+// counts of timed runs on a shared core (3+1 of 5+5: 40%), counts the
+// cells with one (2) and those mostly shared (1: 3 of 5), and shows the
+// core-probe line; a file without the counts says the probe was off.
+func TestNoiseSectionSharedCore(t *testing.T) {
+	text := `goos: linux
+benchtime: 100ms
+core-probe: unshared ratio 1.046 (the lowest of 240 readings over 2.4s on cpu1); limit 1.150: recorded in the run log, not a mark (--core-probe)
+BenchmarkSwitch/impl=stackful-asm 1000 7 ns/switch
+BenchmarkSwitch/impl=stackful-asm 1000 8 ns/switch
+BenchmarkSwitch/impl=stackless 1000 2 ns/switch
+BenchmarkSwitch/impl=stackless 1000 2 ns/switch
+# corobench:reps BenchmarkSwitch/impl=stackful-asm: 2 repetitions: cv 9.4% > target 5.0%; extra repetitions off (--max-count or --adapt-budget); core shared: 3 of 5 timed runs (a core probe reading over the core-probe line's limit)
+# corobench:reps BenchmarkSwitch/impl=stackless: 2 repetitions: cv 0.0% <= target 5.0%; core shared: 1 of 5 timed runs (a core probe reading over the core-probe line's limit)
+`
+	sec := noiseSection(t, buildTestPage(t, text))
+	for _, want := range []string{
+		"4 of 10 timed runs (40%) read the core probe over the run's limit",
+		"1 of 2 cells had more than half of their timed runs so",
+		"core-probe: unshared ratio 1.046",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("noise section lacks %q:\n%s", want, sec)
+		}
+	}
+	off := strings.Replace(text, "core-probe: unshared", "x-other: unshared", 1)
+	off = repsCoreSharedRE.ReplaceAllString(off, "")
+	if sec := noiseSection(t, buildTestPage(t, off)); !strings.Contains(sec, "Not recorded: the run had the core probe off") {
+		t.Errorf("probe off: noise section:\n%s", sec)
+	}
+}
+
 // noiseSection is the page's noise section, which comes just before its
 // problems section.
 func noiseSection(t *testing.T, html string) string {
