@@ -123,12 +123,11 @@ func (r runReport) memProbe() string {
 // run (its loops' ratio, 1.0 on an unshared core of the VM it was made
 // on), "" when the probe was off.
 func (r runReport) coreProbe() string {
-	if r.CoreALUBefore == 0 && r.CoreALUAfter == 0 {
+	before, after, ok := r.coreRatios()
+	if !ok {
 		return ""
 	}
-	before := driver.CoreReading{ALU: r.CoreALUBefore, Chain: r.CoreChainBefore}
-	after := driver.CoreReading{ALU: r.CoreALUAfter, Chain: r.CoreChainAfter}
-	return fmt.Sprintf(", core probe %.2f/%.2f", before.Ratio(), after.Ratio())
+	return fmt.Sprintf(", core probe %.2f/%.2f", before, after)
 }
 
 // segTotals sums the timed segments of a cell's counted repetitions
@@ -168,32 +167,91 @@ func (t segTotals) text() string {
 		100*float64(t.preempted)/float64(t.segments), 100*float64(t.preemptedTime)/float64(max(1, t.timed)))
 }
 
-// coreTotals counts a cell's timed runs that read the core probe, and
-// those of them whose reading was over the run's limit (runReport.CoreShared:
-// another tenant on the sibling hyperthread), over every repetition that
-// gave a report, counted or not: the conditions the cell met, which the
-// reps line states so that the results file says how much of a figure was
-// taken on a shared core, mark or no mark.
-type coreTotals struct{ runs, shared int }
+// coreTotals holds a cell's timed runs' core probe readings, over every
+// repetition that gave a report, counted or not: the conditions the cell
+// met, which its reps line states so that the results file says how much
+// of a figure was taken on a shared core, mark or no mark. ratios is each
+// run's higher reading (before or after it); marked counts the runs the
+// child found over the run's limit (runReport.CoreShared), which is what
+// --core-mark judged by.
+type coreTotals struct {
+	ratios []float64
+	marked int
+}
 
 func (t *coreTotals) add(rep childReport) {
 	for _, r := range rep.Runs {
-		if r.CoreALUBefore > 0 {
-			t.runs++
+		if before, after, ok := r.coreRatios(); ok {
+			t.ratios = append(t.ratios, max(before, after))
 			if r.CoreShared {
-				t.shared++
+				t.marked++
 			}
 		}
 	}
 }
 
-// text is the reps line's note of them: "" when the probe was off. The
-// report reads it (report.repsCoreShared, its twin).
-func (t coreTotals) text() string {
-	if t.runs == 0 {
+// text is the reps line's note of them ("" when the probe was off). With
+// the mark, the runs the mark found shared, against the core-probe line's
+// limit; without it, the runs with a reading over limit, which the run
+// takes from its own lowest reading once every cell is done
+// (runCoreBase). The report reads it (report.repsCoreShared, its twin).
+func (t coreTotals) text(marking bool, limit float64, base runCoreBase) string {
+	if len(t.ratios) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; core shared: %d of %d timed runs (a core probe reading over the %s line's limit)", t.shared, t.runs, results.KeyCoreProbe)
+	if marking {
+		return fmt.Sprintf("; core shared: %d of %d timed runs (a core probe reading over the %s line's limit)", t.marked, len(t.ratios), results.KeyCoreProbe)
+	}
+	shared := 0
+	for _, r := range t.ratios {
+		if r > limit {
+			shared++
+		}
+	}
+	return fmt.Sprintf("; core shared: %d of %d timed runs (a core probe reading over %.3f, %s)", shared, len(t.ratios), limit, base.limitText())
+}
+
+// runCoreBase is, without the mark, the run's own base for the core probe:
+// the lowest ratio among every reading of every timed run (thousands in a
+// full run, taken over all of its minutes), against which the reps lines
+// count a cell's runs on a shared core. A base read before the first cell
+// (corebase.go) is what the mark needs, since a child judges its runs as
+// they end; a record can wait for the whole run's readings, which no
+// stretch of a busy sibling covers.
+type runCoreBase struct {
+	lowest   float64
+	readings int
+}
+
+func (b *runCoreBase) add(rep childReport) {
+	for _, r := range rep.Runs {
+		if before, after, ok := r.coreRatios(); ok {
+			for _, x := range []float64{before, after} {
+				if x > 0 && (b.lowest == 0 || x < b.lowest) {
+					b.lowest = x
+				}
+			}
+			b.readings += 2
+		}
+	}
+}
+
+// limit is driver.CoreLimit of the lowest ratio: 1.10 × it, at least 1.10.
+func (b runCoreBase) limit() float64 { return driver.CoreLimit(b.lowest) }
+
+func (b runCoreBase) limitText() string {
+	return fmt.Sprintf("%.2f × the lowest of the run's %d readings, %.3f, or %.2f if that is under 1", driver.CoreSharedRatio, b.readings, b.lowest, driver.CoreSharedRatio)
+}
+
+// coreRatios is the run's two core probe ratios; ok is false when the
+// probe was off.
+func (r runReport) coreRatios() (before, after float64, ok bool) {
+	if r.CoreALUBefore == 0 && r.CoreALUAfter == 0 {
+		return 0, 0, false
+	}
+	before = driver.CoreReading{ALU: r.CoreALUBefore, Chain: r.CoreChainBefore}.Ratio()
+	after = driver.CoreReading{ALU: r.CoreALUAfter, Chain: r.CoreChainAfter}.Ratio()
+	return before, after, true
 }
 
 // runReports is a sample's timed runs as the child reports them.

@@ -13,9 +13,11 @@ import (
 // latency-bound loop, driver.CoreReading.Ratio) is over a limit. The
 // limit was chosen on a VM whose unshared core reads ~0.97; a core with
 // fewer ALU ports may read more even unshared, and every run there would
-// be marked. So before the first cell the run reads the probe on the
-// cells' CPU in short bursts spread over a few seconds and takes the
-// lowest ratio as the unshared core's. The limit is driver.CoreLimit of
+// be marked. So before the first cell a run with the mark reads the probe
+// on the cells' CPU in short bursts spread over a few seconds and takes
+// the lowest ratio as the unshared core's. (A run without the mark records
+// only, and takes its base from all of its own readings once the cells are
+// done: runCoreBase.) The limit is driver.CoreLimit of
 // it: driver.CoreSharedRatio on that VM, higher on a core whose base is
 // over 1.
 //
@@ -78,15 +80,15 @@ func measureCoreBase(cpu int) coreBase {
 	return <-done
 }
 
-// config is the core-probe config value.
-func (b coreBase) config(limit float64, marking bool) string {
+// config is the core-probe config value of a run with the mark.
+func (b coreBase) config(limit float64) string {
 	where := "unpinned"
 	if b.cpu >= 0 {
 		where = fmt.Sprintf("cpu%d", b.cpu)
 	}
-	use := "recorded in the run log, not a mark (--core-probe)"
-	if marking {
-		use = "a judged cell's timed run with a reading over it is disturbed (--core-mark)"
-	}
-	return fmt.Sprintf("unshared ratio %.3f (the lowest of %d readings over %v on %s); limit %.3f: %s", b.ratio, b.readings, b.span, where, limit, use)
+	return fmt.Sprintf("unshared ratio %.3f (the lowest of %d readings over %v on %s); limit %.3f: a judged cell's timed run with a reading over it is disturbed (--core-mark)", b.ratio, b.readings, b.span, where, limit)
 }
+
+// coreRecordConfig is the core-probe config value of a run without the
+// mark (runCoreBase).
+var coreRecordConfig = fmt.Sprintf("recorded around every timed run, not a mark (--core-probe): each cell's reps line counts its timed runs with a reading over %.2f × the lowest ratio of all the run's readings (%.2f when that is under 1), the run log's last core probe line gives it", driver.CoreSharedRatio, driver.CoreSharedRatio)

@@ -37,10 +37,11 @@ func TestCoreProbeReachesTheRunLog(t *testing.T) {
 
 // TestRepsLineCountsSharedCoreRuns: with the core probe on, the cell's
 // reps line in the results file says how many of its timed runs read a
-// shared core, out of all of them (one per run line of the log); with the
-// probe off it says nothing of the core.
+// shared core, out of all of them (one per run line of the log), against
+// the run's own lowest reading, which the run log states; with the probe
+// off it says nothing of the core. With the mark, the count is the mark's.
 func TestRepsLineCountsSharedCoreRuns(t *testing.T) {
-	counted := regexp.MustCompile(`corobench:reps .*; core shared: (\d+) of (\d+) timed runs \(a core probe reading over the core-probe line's limit\)`)
+	counted := regexp.MustCompile(`corobench:reps .*; core shared: (\d+) of (\d+) timed runs \(a core probe reading over (\d\.\d{3}), 1\.10 × the lowest of the run's (\d+) readings`)
 	_, runs, res := probeRunResults(t, func(o *Options) { o.CoreProbe = true })
 	m := counted.FindStringSubmatch(res)
 	if m == nil {
@@ -48,29 +49,50 @@ func TestRepsLineCountsSharedCoreRuns(t *testing.T) {
 	}
 	shared, _ := strconv.Atoi(m[1])
 	all, _ := strconv.Atoi(m[2])
-	if all != len(runs) || shared > all {
-		t.Errorf("probe on: %d of %d timed runs shared, with %d run lines in the log", shared, all, len(runs))
+	readings, _ := strconv.Atoi(m[4])
+	if all != len(runs) || shared > all || readings != 2*all {
+		t.Errorf("probe on: %d of %d timed runs shared against %d readings, with %d run lines in the log", shared, all, readings, len(runs))
+	}
+	if !strings.Contains(res, "core-probe: recorded around every timed run, not a mark") {
+		t.Errorf("probe on: the core-probe line does not say it is a record:\n%s", res)
+	}
+	_, _, res = probeRunResults(t, func(o *Options) { o.CoreMark = true })
+	if !regexp.MustCompile(`corobench:reps .*; core shared: \d+ of \d+ timed runs \(a core probe reading over the core-probe line's limit\)`).MatchString(res) {
+		t.Errorf("mark on: the reps line does not give the mark's count:\n%s", res)
 	}
 	if _, _, res := probeRunResults(t, func(o *Options) { o.CoreProbe = false }); strings.Contains(res, "core shared") {
 		t.Errorf("probe off: the results file counts shared-core runs:\n%s", res)
 	}
 }
 
-// TestCoreTotals: every run with a reading counts, the shared ones apart;
-// runs without a reading (the probe off) do not count at all.
+// TestCoreTotals: every run with a reading counts, once, by its higher
+// reading; runs without one (the probe off) do not count at all. Without
+// the mark a run is shared when that reading is over the run's limit,
+// which the run's lowest reading gives (1.10 × 1.05 = 1.155: 1.2 and 1.8
+// are over it, 1.1 is not); with the mark, when the child marked it.
 func TestCoreTotals(t *testing.T) {
-	shared := runReport{CoreALUBefore: 1.8, CoreShared: true}
-	clean := runReport{CoreALUBefore: 1}
+	reading := func(before, after float64, marked bool) runReport {
+		return runReport{CoreALUBefore: before, CoreChainBefore: 1, CoreALUAfter: after, CoreChainAfter: 1, CoreShared: marked}
+	}
 	var c coreTotals
-	c.add(childReport{Runs: []runReport{shared, clean, clean}})
-	c.add(childReport{Runs: []runReport{shared, {}}})
-	if c != (coreTotals{runs: 4, shared: 2}) {
-		t.Errorf("totals %+v: want 2 shared of 4 runs with a reading", c)
+	var base runCoreBase
+	for _, rep := range []childReport{
+		{Runs: []runReport{reading(1.8, 1.05, true), reading(1.05, 1.1, false), reading(1.06, 1.07, false)}},
+		{Runs: []runReport{reading(1.2, 1.1, false), {}}},
+	} {
+		c.add(rep)
+		base.add(rep)
 	}
-	if got := c.text(); !strings.Contains(got, "core shared: 2 of 4 timed runs") {
-		t.Errorf("text %q", got)
+	if len(c.ratios) != 4 || c.marked != 1 || base.readings != 8 || base.lowest != 1.05 {
+		t.Fatalf("totals %+v, base %+v: want 4 runs, 1 marked, 8 readings, lowest 1.05", c, base)
 	}
-	if got := (coreTotals{}).text(); got != "" {
+	if got := c.text(false, base.limit(), base); !strings.Contains(got, "core shared: 2 of 4 timed runs (a core probe reading over 1.155, 1.10 × the lowest of the run's 8 readings, 1.050") {
+		t.Errorf("record: text %q", got)
+	}
+	if got := c.text(true, base.limit(), base); !strings.Contains(got, "core shared: 1 of 4 timed runs (a core probe reading over the core-probe line's limit)") {
+		t.Errorf("mark: text %q", got)
+	}
+	if got := (coreTotals{}).text(false, 1.1, runCoreBase{}); got != "" {
 		t.Errorf("no readings: text %q, want none", got)
 	}
 }
@@ -107,7 +129,7 @@ func TestCoreBase(t *testing.T) {
 		t.Errorf("base read over %v: want its bursts spread over at least %v", b.span, spread)
 	}
 	limit := driver.CoreLimit(b.ratio)
-	if cfg := b.config(limit, true); !strings.Contains(cfg, fmt.Sprintf("limit %.3f", limit)) || !strings.Contains(cfg, "on cpu0") || !strings.Contains(cfg, "--core-mark") {
+	if cfg := b.config(limit); !strings.Contains(cfg, fmt.Sprintf("limit %.3f", limit)) || !strings.Contains(cfg, "on cpu0") || !strings.Contains(cfg, "--core-mark") {
 		t.Errorf("config %q", cfg)
 	}
 	c := Plan([]*scenarios.Scenario{bodies.PingPong}, []scenarios.Row{scenarios.StackfulAsm}, true, nil, 1)[0]

@@ -186,10 +186,17 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// scenarios' comparison with it is lost.
 	wake, err := measureThreadWakeFloor(threadFloorRounds, threadFloorWarmup, &pins.orig, pins.cpu)
 	machine := slices.Clone(opts.Machine)
-	if opts.CoreProbe || opts.CoreMark {
+	switch {
+	case opts.CoreMark:
+		// The children judge their runs as they end: they need the limit
+		// now.
 		base := measureCoreBase(pins.cpu)
 		opts.coreLimit = driver.CoreLimit(base.ratio)
-		machine = append(machine, benchfmt.Config{Key: results.KeyCoreProbe, Value: []byte(base.config(opts.coreLimit, opts.CoreMark)), File: true})
+		machine = append(machine, benchfmt.Config{Key: results.KeyCoreProbe, Value: []byte(base.config(opts.coreLimit)), File: true})
+	case opts.CoreProbe:
+		// A record: the reps lines judge against the run's own readings
+		// once every cell is done (runCoreBase).
+		machine = append(machine, benchfmt.Config{Key: results.KeyCoreProbe, Value: []byte(coreRecordConfig), File: true})
 	}
 	machine = append(machine,
 		benchfmt.Config{Key: results.KeyCPUPin, Value: []byte(pins.config()), File: true},
@@ -258,6 +265,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// a run that starts in a slow stretch has no fast level to judge by.
 	var modes crossModes
 	resolved := false
+	// coreBase gathers every core probe reading of the run (the record's
+	// base, used without the mark).
+	var coreBase runCoreBase
 	// count writes a repetition's result line and counts its figure.
 	count := func(st *cellState, rec *benchfmt.Result, rep childReport) error {
 		if err := w.Result(rec); err != nil {
@@ -349,6 +359,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		st.wall += out.wall
 		if out.err == nil {
 			st.core.add(out.report)
+			coreBase.add(out.report)
 		}
 		// A cell counts once its record is on disk: a failed write
 		// leaves it out of the file, so out of the summary too.
@@ -498,6 +509,9 @@ rounds:
 		}
 	}
 	if !sum.Interrupted {
+		if opts.CoreProbe && !opts.CoreMark && coreBase.readings > 0 {
+			fmt.Fprintf(logFile, "core probe: a timed run with a reading over %.3f (%s) counts as on a shared core in the reps lines\n", coreBase.limit(), coreBase.limitText())
+		}
 		// Every cell says how many repetitions it got and why no more.
 		for _, name := range order {
 			st := states[name]
@@ -509,7 +523,7 @@ rounds:
 			if !adaptOn && v == verdictCap {
 				v = verdictMore // no cap was in play: extra repetitions are off
 			}
-			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow) + st.seg.text() + st.core.text()
+			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow) + st.seg.text() + st.core.text(opts.CoreMark, coreBase.limit(), coreBase)
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
