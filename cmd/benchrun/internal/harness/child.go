@@ -193,8 +193,8 @@ func (t *coreTotals) add(rep childReport) {
 // text is the reps line's note of them ("" when the probe was off). With
 // the mark, the runs the mark found shared, against the core-probe line's
 // limit; without it, the runs with a reading over limit, which the run
-// takes from its own lowest reading once every cell is done
-// (runCoreBase). The report reads it (report.repsCoreShared, its twin).
+// takes from its own readings once every cell is done
+// (runCoreBase.settle). The report reads it (report.repsCoreShared, its twin).
 func (t coreTotals) text(marking bool, limit float64, base runCoreBase) string {
 	if len(t.ratios) == 0 {
 		return ""
@@ -212,35 +212,33 @@ func (t coreTotals) text(marking bool, limit float64, base runCoreBase) string {
 }
 
 // runCoreBase is, without the mark, the run's own base for the core probe:
-// the lowest ratio among every reading of every timed run (thousands in a
-// full run, taken over all of its minutes), against which the reps lines
-// count a cell's runs on a shared core. A base read before the first cell
-// (corebase.go) is what the mark needs, since a child judges its runs as
-// they end; a record can wait for the whole run's readings, which no
-// stretch of a busy sibling covers.
+// the unshared core's ratio (unsharedRatio) among every reading of every
+// timed run (thousands in a full run, taken over all of its minutes),
+// against which the reps lines count a cell's runs on a shared core. A
+// base read before the first cell (corebase.go) is what the mark needs,
+// since a child judges its runs as they end; a record can wait for the
+// whole run's readings, which no stretch of a busy sibling covers.
 type runCoreBase struct {
-	lowest   float64
-	readings int
+	readings []float64
+	ratio    float64 // unsharedRatio(readings), set by settle
 }
 
 func (b *runCoreBase) add(rep childReport) {
 	for _, r := range rep.Runs {
 		if before, after, ok := r.coreRatios(); ok {
-			for _, x := range []float64{before, after} {
-				if x > 0 && (b.lowest == 0 || x < b.lowest) {
-					b.lowest = x
-				}
-			}
-			b.readings += 2
+			b.readings = append(b.readings, before, after)
 		}
 	}
 }
 
-// limit is driver.CoreLimit of the lowest ratio: 1.10 × it, at least 1.10.
-func (b runCoreBase) limit() float64 { return driver.CoreLimit(b.lowest) }
+// settle takes the base from the readings gathered so far.
+func (b *runCoreBase) settle() { b.ratio = unsharedRatio(b.readings) }
+
+// limit is driver.CoreLimit of the base: 1.10 × it, at least 1.10.
+func (b runCoreBase) limit() float64 { return driver.CoreLimit(b.ratio) }
 
 func (b runCoreBase) limitText() string {
-	return fmt.Sprintf("%.2f × the lowest of the run's %d readings, %.3f, or %.2f if that is under 1", driver.CoreSharedRatio, b.readings, b.lowest, driver.CoreSharedRatio)
+	return fmt.Sprintf("%.2f × the %s of the run's %d readings, %.3f, or %.2f if that is under 1", driver.CoreSharedRatio, unsharedRank, len(b.readings), b.ratio, driver.CoreSharedRatio)
 }
 
 // coreRatios is the run's two core probe ratios; ok is false when the

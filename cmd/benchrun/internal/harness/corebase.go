@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/corobench/corobench/scenarios/driver"
@@ -15,7 +16,7 @@ import (
 // fewer ALU ports may read more even unshared, and every run there would
 // be marked. So before the first cell a run with the mark reads the probe
 // on the cells' CPU in short bursts spread over a few seconds and takes
-// the lowest ratio as the unshared core's. (A run without the mark records
+// the unshared core's ratio from them (unsharedRatio). (A run without the mark records
 // only, and takes its base from all of its own readings once the cells are
 // done: runCoreBase.) The limit is driver.CoreLimit of
 // it: driver.CoreSharedRatio on that VM, higher on a core whose base is
@@ -34,6 +35,30 @@ import (
 // (0.74^30 ≈ 1e-4 with independent bursts), while their CPU time stays
 // that of 240 readings, ~50 ms.
 
+// unsharedRatio is the unshared core's ratio among readings: the 2nd
+// percentile (nearest rank), not the lowest, which a reading whose
+// latency-bound loop was slowed (an interrupt in its fastest burst) pulls
+// under it: of 5522 readings of a --quick run on 2026-12-07 the lowest
+// were 0.80, 0.84 and 0.84, the 1st percentile 1.03, the 2nd 1.05, and
+// every one from the 3rd to the 30th 1.06, the unshared core's. So the
+// base holds while at least 2% of the readings are unshared. 0 without
+// readings.
+func unsharedRatio(readings []float64) float64 {
+	if len(readings) == 0 {
+		return 0
+	}
+	sorted := slices.Sorted(slices.Values(readings))
+	rank := (len(sorted)*unsharedPercentile + 99) / 100 // nearest rank, 1-based
+	return sorted[max(rank, 1)-1]
+}
+
+// unsharedPercentile is unsharedRatio's percentile, and unsharedRank its
+// name in the lines that state a base.
+const (
+	unsharedPercentile = 2
+	unsharedRank       = "2nd percentile"
+)
+
 // Bursts of readings the base is made of, and the pause between them:
 // ~2.4 s of wall at the start of a run, ~50 ms of it on the CPU.
 const (
@@ -44,7 +69,7 @@ const (
 
 // coreBase is the run-wide reading of the core probe.
 type coreBase struct {
-	ratio    float64 // the lowest ratio read
+	ratio    float64 // the unshared core's ratio (unsharedRatio)
 	readings int
 	cpu      int // where they were read; -1: unpinned
 	span     time.Duration
@@ -58,6 +83,7 @@ func measureCoreBase(cpu int) coreBase {
 		// Never unlocked: the thread's affinity dies with it.
 		runtime.LockOSThread()
 		b := coreBase{cpu: -1}
+		var readings []float64
 		if cpu >= 0 && pinSelf(cpu) == nil {
 			b.cpu = cpu
 		}
@@ -67,14 +93,11 @@ func measureCoreBase(cpu int) coreBase {
 				time.Sleep(coreBasePause)
 			}
 			for range coreBaseReadings {
-				r := driver.ReadCore().Ratio()
-				if r > 0 && (b.ratio == 0 || r < b.ratio) {
-					b.ratio = r
-				}
-				b.readings++
+				readings = append(readings, driver.ReadCore().Ratio())
 			}
 		}
 		b.span = time.Since(start).Round(time.Millisecond)
+		b.ratio, b.readings = unsharedRatio(readings), len(readings)
 		done <- b
 	}()
 	return <-done
@@ -86,9 +109,9 @@ func (b coreBase) config(limit float64) string {
 	if b.cpu >= 0 {
 		where = fmt.Sprintf("cpu%d", b.cpu)
 	}
-	return fmt.Sprintf("unshared ratio %.3f (the lowest of %d readings over %v on %s); limit %.3f: a judged cell's timed run with a reading over it is disturbed (--core-mark)", b.ratio, b.readings, b.span, where, limit)
+	return fmt.Sprintf("unshared ratio %.3f (the %s of %d readings over %v on %s); limit %.3f: a judged cell's timed run with a reading over it is disturbed (--core-mark)", b.ratio, unsharedRank, b.readings, b.span, where, limit)
 }
 
 // coreRecordConfig is the core-probe config value of a run without the
 // mark (runCoreBase).
-var coreRecordConfig = fmt.Sprintf("recorded around every timed run, not a mark (--core-probe): each cell's reps line counts its timed runs with a reading over %.2f × the lowest ratio of all the run's readings (%.2f when that is under 1), the run log's last core probe line gives it", driver.CoreSharedRatio, driver.CoreSharedRatio)
+var coreRecordConfig = fmt.Sprintf("recorded around every timed run, not a mark (--core-probe): each cell's reps line counts its timed runs with a reading over %.2f × the %s of all the run's ratios (%.2f when that is under 1), the run log's last core probe line gives it", driver.CoreSharedRatio, unsharedRank, driver.CoreSharedRatio)

@@ -509,7 +509,8 @@ rounds:
 		}
 	}
 	if !sum.Interrupted {
-		if opts.CoreProbe && !opts.CoreMark && coreBase.readings > 0 {
+		coreBase.settle()
+		if opts.CoreProbe && !opts.CoreMark && len(coreBase.readings) > 0 {
 			fmt.Fprintf(logFile, "core probe: a timed run with a reading over %.3f (%s) counts as on a shared core in the reps lines\n", coreBase.limit(), coreBase.limitText())
 		}
 		// Every cell says how many repetitions it got and why no more.
