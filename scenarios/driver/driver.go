@@ -105,6 +105,11 @@ type Options struct {
 	// run (CoreLimit: benchrun sets it from the run-wide base it reads
 	// before the first cell); 0 means CoreSharedRatio.
 	CoreLimit float64
+
+	// wants is the measurement's memo of Scenario.Want (wantMemo),
+	// made by MeasureWith; nil (a test's runOnce) computes Want for
+	// every run.
+	wants *wantMemo
 }
 
 // Sample is the measurement of one cell in one process: Iters iterations
@@ -153,6 +158,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 	if opts.Runs < 0 {
 		return nil, fmt.Errorf("driver: Options.Runs %d: want 0 (the default, %d) or more timed runs", opts.Runs, DefaultRuns)
 	}
+	opts.wants = newWantMemo()
 	gc := newGCPolicy(opts.GCOn)
 	gc.cold = measuresResidentMemory(s)
 	defer gc.end()
@@ -513,7 +519,7 @@ func runOnce(s *scenarios.Scenario, row scenarios.Row, params map[string]string,
 	if heap1 := gc.heapInUse(); heap1 > heap0 {
 		r.heap = heap1 - heap0
 	}
-	if err := check(s, row, env, out); err != nil {
+	if err := check(s, row, env, out, opts.wants); err != nil {
 		return nil, err
 	}
 	r.env, r.wall = env, time.Since(start)
@@ -627,9 +633,10 @@ func callBody(s *scenarios.Scenario, row scenarios.Row, params map[string]string
 	return out, errors.Join(bodyErr, err)
 }
 
-// check holds a run to its checksum and operation count.
-func check(s *scenarios.Scenario, row scenarios.Row, env *scenarios.Env, out scenarios.Outcome) error {
-	if want := s.Want(env); out.Checksum != want {
+// check holds a run to its checksum and operation count: every run, the
+// warm-up's too, its checksum taken from wants (nil: Want itself).
+func check(s *scenarios.Scenario, row scenarios.Row, env *scenarios.Env, out scenarios.Outcome, wants *wantMemo) error {
+	if want := wants.want(s, env); out.Checksum != want {
 		return fmt.Errorf("checksum mismatch: %s on %s with N=%d produced %#x, want %#x: the body did not do the work the scenario defines", s.Name, row, env.N, out.Checksum, want)
 	}
 	if out.Ops <= 0 {
