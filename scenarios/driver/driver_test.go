@@ -672,3 +672,55 @@ func TestFixedCellsRerunAsTheirScenarioSays(t *testing.T) {
 		})
 	}
 }
+
+// TestDisturbedWarmUpRunIsMadeAgain: a warm-up run that fills a timed
+// run's share of the bench time only because it was held up (here a sleep
+// in its timed region, which the warm-up's mark, scripted, calls
+// disturbed, as the default mark calls a long runqueue wait) does not set
+// the timed runs' count: it is made again at the same count, and the warm-up grows on from
+// the undisturbed run. A mark that finds every run disturbed gets
+// warmRetakes such runs, then the count stands.
+func TestDisturbedWarmUpRunIsMadeAgain(t *testing.T) {
+	withRowGOMAXPROCS(t, scenarios.GoroutineSingle)
+	for _, always := range []bool{false, true} {
+		var calls []int
+		held := false // whether the last call was held up
+		s := &scenarios.Scenario{
+			Name: "held", Bench: "Held",
+			Metrics: []scenarios.Metric{{Unit: "ns/op", Kind: scenarios.TimePerOp}},
+			Blocking: func(_ scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
+				calls = append(calls, env.N)
+				held = always || len(calls) == 1
+				env.ResetTimer()
+				if held {
+					// Twice the share (Benchtime / Runs): the run fills
+					// it whatever its count.
+					time.Sleep(200 * time.Millisecond)
+				}
+				// 1 ms an iteration: the count stays small (a loop of ns
+				// iterations took it to 10^8, and once, beside the other
+				// packages' tests, a run of it past the test's timeout).
+				time.Sleep(time.Duration(env.N) * time.Millisecond)
+				env.StopTimer()
+				return scenarios.Outcome{Ops: int64(env.N), Checksum: uint64(env.N)}, nil
+			},
+			Want: func(env *scenarios.Env) uint64 { return uint64(env.N) },
+		}
+		old := warmDisturbed
+		warmDisturbed = func(Signal) bool { return held }
+		sm, err := MeasureWith(s, scenarios.GoroutineSingle, nil, Options{Benchtime: 100 * time.Millisecond, Runs: 1})
+		warmDisturbed = old
+		if err != nil {
+			t.Fatal(err)
+		}
+		if always {
+			if want := []int{1, 1, 1, 1}; !slices.Equal(calls, want) {
+				t.Errorf("every run held up: calls with N %v, want %v (the first run, %d more at its count, one timed run)", calls, want, warmRetakes)
+			}
+			continue
+		}
+		if len(calls) < 3 || calls[0] != 1 || calls[1] != 1 || sm.Iters <= 1 {
+			t.Errorf("first run held up: calls with N %v, timed runs of N=%d: want the first run made again at N=1, and the timed runs' count grown past it", calls, sm.Iters)
+		}
+	}
+}
