@@ -209,13 +209,19 @@ var repsCoreSharedRE = regexp.MustCompile(`core shared: (\d+) of (\d+) timed run
 // (harness coreTotals.text, its twin): shared of runs; ok is false for a
 // line without one (the probe was off).
 func repsCoreShared(text string) (shared, runs int, ok bool) {
-	m := repsCoreSharedRE.FindStringSubmatch(text)
+	return twoCounts(repsCoreSharedRE, text)
+}
+
+// twoCounts reads the two counts re's groups capture in text (0, 0, false
+// when re does not match).
+func twoCounts(re *regexp.Regexp, text string) (a, b int, ok bool) {
+	m := re.FindStringSubmatch(text)
 	if m == nil {
 		return 0, 0, false
 	}
-	shared, _ = strconv.Atoi(m[1])
-	runs, _ = strconv.Atoi(m[2])
-	return shared, runs, true
+	a, _ = strconv.Atoi(m[1])
+	b, _ = strconv.Atoi(m[2])
+	return a, b, true
 }
 
 var repsPreemptedRE = regexp.MustCompile(`preempted: (\d+ of \d+ timed segments \([\d.]+%\)), ([\d.]+)% of the timed time`)
@@ -241,13 +247,7 @@ var (
 // repsDisturbed reads a reps line's count of repetitions not counted and
 // of timed runs left out (0, 0, false when it has none).
 func repsDisturbed(text string) (reps, runs int, ok bool) {
-	m := repsDisturbedRE.FindStringSubmatch(text)
-	if m == nil {
-		return 0, 0, false
-	}
-	reps, _ = strconv.Atoi(m[1])
-	runs, _ = strconv.Atoi(m[2])
-	return reps, runs, true
+	return twoCounts(repsDisturbedRE, text)
 }
 
 // keptCount reads a "kept:" disturbed line's count of repetitions written
