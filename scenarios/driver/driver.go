@@ -231,7 +231,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		if err != nil {
 			return nil, err
 		}
-		last = r
+		last = r.follows(last)
 		if r.env.Elapsed() >= each && warmMark != nil && warmMark(r.sig) && retakes < warmRetakes {
 			retakes++
 			continue // the same count again: see warmRetakes
@@ -259,6 +259,7 @@ func MeasureWith(s *scenarios.Scenario, row scenarios.Row, params map[string]str
 		if err != nil {
 			return nil, err
 		}
+		r.follows(last)
 		r.judge(mark)
 		return summarize(s, []*run{r}, mark != nil, 1)
 	}
@@ -327,7 +328,7 @@ func timedRuns(s *scenarios.Scenario, row scenarios.Row, params map[string]strin
 			return nil, err
 		}
 		r.judge(mark)
-		timed, last = append(timed, r), r
+		timed, last = append(timed, r), r.follows(last)
 		spent += r.wall
 	}
 	if mark != nil {
@@ -346,7 +347,7 @@ func timedRuns(s *scenarios.Scenario, row scenarios.Row, params map[string]strin
 				return nil, err
 			}
 			r.judge(mark)
-			timed, last = append(timed, r), r
+			timed, last = append(timed, r), r.follows(last)
 			spent += r.wall
 		}
 	}
@@ -478,6 +479,11 @@ type run struct {
 	// stacks (HeapInuse + StackInuse, after − before: with the collector
 	// off nothing is freed), set-up included. 0 under GCPolicyOn.
 	heap uint64
+	// baseN and baseHeap are the iteration count and heap of the latest
+	// earlier run of the measurement whose count differs from this one's
+	// (0: none), the second point of heapFor's line.
+	baseN    int
+	baseHeap uint64
 	// wall is what the run took in all: GC policy, set-up, body,
 	// checksum.
 	wall time.Duration
@@ -488,16 +494,52 @@ type run struct {
 }
 
 // heapFor is the free, already-touched heap a run of n iterations should
-// start with: what this run took, scaled to n, an eighth over (the size
-// classes of a bigger run need not fill as neatly). A nil run (the first
-// warm-up run) asks for none.
+// start with: this run's heap, plus what the iterations beyond this run's
+// count add at the rate per iteration between this run and its base (none
+// when the heap did not grow with the count, or there is no base yet), an
+// eighth over (the size classes of a bigger run need not fill as neatly).
+// A nil run (the first warm-up run) asks for none.
+//
+// Why a line through two runs and not this run's heap scaled by n/N (this
+// rule until it was found out): most of a run's heap is its set-up (n
+// coroutines, their stacks and records), which does not grow with N, and
+// the warm-up grows N up to 100× a step, so the scaling asked for up to
+// 100× the heap the runs took, and the heap kept it: Priority n=1000 on
+// stackful-coro took 2.5–3.3 MiB a run and was given 211 MiB (157 ms to
+// grow), Yield n=4096 on stackful-asm 3.1 MiB and 357 MiB (196 ms), and
+// every later run then paid 6–22 ms to occupy and collect the free heap
+// (up to 86 s of a full run). A line through two counts keeps what does
+// grow with N: a body that allocates per iteration gets the heap of its
+// count. With one run only (the second warm-up run), nothing is scaled:
+// a run that allocates per iteration faults in that warm-up run, and
+// the next one has its line.
 func (r *run) heapFor(n int) uint64 {
 	if r == nil || r.env.N <= 0 {
 		return 0
 	}
-	want := float64(r.heap) * float64(n) / float64(r.env.N)
+	want := float64(r.heap)
+	if r.baseN > 0 && r.baseN != r.env.N {
+		if per := (float64(r.heap) - float64(r.baseHeap)) / float64(r.env.N-r.baseN); per > 0 {
+			want += per * float64(n-r.env.N)
+		}
+	}
+	want = max(want, 0)
 	want += want / 8
 	return uint64(min(want, float64(maxWarmHeap)))
+}
+
+// follows records that r was made after last (nil: r is the first run):
+// r's base is last if their counts differ, else last's base.
+func (r *run) follows(last *run) *run {
+	if last == nil || last.env == nil {
+		return r
+	}
+	if last.env.N != r.env.N {
+		r.baseN, r.baseHeap = last.env.N, last.heap
+	} else {
+		r.baseN, r.baseHeap = last.baseN, last.baseHeap
+	}
+	return r
 }
 
 // runOnce runs the row's body once with n iterations under the GC policy,

@@ -15,9 +15,12 @@ import (
 const (
 	// GCPolicy is the default, under which every row measures: before each
 	// run a forced collection, then a heap of at least what the run will
-	// take (known from the previous run with the iteration count scaled;
-	// fixedWarmHeap for a run that has no previous one, except a Cycles
-	// scenario's, whose earlier cycles warm the heap) already touched,
+	// take (known from the previous runs: the last one's heap, plus the
+	// extra iterations at the rate per iteration between the last two
+	// counts, not the whole heap scaled by the count, which is mostly
+	// set-up (run.heapFor); fixedWarmHeap for a run that has no previous
+	// one, except a Cycles scenario's, whose earlier cycles warm the
+	// heap) already touched,
 	// collected and swept, then the collector held off for the run. The
 	// asm row cannot run with the collector on (docs/design.md §3), so
 	// holding it off is what makes the rows comparable; the warm heap is
