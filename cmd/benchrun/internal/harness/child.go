@@ -192,17 +192,17 @@ func (t *coreTotals) add(rep childReport) {
 
 // text is the reps line's note of them ("" when the probe was off). With
 // the mark, the runs the mark found shared, against the core-probe line's
-// limit; without it, the runs with a reading over limit, which the run
+// limit; without it, the runs with a reading over base's limit, which the run
 // takes from its own readings once every cell is done
 // (runCoreBase.settle). The report reads it (report.repsCoreShared, its twin).
-func (t coreTotals) text(marking bool, limit float64, base runCoreBase) string {
+func (t coreTotals) text(marking bool, base runCoreBase) string {
 	if len(t.ratios) == 0 {
 		return ""
 	}
 	if marking {
 		return fmt.Sprintf("; core shared: %d of %d timed runs (a core probe reading over the %s line's limit)", t.marked, len(t.ratios), results.KeyCoreProbe)
 	}
-	shared := 0
+	limit, shared := base.limit(), 0
 	for _, r := range t.ratios {
 		if r > limit {
 			shared++

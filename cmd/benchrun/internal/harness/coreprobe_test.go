@@ -88,13 +88,13 @@ func TestCoreTotals(t *testing.T) {
 	if len(c.ratios) != 4 || c.marked != 1 || len(base.readings) != 8 || base.ratio != 1.05 {
 		t.Fatalf("totals %+v, base %+v: want 4 runs, 1 marked, 8 readings, base 1.05", c, base)
 	}
-	if got := c.text(false, base.limit(), base); !strings.Contains(got, "core shared: 2 of 4 timed runs (a core probe reading over 1.155, 1.10 × the 2nd percentile of the run's 8 readings, 1.050") {
+	if got := c.text(false, base); !strings.Contains(got, "core shared: 2 of 4 timed runs (a core probe reading over 1.155, 1.10 × the 2nd percentile of the run's 8 readings, 1.050") {
 		t.Errorf("record: text %q", got)
 	}
-	if got := c.text(true, base.limit(), base); !strings.Contains(got, "core shared: 1 of 4 timed runs (a core probe reading over the core-probe line's limit)") {
+	if got := c.text(true, base); !strings.Contains(got, "core shared: 1 of 4 timed runs (a core probe reading over the core-probe line's limit)") {
 		t.Errorf("mark: text %q", got)
 	}
-	if got := (coreTotals{}).text(false, 1.1, runCoreBase{}); got != "" {
+	if got := (coreTotals{}).text(false, runCoreBase{}); got != "" {
 		t.Errorf("no readings: text %q, want none", got)
 	}
 }

@@ -524,7 +524,7 @@ rounds:
 			if !adaptOn && v == verdictCap {
 				v = verdictMore // no cap was in play: extra repetitions are off
 			}
-			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow) + st.seg.text() + st.core.text(opts.CoreMark, coreBase.limit(), coreBase)
+			text := repsText(st.reps, v, c, r, budgetSpent, len(st.values), st.planned, st.disturbed, st.dropped, st.crossSlow) + st.seg.text() + st.core.text(opts.CoreMark, coreBase)
 			if err := w.Annotate(results.Annotation{Kind: results.AnnotReps, Name: name, Text: text}); err != nil {
 				return sum, writeErr(err)
 			}
