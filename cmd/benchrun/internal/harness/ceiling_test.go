@@ -100,21 +100,21 @@ func TestEngineText(t *testing.T) {
 	}
 }
 
-// fakeGeneratorEnv makes the test binary a fake generator for
-// TestCeilingRefines: it completes what it is offered up to
-// fakeGeneratorCapacity req/s and writes the Report a generator would.
+// fakeGeneratorEnv holds the generator arguments of the test binary run as
+// a fake generator for TestCeilingRefines (child mode "fakegen", which
+// runs fakeGeneratorMain): it completes what it is offered up to
+// fakeGeneratorCapacity req/s and writes the Report a generator would. A
+// child mode, not a test the child runs, so that the child never makes
+// TestMain's lock directory (a test that exits the process cannot remove
+// it).
 const fakeGeneratorEnv = "COROBENCH_CEILING_FAKE_GENERATOR_ARGS"
 
 const fakeGeneratorCapacity = 112_000.0
 
-func TestCeilingFakeGenerator(t *testing.T) {
-	args := os.Getenv(fakeGeneratorEnv)
-	if args == "" {
-		return // not a child: nothing to do
-	}
-	cfg, err := loadgen.ParseArgs(strings.Split(args, "\x1f"), os.Stderr)
+func fakeGeneratorMain() int {
+	cfg, err := loadgen.ParseArgs(strings.Split(os.Getenv(fakeGeneratorEnv), "\x1f"), os.Stderr)
 	if err != nil {
-		os.Exit(2)
+		return 2
 	}
 	achieved := min(cfg.Rate, fakeGeneratorCapacity)
 	rep := loadgen.Report{Requests: cfg.Requests, ElapsedNs: int64(float64(cfg.Requests) / achieved * 1e9),
@@ -129,7 +129,7 @@ func TestCeilingFakeGenerator(t *testing.T) {
 		rep.LatencyNs[i] = 1000
 	}
 	json.NewEncoder(os.Stdout).Encode(rep)
-	os.Exit(0)
+	return 0
 }
 
 // TestCeilingRefines: after the ×1.2 sweep's first failure, the halvings
@@ -140,8 +140,8 @@ func TestCeilingFakeGenerator(t *testing.T) {
 func TestCeilingRefines(t *testing.T) {
 	old := ceilingCommand
 	ceilingCommand = func(ctx context.Context, args []string) *exec.Cmd {
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCeilingFakeGenerator$")
-		cmd.Env = append(os.Environ(), fakeGeneratorEnv+"="+strings.Join(args, "\x1f"))
+		cmd := exec.CommandContext(ctx, os.Args[0])
+		cmd.Env = append(os.Environ(), childModeEnv+"=fakegen", fakeGeneratorEnv+"="+strings.Join(args, "\x1f"))
 		return cmd
 	}
 	defer func() { ceilingCommand = old }()

@@ -50,6 +50,8 @@ func testChildMode(mode string) int {
 		// environment it inherits makes that process the generator.
 		os.Setenv(childModeEnv, "loadgen")
 		return ChildMain(os.Args[2:], os.Stdout, os.Stderr)
+	case "fakegen":
+		return fakeGeneratorMain()
 	case "loadgen":
 		writePid("loadgen")
 		return loadgen.Main(os.Args[2:], os.Stdout, os.Stderr)
