@@ -79,7 +79,7 @@ func build(set *cells.Set, files []string, outDir string) (indexHTML string, err
 		return "", err
 	}
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, page); err != nil {
+	if err := pageTemplate().Execute(&buf, page); err != nil {
 		return "", fmt.Errorf("rendering the report: %w", err)
 	}
 	indexHTML = filepath.Join(outDir, "index.html")
