@@ -188,12 +188,14 @@ func (b *asmBackend) park(*execContext) bool { return false }
 // hot: those samples fell to 1.5 % and the region's total by 15 %. Shutdown
 // stackful-asm n=1000 (`benchrun cell -scenario shutdown -impl stackful-asm
 // -params n=1000 -core-probe`, pinned, old and new binaries alternated,
-// session 16, AMD EPYC Zen 5 VM), the rounds with a clean probe: 250.5 ->
-// 166.1, 267.8 -> 174.0, 212.9 -> 183.6 ns per coroutine (goroutine-single
-// 218-226 in the same rounds); n=100000 (-benchtime 300ms, 4 rounds)
-// 231-268 -> 188-204; BenchmarkShutdownCycle, 6 rounds, median 221 -> 175
-// cpu-ns per coroutine. PingPong, Yield n=2 and 4096, Spawn alive=1 and
-// alive=10000 (pool=warm) unchanged within their noise.
+// session 16, AMD EPYC Zen 5 VM): on a busy host, the rounds with a clean
+// probe 250.5 -> 166.1, 267.8 -> 174.0, 212.9 -> 183.6 ns per coroutine
+// (goroutine-single 218-226 in the same rounds); 10 rounds later on a
+// quieter one, medians of the cell means 208.4 -> 177.9, paired ratio
+// median 0.875, 8 of 10 rounds faster. n=100000 (-benchtime 300ms, 4
+// rounds) 231-268 -> 188-204; BenchmarkShutdownCycle, 6 rounds, median 221
+// -> 175 cpu-ns per coroutine. PingPong, Yield n=2 and 4096, Spawn alive=1
+// and alive=10000 (pool=warm) unchanged within their noise.
 //
 // ctx.co is already nil (contextMain clears it before the fiber exits).
 func (b *asmBackend) putDying(ctx *execContext) {
