@@ -131,12 +131,10 @@ func Yield() error {
 				s.current = next
 				s.stats.Switches++
 				fiber.Switch(co.fc, next.fc)
-				s.reap()
 			case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 				s.current = next
 				s.stats.Switches++
 				fiber.Switch(co.fc, next.fc)
-				s.reap()
 			case s.asm == nil:
 				s.handoff, s.current = next, nil
 				s.stats.Switches++
@@ -226,12 +224,10 @@ func Await(ev *Event) (any, error) {
 				s.current = next
 				s.stats.Switches++
 				fiber.Switch(co.fc, next.fc)
-				s.reap()
 			case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 				s.current = next
 				s.stats.Switches++
 				fiber.Switch(co.fc, next.fc)
-				s.reap()
 			case s.asm == nil:
 				s.handoff, s.current = next, nil
 				s.stats.Switches++
@@ -315,12 +311,10 @@ func AwaitWith(ev, cancel *Event, timeout time.Duration) (any, error) {
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
-			s.reap()
 		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
-			s.reap()
 		case s.asm == nil:
 			s.handoff, s.current = next, nil
 			s.stats.Switches++
@@ -367,12 +361,10 @@ func Sleep(d time.Duration) error {
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
-			s.reap()
 		case s.direct && next != nil && s.startContext(next): // unstarted: see startContext
 			s.current = next
 			s.stats.Switches++
 			fiber.Switch(co.fc, next.fc)
-			s.reap()
 		case s.asm == nil:
 			s.handoff, s.current = next, nil
 			s.stats.Switches++

@@ -17,11 +17,9 @@ type backend interface {
 	// switchTo saves the running context into from and resumes to.
 	switchTo(from, to *execContext)
 	// park keeps a context whose coroutine finished for reuse and reports
-	// whether it did; a context not parked is released with release once
-	// control has left it.
+	// whether it did; a context not parked (asm) is given up by
+	// Scheduler.contextMain itself, before its last switch.
 	park(ctx *execContext) bool
-	// release frees a context that is no longer running.
-	release(ctx *execContext)
 	// close frees everything the backend holds.
 	close()
 }

@@ -16,21 +16,22 @@ type asmContext struct {
 
 // asmBackend switches with package fiber between pooled stacks. Switches are
 // symmetric. Finished contexts are not parked: a fiber whose coroutine
-// finished returns from its entry function, naming the context to continue
-// with, and the next context to run gives its stack back to the pool (the
-// dying fiber cannot free the stack it is running on). Each execContext
-// lives in its stack's top (newContext), so it is pooled with the stack.
+// finished gives its stack back to the pool (putDying) or keeps its
+// context as the spare, then returns from its entry function, naming the
+// context to continue with. Each execContext lives in its stack's top
+// (newContext), so it is pooled with the stack.
 type asmBackend struct {
 	s      *Scheduler
 	stacks *stackpool.Pool
 	sched  *execContext
 	gc     *fiber.GCHold
-	// spare is the last released context, kept whole: its stack, and the
-	// context in the stack's top with its finished fiber. The next
-	// newContext restarts it (fiber.Context.Restart) instead of a pool Get,
-	// a clear and an Init (and release skips the clear and the Put), so a
-	// coroutine lifecycle (spawn, run, finish, one at a time) makes no
-	// pool operation and re-checks nothing Init checked. One, not a cache:
+	// spare is a finished context kept whole: its stack, and the context
+	// in the stack's top with its finished fiber. A dying context becomes
+	// it when there is none (Scheduler.contextMain). The next newContext
+	// restarts it (fiber.Context.Restart) instead of a pool Get, a clear
+	// and an Init (and the dying context skips the Put), so a coroutine
+	// lifecycle (spawn, run, finish, one at a time) makes no pool
+	// operation and re-checks nothing Init checked. One, not a cache:
 	// the pool keeps the rest. end gives it back, so between Runs the pool
 	// holds every stack and no context exists.
 	spare *execContext
@@ -70,9 +71,7 @@ func (b *asmBackend) begin() (*execContext, error) {
 func (b *asmBackend) end() error {
 	if c := b.spare; c != nil {
 		b.spare = nil
-		st := c.fiber.stack
-		*c = execContext{} // no context outlives a Run (see newContext)
-		b.stacks.Put(st)
+		b.putContext(c) // no context outlives a Run (see newContext)
 	}
 	err := b.gc.Release()
 	b.gc = nil
@@ -92,9 +91,10 @@ var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
 // keeps no heap object besides its record (the context's bytes lie in the
 // stack page its frames touch anyway), and the saved SP, the context and
 // the frames a resume returns into are neighbours (fewer distinct lines to
-// miss once thousands are alive). The context lives exactly as long as the
-// stack is taken: release clears it and gives the stack back (a pooled
-// stack may be trimmed, which zeroes its memory).
+// miss once thousands are alive). The context lives as long as the stack
+// is taken; every Get makes it afresh here (a pooled stack may also have
+// been trimmed, which zeroes its memory), so a stack given back with its
+// finished context still in its top (putDying) holds nothing anyone reads.
 //
 // Safe with the collector: the context's pointers (its coroutine, the
 // pool's slab, the backend's entry function) are written while a Run holds
@@ -103,9 +103,9 @@ var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
 // collector, which does not scan stack-pool memory, never needs to find
 // them through a context; between Runs no context exists.
 //
-// The spare (the last released context) is reused whole: what release left
-// in it is what this function made for it, with co nil and its fiber
-// finished, so only the fiber is restarted.
+// The spare (a finished context kept whole) is reused whole: what it holds
+// is what this function made for it, with co nil and its fiber finished,
+// so only the fiber is restarted.
 //
 // Scheduler.newContextFor spells out the spare case (its twin) and calls
 // newPooledContext itself; this method serves the backend interface.
@@ -121,7 +121,7 @@ func (b *asmBackend) newContext() (*execContext, error) {
 }
 
 // spareBroken reports a spare context whose fiber cannot be restarted: it
-// is not finished, so release was handed a context whose fiber is still
+// is not finished, so contextMain kept a context whose fiber is still
 // alive, a scheduler bug; its stack is not safe to reuse.
 func spareBroken(err error) {
 	panic("stackful-asm: the spare context cannot be restarted: " + err.Error())
@@ -164,19 +164,44 @@ func (b *asmBackend) switchTo(from, to *execContext) {
 
 func (b *asmBackend) park(*execContext) bool { return false }
 
-// release keeps a finished fiber's context as the spare (whole: see
-// newContext), or returns its stack to the pool, the context (in the
-// stack's top) cleared first.
+// putDying gives the stack of ctx back to the pool while ctx's fiber still
+// runs on it: the fiber's last act, between Scheduler.contextMain choosing
+// the context to continue with and fiberMain's switch there. Safe because
+// nothing in between takes a stack (contextMain has already made next's
+// context), so no Get can hand this one out before the fiber has left it,
+// and because a Put never releases the memory of the stack it is given
+// (stackpool.Pool.Put; TestPutNeverReleasesItsStack): a trimming window
+// closing in this Put keeps the most recently returned stack. The context
+// is not cleared here: fiberMain still uses it (its state, the starter it
+// may return to) until the switch, and the next Get of this stack makes
+// its context afresh (newPooledContext).
 //
-// ctx.co is already nil (contextMain clears it before the fiber exits), so
-// the spare names no coroutine. A dying context that finds no spare
-// becomes it in contextMain (its twin) and is never released here.
-func (b *asmBackend) release(ctx *execContext) {
-	if b.spare == nil {
-		b.spare = ctx
-		return
-	}
-	b.putContext(ctx)
+// Why not after the switch, as the context switched to once did (a dead
+// context handed over and put back by the next context): that Put then ran
+// on the resumed coroutine's stack, its frames (the release, Put and
+// countOp calls) below the resumed Switch frame, on lines that had gone
+// cold since the coroutine suspended; in the timed region of a shutdown of
+// 1000 blocked coroutines (a perf profile, cpu-clock at 50 kHz, of
+// BenchmarkShutdownCycle's region on a 2-core EPYC VM) countOp and Put
+// held 28 % of the samples (22.8 and 5.6 %, 97 and 55 % of theirs on their
+// returns), and a resumed coroutine paid them on every finish. On the
+// dying stack the calls run on lines that are hot: at 20 kHz, 600 cycles
+// each, countOp, Put and release went from 34.8 % of the samples to 1.5 %
+// and the region's samples from 5139 to 4347 (-15 %). Shutdown
+// stackful-asm n=1000 (`benchrun cell -scenario shutdown -impl stackful-asm
+// -params n=1000 -core-probe`, pinned, old and new binaries alternated,
+// session 16, AMD EPYC Zen 5 VM): on a busy host, the rounds with a clean
+// probe 250.5 -> 166.1, 267.8 -> 174.0, 212.9 -> 183.6 ns per coroutine
+// (goroutine-single 218-226 in the same rounds); 10 rounds later on a
+// quieter one, medians of the cell means 208.4 -> 177.9, paired ratio
+// median 0.875, 8 of 10 rounds faster. n=100000 (-benchtime 300ms, 4
+// rounds) 231-268 -> 188-204; BenchmarkShutdownCycle, 6 rounds, median 221
+// -> 175 cpu-ns per coroutine. PingPong, Yield n=2 and 4096, Spawn alive=1
+// and alive=10000 (pool=warm) unchanged within their noise.
+//
+// ctx.co is already nil (contextMain clears it before the fiber exits).
+func (b *asmBackend) putDying(ctx *execContext) {
+	b.stacks.Put(ctx.fiber.stack)
 }
 
 // putContext clears ctx (in its stack's top) and gives the stack back.

@@ -62,8 +62,6 @@ func (b *coroBackend) park(ctx *execContext) bool {
 	return true
 }
 
-func (b *coroBackend) release(*execContext) {}
-
 // close stops every parked context: its yield returns false, contextMain
 // sees no coroutine assigned and returns, ending the Pull coroutine.
 func (b *coroBackend) close() {

@@ -112,7 +112,7 @@
 //     the reactor at its own suspend point (step 2), the woken coroutine
 //     would be switched to directly from there, without the scheduler.
 //  7. The coroutine runs again inside AwaitWith, right after its
-//     fiber.Switch: Scheduler.reap, Scheduler.afterResume, RESULT, and
+//     fiber.Switch: Scheduler.afterResume, RESULT, and
 //     AwaitWith returns the event's outcome; IO.wait stops the Poll and
 //     IO.Read retries FD.TryRead, which now returns the data.
 //

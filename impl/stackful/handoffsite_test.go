@@ -117,7 +117,7 @@ func handOffLoopLean(n int, in, out *Event) int {
 
 // leanAwait is a measurement prototype, not an API: Await's hand-off with
 // only what moves control (link the waker's subscription, WAITING, pop the
-// head, switch, reap a finished partner), none of the checks (the caller's
+// head, switch), none of the checks (the caller's
 // goroutine and stack, cancellation and kill, the nil event, microtasks,
 // the reactor tick, an IGNORED head, handlers, priorities, statistics).
 // Whatever it does not handle (an unstarted head, an empty queue, a fired
@@ -138,7 +138,6 @@ func leanAwait(ev *Event) (any, error) {
 	q.first = nil
 	s.current = next
 	fiber.Switch(co.fc, next.fc)
-	s.reap()
 	w.status = WakerResult
 	return w.result, w.err
 }

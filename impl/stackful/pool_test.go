@@ -196,7 +196,7 @@ func TestLifecycleSkipsThePool(t *testing.T) {
 // TestFinishedContextsBeyondTheSpareGoBack: when many coroutines finish
 // one after another with no start in between, the first finished context
 // becomes the spare (contextMain) and every later one goes back to the pool
-// through reap (s.dead), none leaked or lost.
+// as it dies (asmBackend.putDying), none leaked or lost.
 func TestFinishedContextsBeyondTheSpareGoBack(t *testing.T) {
 	needAsm(t)
 	s := newSched(t, Asm)

@@ -121,7 +121,6 @@ type Scheduler struct {
 	current  *coroutine   // the running coroutine; nil in the scheduler context
 	schedCtx *execContext // the scheduler's own context (the goroutine that called Run)
 	handoff  *coroutine   // the coroutine a context switching to the scheduler asked it to run
-	dead     *execContext // a finished context to release once off its stack
 
 	liveHead, liveTail *coroutine // live (spawned, unfinished) coroutines in spawn order
 	live               int
@@ -316,7 +315,6 @@ func (s *Scheduler) Run(main func()) (err error) {
 // reactor tick, or the end of the run, a shutdown step, or a deadlock.
 func (s *Scheduler) schedule() {
 	for {
-		s.reap()
 		next := s.handoff
 		s.handoff = nil
 		if next == nil {
@@ -647,23 +645,12 @@ func (s *Scheduler) transfer(from, to *execContext) {
 	} else {
 		s.backend.switchTo(from, to)
 	}
-	s.reap()
 }
 
 func (s *Scheduler) count(from, to *execContext) {
 	s.stats.Switches++
 	if from == s.schedCtx || to == s.schedCtx {
 		s.stats.SchedulerSwitches++
-	}
-}
-
-// reap releases a finished context left behind by the last switch. Only
-// asm leaves one (coro parks its contexts), so it calls the asm backend
-// directly: one interface call less per finished coroutine.
-func (s *Scheduler) reap() {
-	if d := s.dead; d != nil {
-		s.dead = nil
-		s.asm.release(d)
 	}
 }
 
@@ -710,9 +697,9 @@ func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 // reassigned (it returns nil when the backend closes it). An asm context
 // given up returns the context to continue with: the fiber finishes by
 // switching there, and the context is kept as the backend's spare or, if
-// there is one already, released by the context switched to (s.dead).
+// there is one already, its stack goes back to the pool before that switch
+// (asmBackend.putDying).
 func (s *Scheduler) contextMain(ctx *execContext) *execContext {
-	s.reap()
 	for {
 		co := ctx.co
 		s.runBody(co)
@@ -767,19 +754,19 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 		} else {
 			to = s.exitTo(ctx, next)
 		}
-		// The dying context becomes the spare itself when there is none
-		// (asmBackend.release's first case, its twin, done here): the
-		// switch after the return leaves it with nothing to reap, so a
-		// one-at-a-time lifecycle makes no release call. Set after exitTo,
-		// which may make a context for next (newContextFor takes the
-		// spare): this fiber is still running until fiberMain finishes it,
-		// and no context is made between here and that switch. Any other
-		// context takes the stack back after the switch (s.dead, reap).
-		// Only asm gets here (coro parked above), so s.asm is set.
+		// The dying context becomes the spare when there is none, so a
+		// one-at-a-time lifecycle makes no pool operation; otherwise its
+		// stack goes back to the pool now, from the dying fiber itself
+		// (putDying says why that is safe and why not after the switch).
+		// Both after exitTo, which may make a context for next
+		// (newContextFor takes the spare, or a pool stack): this fiber is
+		// still running until fiberMain finishes it, and no context is
+		// made between here and that switch. Only asm gets here (coro
+		// parked above), so s.asm is set.
 		if b := s.asm; b.spare == nil {
 			b.spare = ctx
 		} else {
-			s.dead = ctx
+			b.putDying(ctx)
 		}
 		return to
 	}

@@ -397,8 +397,14 @@ func (p *Pool) Get() (Stack, error) {
 }
 
 // Put returns a stack handed out by Get. The fiber that ran on it must have
-// finished or been abandoned: its memory is reused. Putting a stack twice, or
-// one from another pool, panics.
+// finished or been abandoned before the next Get, which may hand its memory
+// out again: Put itself neither touches the stack's memory nor releases it
+// (a window closing in this Put keeps at least the window's peak minus what
+// is still in use, at least this stack, and releases the least recently
+// returned first; TestPutNeverReleasesItsStack), so a fiber may give back
+// the stack it is running on as its last act before switching away, as
+// long as no Get runs before that switch. Putting a stack twice, or one
+// from another pool, panics.
 func (p *Pool) Put(s Stack) {
 	if s.slab == nil || s.slab.pool != p || s.slab.state[s.slot] != slotInUse {
 		panic("stackpool: Put of a stack that is not in use from this pool (double Put, a zero Stack, or a stack of another pool)")

@@ -220,6 +220,50 @@ func TestTrimByOps(t *testing.T) {
 	}
 }
 
+// TestPutNeverReleasesItsStack pins what a fiber giving back its own stack
+// before its last switch relies on (stackful's asmBackend.putDying): a Put
+// never releases the memory of the stack it is given, and never unmaps its
+// slab, whichever window closes in it. Random Gets and Puts under short
+// operation-counted windows (so that windows close in Puts of every kind:
+// drains, trims, rises), each stack marked on its top word when taken; after
+// each Put the stack just returned must still hold its mark.
+func TestPutNeverReleasesItsStack(t *testing.T) {
+	for _, decay := range []int{1, 2, 3, 5, 8} {
+		p := newPool(t, Config{StackSize: 8 << 10, SlabStacks: 4, DecayOps: decay, Guard: GuardOff})
+		rng := uint64(decay)*0x9e3779b97f4a7c15 + 1
+		var held []Stack
+		for op := 0; op < 4000; op++ {
+			rng ^= rng << 13
+			rng ^= rng >> 7
+			rng ^= rng << 17
+			if len(held) == 0 || (len(held) < 40 && rng%3 != 0) {
+				s := mustGet(t, p)
+				top := stackBytes(s)[s.Size()-8:]
+				*(*uint64)(unsafe.Pointer(&top[0])) = uint64(s.hi)
+				held = append(held, s)
+				continue
+			}
+			i := int(rng>>8) % len(held)
+			s := held[i]
+			held[i] = held[len(held)-1]
+			held = held[:len(held)-1]
+			p.Put(s)
+			if s.slab.pool == nil {
+				t.Fatalf("DecayOps %d, op %d: the Put unmapped its own stack's slab", decay, op)
+			}
+			if got := *(*uint64)(unsafe.Pointer(&stackBytes(s)[s.Size()-8])); got != uint64(s.hi) {
+				t.Fatalf("DecayOps %d, op %d: the stack's top word reads %#x after its Put, want its mark %#x (the Put released its memory)", decay, op, got, uint64(s.hi))
+			}
+		}
+		if st := p.Stats(); st.Trims == 0 || st.Drains == 0 {
+			t.Errorf("DecayOps %d: %d trims and %d drains; the test means to close windows of both kinds in Puts", decay, st.Trims, st.Drains)
+		}
+		for _, s := range held {
+			p.Put(s)
+		}
+	}
+}
+
 // TestDrainIsNotTrimmed checks the burst rule: operation-counted windows in
 // which use only falls (a mass shutdown) release nothing, even the stacks
 // freed in an earlier window that the ordinary rule would release; the first
