@@ -295,7 +295,7 @@ func (s *Scheduler) Run(main func()) (err error) {
 		}
 		defer s.stopShutdownSignals()
 	}
-	co := s.spawn(main, s.opts.MainName, Normal)
+	co := spawn("Run", main, s.opts.MainName, Normal) // running is s (set above)
 	co.addHandlers(s.mainStart...)
 	co.addHandlers(preRunHandlers...)
 	preRunHandlers = nil
@@ -820,7 +820,7 @@ func (s *Scheduler) runBody(co *coroutine) {
 			if s.asm == nil {
 				s.goexited(co) // never returns
 			}
-			return // asm: package fiber ends the process (runEntry)
+			return // asm: package fiber ends the process (fiberMain)
 		}
 		if _, ok := r.(killSignal); ok {
 			return
@@ -914,8 +914,17 @@ func (s *Scheduler) retire(co *coroutine) {
 // the rest of its chunk (recordSlab).
 const maxFreeRecords = 1 << 16
 
-// spawn creates a coroutine and enqueues it.
-func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
+// spawn creates a coroutine on the running scheduler and enqueues it. op
+// names the API call for a misuse panic: it checks first what scheduler
+// checks (its twin: a running Scheduler, and on asm a caller on the
+// current coroutine's stack), so that Go and GoWith make this one call.
+// Run spawns main through it too, with running set and no coroutine
+// current, so the check passes.
+func spawn(op string, fn func(), name string, p Priority) *coroutine {
+	s := running
+	if s == nil || s.current != nil && s.asm != nil && !s.current.onOwnStack() {
+		schedulerMisuse(op)
+	}
 	if fn == nil {
 		panic("stackful: Go(nil)")
 	}
