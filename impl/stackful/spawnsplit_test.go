@@ -38,7 +38,7 @@ import (
 // retire. The scenario's cell adds the row adapter's interface calls
 // (scenarios/rows) on top of part=sched.
 func BenchmarkSpawnLifecycleSplit(b *testing.B) {
-	for _, part := range []string{"fiber", "fiberctx", "fiberdeep", "lean", "lean-nolive", "lean-noevent", "lean-norecord", "sched"} {
+	for _, part := range []string{"fiber", "fiberctx", "fiberdeep", "fiberspare", "lean", "lean-nolive", "lean-noevent", "lean-norecord", "sched"} {
 		b.Run("part="+part, func(b *testing.B) {
 			s, done := lockedAsmScheduler(b)
 			defer done()
@@ -73,6 +73,23 @@ func BenchmarkSpawnLifecycleSplit(b *testing.B) {
 								panic(err)
 							}
 							fiber.Switch(root, &fib)
+						}
+					}
+				case "fiberspare":
+					root := running.current.fc
+					ev := NewEvent()
+					Go(func() { ev.Resolve(nil) })
+					if _, err := Await(ev); err != nil {
+						panic(err)
+					}
+					fib := &s.asm.spare.fiber.fc // the real spare context, at its stack's top
+					entry := func() *fiber.Context { sum++; return root }
+					loop = func(n int) {
+						for i := 0; i < n; i++ {
+							if err := fib.Restart(entry); err != nil {
+								panic(err)
+							}
+							fiber.Switch(root, fib)
 						}
 					}
 				case "lean", "lean-nolive", "lean-noevent", "lean-norecord":
@@ -239,3 +256,142 @@ func deep2(sum *uint64) { deep1(sum) }
 
 //go:noinline
 func deep1(sum *uint64) { *sum++ }
+
+// BenchmarkSpawnLeanBisect: what the lean lifecycle adds to the fiber
+// floor, one step at a time (step=0 is the floor through the spare).
+func BenchmarkSpawnLeanBisect(b *testing.B) {
+	for step := 0; step <= 7; step++ {
+		b.Run("step="+string(rune('0'+step)), func(b *testing.B) {
+			s, done := lockedAsmScheduler(b)
+			defer done()
+			var cpu0, cpu1 int64
+			var sum uint64
+			err := s.Run(func() {
+				me := running.current
+				root := me.fc
+				ev := NewEvent()
+				Go(func() { ev.Resolve(nil) })
+				if _, err := Await(ev); err != nil {
+					panic(err)
+				}
+				c := s.asm.spare
+				fib := &c.fiber.fc
+				rec := s.free
+				body := func() { sum++ }
+				var entry func() *fiber.Context
+				switch step {
+				case 0: // the floor: a closure entry returning root
+					entry = func() *fiber.Context { sum++; return root }
+				case 1: // + the body as a func value called by the entry
+					entry = func() *fiber.Context { body(); return root }
+				case 2: // + the entry reads s.current and calls co.fn
+					entry = func() *fiber.Context { co := s.current; co.fn(); return root }
+				case 3: // + the entry picks the waiter from s.current's successor and returns its fc
+					entry = func() *fiber.Context {
+						co := s.current
+						co.fn()
+						next := s.queue.first
+						s.queue.first = nil
+						s.current = next
+						return next.fc
+					}
+				case 4, 5, 6, 7: // + bind/unbind and the spare's hand-back
+					entry = func() *fiber.Context {
+						co := s.current
+						ctx := co.ctx
+						if step >= 5 {
+							co.state = coRunning
+							co.waker.status = WakerNoStatus
+						}
+						co.fn()
+						co.unbind()
+						if step >= 6 {
+							s.unlinkLive(co)
+						}
+						if step >= 5 {
+							co.state = coFinished
+							co.fn = nil
+							co.liveNext = s.free
+							s.free = co
+							s.nfree++
+						}
+						next := s.queue.first
+						s.queue.first = nil
+						ctx.co = nil
+						s.current = next
+						s.asm.spare = ctx
+						return next.fc
+					}
+				}
+				rec.fn = body
+				if step >= 5 {
+					rec.liveNext = s.free
+					s.free = rec
+				}
+				start := func() {
+					if step >= 5 {
+						co := s.free
+						s.free, s.nfree = co.liveNext, s.nfree-1
+						co.liveNext = nil
+						s.nextID++
+						co.id, co.fn, co.state = s.nextID, body, coNew
+						co.waker.status = WakerQueued
+						if step >= 6 {
+							s.linkLive(co)
+						}
+					}
+				}
+				if step >= 7 {
+					start = func() { leanStart(s, body, step) }
+				}
+				loop := func(n int) {
+					for i := 0; i < n; i++ {
+						start()
+						if step >= 4 {
+							s.asm.spare = nil
+							c.co = rec
+							rec.bind(c)
+						}
+						if err := fib.Restart(entry); err != nil {
+							panic(err)
+						}
+						s.current = rec
+						s.queue.first = me
+						fiber.Switch(root, fib)
+						s.current = me
+					}
+				}
+				loop(1)
+				b.ResetTimer()
+				cpu0 = threadCPU()
+				loop(b.N)
+				cpu1 = threadCPU()
+				b.StopTimer()
+				s.queue.first = nil
+				s.asm.spare = c
+				if step >= 5 {
+					s.free = rec.liveNext
+					rec.liveNext = nil
+				}
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/spawn")
+		})
+	}
+}
+
+// leanStart is BenchmarkSpawnLeanBisect's step 7: step 6's spawn in a
+// frame of its own, as Go's.
+//
+//go:noinline
+func leanStart(s *Scheduler, body func(), step int) {
+	co := s.free
+	s.free, s.nfree = co.liveNext, s.nfree-1
+	co.liveNext = nil
+	s.nextID++
+	co.id, co.fn, co.state = s.nextID, body, coNew
+	co.waker.status = WakerQueued
+	s.linkLive(co)
+}
