@@ -7,82 +7,66 @@ import (
 )
 
 // BenchmarkSpawnLifecycleSplit splits the alive=1 pool=warm lifecycle
-// (BenchmarkSpawnLifecycle) into what the fiber layer costs and what the
-// scheduler adds, in one binary, each part timed from inside a running
-// scheduler's main coroutine (so every part starts and ends on a fiber
-// stack, as the real lifecycle does):
+// (BenchmarkSpawnLifecycle, the Spawn scenario's cell without the row
+// adapter) into what the fiber layer costs and what the scheduler adds,
+// in one binary, each part timed (thread CPU time per lifecycle) from
+// inside a running scheduler's main coroutine, so every part starts and
+// ends on a fiber stack as the real lifecycle does:
 //
 //   - part=fiber: the floor of the switch machinery: the main coroutine
-//     restarts one finished context on a pooled stack (fiber.Restart, as
-//     the spare is restarted) and switches to it; the fresh fiber runs its
-//     entry (a checksum add) through fiber's trampoline, fiberMain and
-//     runEntry, and finishes back into main. No record, no queue, no
+//     restarts the scheduler's spare context (fiber.Restart, at its
+//     stack's top, as a pooled start does) and switches to it; the fresh
+//     fiber runs its entry (a checksum add) through fiber's trampoline
+//     and fiberMain and finishes back into main. No record, no queue, no
 //     waker, no event. Boost.Context's pooled lifecycle
-//     (peers/boostcontext) does about this much, plus its pool's get/put.
+//     (peers/boostcontext) does this much, plus its pool's get and put
+//     and its fiber's record.
 //   - part=lean: the same lifecycle on the scheduler's own structures
 //     with only what moves it (leanLife): the record from the free list
-//     and the live list, the run queue's slot, the waker's subscription
-//     to the event and its WAITING/QUEUED states, the spare context
+//     and onto the live list, the run queue's slot, the waker's
+//     subscription to the event and its states, the spare context
 //     restarted and bound, the switch in, the body, the event fired
-//     (leanFire), the record retired onto the free list, the pick of the
-//     waiter, the switch back. None of the checks (foreign goroutine,
-//     microtask, cancellation and kill, handlers, priorities, shutdown,
-//     IGNORED heads, the reactor tick), no statistics, no handle, no
-//     runBody (so no panic recovery) and no contextMain.
-//   - part=sched: Go + Await + Reset, the body resolving the event
-//     (BenchmarkSpawnLifecycle's loop).
+//     (leanFire), the record unlinked and back on the free list, the
+//     pick of the waiter, the switch back. None of the checks (foreign
+//     goroutine, microtask, cancellation and kill, handlers, priorities,
+//     shutdown, IGNORED heads, the reactor tick), no statistics, no
+//     handle, no panic recovery (runBody), one frame for the entry.
+//     lean-noevent: without the event (the body queues the waiter
+//     itself); lean-nolive: without the live list.
+//   - part=sched: Go + Await + Reset, the body resolving the event.
 //
-// The difference between them is the scheduler's share: spawn (record
-// from the free list, live list, queue), the join through an event and
-// the waker, the pick, the context's bind, runBody and contextMain,
-// retire. The scenario's cell adds the row adapter's interface calls
-// (scenarios/rows) on top of part=sched.
+// Measured with -ldflags=-funcalign=64, taskset -c 1 (session 16, notes
+// s16/spawn.md; `go test -run '^$' -bench SpawnLifecycleSplit
+// -benchtime 400000x ./impl/stackful`): fiber ~19 ns, lean ~38.5,
+// lean-noevent ~35, lean-nolive ~37, sched ~54 (~57 before that
+// session's changes); Boost.Context's pooled lifecycle ~37.5 on the same
+// core. So the design's lifecycle, none of its checks included, costs
+// about what Boost's whole one does; BenchmarkSpawnLeanBisect splits
+// lean's share further.
 func BenchmarkSpawnLifecycleSplit(b *testing.B) {
-	for _, part := range []string{"fiber", "fiberctx", "fiberdeep", "fiberspare", "lean", "lean-nolive", "lean-noevent", "lean-norecord", "sched"} {
+	for _, part := range []string{"fiber", "lean", "lean-noevent", "lean-nolive", "sched"} {
 		b.Run("part="+part, func(b *testing.B) {
 			s, done := lockedAsmScheduler(b)
 			defer done()
 			var cpu0, cpu1 int64
 			var sum uint64
 			err := s.Run(func() {
+				// Warm the way the real lifecycle does: a record on the
+				// free list, a spare context.
+				ev := NewEvent()
+				Go(func() { ev.Resolve(nil) })
+				if _, err := Await(ev); err != nil {
+					panic(err)
+				}
+				ev.Reset()
 				var loop func(n int)
 				switch part {
-				case "fiber", "fiberctx", "fiberdeep":
+				case "fiber":
 					root := running.current.fc
-					st, err := s.asm.stacks.Get()
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer s.asm.stacks.Put(st)
-					var fib fiber.Context
-					entry := func() *fiber.Context { sum++; return root }
-					if part == "fiberdeep" {
-						entry = func() *fiber.Context { deep4(&sum); return root }
-					}
-					top := st.Hi() - 64
-					if part == "fiberctx" {
-						top = st.Hi() - ctxReserve
-					}
-					if err := fib.Init(st.Lo(), top, entry); err != nil {
-						b.Fatal(err)
-					}
-					fiber.Switch(root, &fib) // warm: fib is finished
-					loop = func(n int) {
-						for i := 0; i < n; i++ {
-							if err := fib.Restart(entry); err != nil {
-								panic(err)
-							}
-							fiber.Switch(root, &fib)
-						}
-					}
-				case "fiberspare":
-					root := running.current.fc
-					ev := NewEvent()
-					Go(func() { ev.Resolve(nil) })
-					if _, err := Await(ev); err != nil {
-						panic(err)
-					}
-					fib := &s.asm.spare.fiber.fc // the real spare context, at its stack's top
+					spare := s.asm.spare
+					s.asm.spare = nil // this part's own until the end
+					defer func() { s.asm.spare = spare }()
+					fib := &spare.fiber.fc
 					entry := func() *fiber.Context { sum++; return root }
 					loop = func(n int) {
 						for i := 0; i < n; i++ {
@@ -92,21 +76,13 @@ func BenchmarkSpawnLifecycleSplit(b *testing.B) {
 							fiber.Switch(root, fib)
 						}
 					}
-				case "lean", "lean-nolive", "lean-noevent", "lean-norecord":
-					ev := NewEvent()
+				case "lean", "lean-noevent", "lean-nolive":
 					body := func() { sum++; leanFire(ev) }
-					l := &leanLife{s: s, noLive: part == "lean-nolive", noEvent: part == "lean-noevent", noRecord: part == "lean-norecord"}
+					l := &leanLife{s: s, noLive: part == "lean-nolive", noEvent: part == "lean-noevent"}
 					if l.noEvent {
 						body = func() { sum++; s.queue.first = l.waiter }
 					}
 					l.entry = l.run
-					// Warm the way the real lifecycle does (a free record,
-					// a spare context), so that loop(1) finds both.
-					Go(func() { ev.Resolve(nil) })
-					if _, err := Await(ev); err != nil {
-						panic(err)
-					}
-					ev.Reset()
 					loop = func(n int) {
 						for i := 0; i < n; i++ {
 							l.spawnAwait(body, ev)
@@ -114,7 +90,6 @@ func BenchmarkSpawnLifecycleSplit(b *testing.B) {
 						}
 					}
 				case "sched":
-					ev := NewEvent()
 					body := func() { sum++; ev.Resolve(nil) }
 					loop = func(n int) {
 						for i := 0; i < n; i++ {
@@ -126,7 +101,7 @@ func BenchmarkSpawnLifecycleSplit(b *testing.B) {
 						}
 					}
 				}
-				loop(1) // warm: a record on the free list, a spare context
+				loop(1)
 				b.ResetTimer()
 				cpu0 = threadCPU()
 				loop(b.N)
@@ -151,10 +126,9 @@ type leanLife struct {
 	s     *Scheduler
 	entry func() *fiber.Context
 	// Ablations: no live list; no event (the body queues the waiter
-	// itself); no record reuse (the same record every time, untouched).
-	noLive, noEvent, noRecord bool
-	waiter                    *coroutine
-	rec                       *coroutine
+	// itself).
+	noLive, noEvent bool
+	waiter          *coroutine
 }
 
 // spawnAwait spawns fn (Go's record reuse, live list and queue slot) and
@@ -163,26 +137,14 @@ type leanLife struct {
 func (l *leanLife) spawnAwait(fn func(), ev *Event) {
 	s := l.s
 	co := s.free
-	if l.noRecord {
-		if l.rec == nil {
-			l.rec = co
-			s.free, s.nfree = co.liveNext, s.nfree-1
-			co.liveNext = nil
-		}
-		co = l.rec
-	}
 	if co == nil || co == s.current || s.queue.Len() != 0 || s.asm.spare == nil || ev.fired {
 		panic("leanLife: not the warm lifecycle")
 	}
-	if !l.noRecord {
-		s.free, s.nfree = co.liveNext, s.nfree-1
-		co.liveNext = nil
-		s.nextID++
-		co.id, co.fn, co.state = s.nextID, fn, coNew
-		co.waker.status = WakerQueued
-	} else {
-		co.fn = fn
-	}
+	s.free, s.nfree = co.liveNext, s.nfree-1
+	co.liveNext = nil
+	s.nextID++
+	co.id, co.fn, co.state = s.nextID, fn, coNew
+	co.waker.status = WakerQueued
 	if !l.noLive {
 		s.linkLive(co)
 	}
@@ -227,13 +189,11 @@ func (l *leanLife) run() *fiber.Context {
 	if !l.noLive {
 		s.unlinkLive(co)
 	}
-	if !l.noRecord {
-		co.state = coFinished
-		co.fn = nil
-		co.liveNext = s.free
-		s.free = co
-		s.nfree++
-	}
+	co.state = coFinished
+	co.fn = nil
+	co.liveNext = s.free
+	s.free = co
+	s.nfree++
 	next := s.queue.first
 	s.queue.first = nil
 	ctx.co = nil
@@ -242,23 +202,20 @@ func (l *leanLife) run() *fiber.Context {
 	return next.fc
 }
 
-// deep4 and the three below it are four frames of a body: sum++ at the
-// bottom, none inlined.
-//
-//go:noinline
-func deep4(sum *uint64) { deep3(sum) }
-
-//go:noinline
-func deep3(sum *uint64) { deep2(sum) }
-
-//go:noinline
-func deep2(sum *uint64) { deep1(sum) }
-
-//go:noinline
-func deep1(sum *uint64) { *sum++ }
-
 // BenchmarkSpawnLeanBisect: what the lean lifecycle adds to the fiber
-// floor, one step at a time (step=0 is the floor through the spare).
+// floor (BenchmarkSpawnLifecycleSplit part=fiber), one step at a time,
+// each step the one before plus: 0 the floor through the spare context;
+// 1 the body a func value the entry calls; 2 the entry reads s.current
+// and calls its fn; 3 it takes the waiter from the run queue's slot and
+// finishes into it; 4 bind and unbind and the spare's hand-back; 5 the
+// record from the free list and back, with its fields; 6 the live list;
+// 7 the spawn in a frame of its own. Measured (session 16, taskset -c 1,
+// cpu-ns/spawn, min of 4): 22.6, 22.6, 23.0, 23.2, 26.1, 28.9, 31.2,
+// 32.0. So no step is a stall: steps 1-3 add 0.6 ns together, and each
+// group of stores and dependent loads (steps 4, 5, 6: 6-10 memory
+// operations each) ~2.5 ns, about a cycle per operation; the event's
+// join (subscription, firing, Reset) and the waker's states make the
+// rest of part=lean.
 func BenchmarkSpawnLeanBisect(b *testing.B) {
 	for step := 0; step <= 7; step++ {
 		b.Run("step="+string(rune('0'+step)), func(b *testing.B) {
