@@ -70,12 +70,30 @@ func (s *Scheduler) checkGoroutine(op string, co *coroutine) {
 
 // Go spawns fn as a new coroutine with Normal priority. It does not switch:
 // the coroutine starts when the scheduler reaches it.
-func Go(fn func()) Coroutine { return scheduler("Go").spawn(fn, "", Normal).handle() }
+//
+// It makes one call, spawn, which finds the running scheduler and checks
+// the caller as scheduler does: Go then inlines into its caller, and a
+// spawn is one call where it was three (Go, scheduler, spawn).
+func Go(fn func()) Coroutine { return spawn("Go", fn, "", Normal).handle() }
 
 // GoWith spawns fn as a coroutine with a name (used in deadlock reports) and
 // a priority.
 func GoWith(name string, p Priority, fn func()) Coroutine {
-	return scheduler("GoWith").spawn(fn, name, p).handle()
+	return spawn("GoWith", fn, name, p).handle()
+}
+
+// schedulerMisuse panics with scheduler's refusal for op: no Scheduler
+// running, or (asm) a caller off the current coroutine's fiber stack,
+// which checkGoroutine reports. Out of line: spawn's check (scheduler's
+// twin) calls it only to panic.
+//
+//go:noinline
+func schedulerMisuse(op string) {
+	s := running
+	if s == nil {
+		panic("stackful: " + op + " called with no Scheduler running: call it from code run by Scheduler.Run")
+	}
+	s.checkGoroutine(op, s.current)
 }
 
 // Current returns the running coroutine (the zero Coroutine outside one).

@@ -127,11 +127,17 @@ func (e *Event) fire(value any, err error) bool {
 	// cbResolvePlain case and of wake's first branch), the subscription
 	// taken off the event as fireAll would. Kept apart from fireAll so
 	// that this path keeps its arguments in registers: fireAll's callbacks
-	// make it save them on every firing.
+	// make it save them on every firing. The queue is reached through
+	// running, checked against co.s, rather than through co.s: the load
+	// of co.s then only feeds a compare the CPU predicts, and the queue's
+	// loads no longer wait for it behind e.one and sub.co (a chain of
+	// dependent loads every firing paid; see BenchmarkSpawnLifecycleSplit).
+	// A waiter of another scheduler, or a firing outside Run (running
+	// nil), takes fireAll, as any case this path does not handle.
 	if sub := e.one; sub != nil && sub.kind == cbResolvePlain {
 		co := sub.co
 		w := &co.waker
-		if w.status == WakerWaiting && co.priority != High && co.s.queue.tryPushBack(co) {
+		if s := running; w.status == WakerWaiting && co.priority != High && co.s == s && s.queue.tryPushBack(co) {
 			e.gen++
 			e.one, sub.ev = nil, nil
 			w.result, w.err, w.triggered = value, err, e

@@ -163,3 +163,21 @@ func TestEventSubscribers(t *testing.T) {
 		t.Errorf("subscribers ran %q, want %q", got, want)
 	}
 }
+
+// TestGoWithNoScheduler: Go and GoWith called while no Scheduler runs
+// panic naming the call and the rule (spawn's check, scheduler's twin).
+func TestGoWithNoScheduler(t *testing.T) {
+	for name, call := range map[string]func(){
+		"Go":     func() { Go(func() {}) },
+		"GoWith": func() { GoWith("x", High, func() {}) },
+	} {
+		msg := func() (msg string) {
+			defer func() { msg = fmt.Sprint(recover()) }()
+			call()
+			return ""
+		}()
+		if !strings.Contains(msg, name+" called with no Scheduler running") {
+			t.Errorf("%s with no Scheduler running panicked with %q, want a message naming the call and the rule", name, msg)
+		}
+	}
+}

@@ -215,7 +215,11 @@ func (s *Scheduler) Close() error {
 func (s *Scheduler) Backend() Backend { return s.opts.Backend }
 
 // Stats returns the scheduler's counters.
-func (s *Scheduler) Stats() Stats { return s.stats }
+func (s *Scheduler) Stats() Stats {
+	st := s.stats
+	st.Spawned = s.nextID // every spawn takes the next id, and nothing else does (spawn)
+	return st
+}
 
 // PoolStats returns the fiber stack pool's counters (zero for Coro). During
 // a Run, the stack of the last finished coroutine is kept for the next one
@@ -294,7 +298,7 @@ func (s *Scheduler) Run(main func()) (err error) {
 		}
 		defer s.stopShutdownSignals()
 	}
-	co := s.spawn(main, s.opts.MainName, Normal)
+	co := spawn("Run", main, s.opts.MainName, Normal) // running is s (set above)
 	co.addHandlers(s.mainStart...)
 	co.addHandlers(preRunHandlers...)
 	preRunHandlers = nil
@@ -807,7 +811,7 @@ func (s *Scheduler) runBody(co *coroutine) {
 			if s.asm == nil {
 				s.goexited(co) // never returns
 			}
-			return // asm: package fiber ends the process (runEntry)
+			return // asm: package fiber ends the process (fiberMain)
 		}
 		if _, ok := r.(killSignal); ok {
 			return
@@ -901,13 +905,21 @@ func (s *Scheduler) retire(co *coroutine) {
 // the rest of its chunk (recordSlab).
 const maxFreeRecords = 1 << 16
 
-// spawn creates a coroutine and enqueues it.
-func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
+// spawn creates a coroutine on the running scheduler and enqueues it. op
+// names the API call for a misuse panic: it checks first what scheduler
+// checks (its twin: a running Scheduler, and on asm a caller on the
+// current coroutine's stack), so that Go and GoWith make this one call.
+// Run spawns main through it too, with running set and no coroutine
+// current, so the check passes.
+func spawn(op string, fn func(), name string, p Priority) *coroutine {
+	s := running
+	if s == nil || s.current != nil && s.asm != nil && !s.current.onOwnStack() {
+		schedulerMisuse(op)
+	}
 	if fn == nil {
 		panic("stackful: Go(nil)")
 	}
-	s.nextID++
-	s.stats.Spawned++
+	s.nextID++ // also the Spawned count (Stats): one counter per spawn, not two
 	var co *coroutine
 	// Reuse a finished coroutine's record (retire): a warm spawn allocates
 	// nothing and touches memory that is likely in cache, where a new
@@ -926,9 +938,13 @@ func (s *Scheduler) spawn(fn func(), name string, p Priority) *coroutine {
 		co.killed, co.unwinding = false, false
 		// done may have been made by a Done call after the finish (the
 		// record was on the free list by then); err and name are nil
-		// (recyclable).
-		co.done, co.err, co.name = nil, nil, nil
-		co.stackLo, co.stackSpan = 0, 0 // kept by unbind; unbound until started
+		// (recyclable), so they need no store. stackLo and stackSpan
+		// keep the last stack's bounds (unbind): no check reads them
+		// before bind sets them, since only the current coroutine is
+		// checked (onOwnStack), and a coroutine is bound before it is
+		// current (newContextFor, the takeover) and never current while
+		// its record is on the free list (spawn skips s.current's).
+		co.done = nil
 		// The waker: retire reset it (no wait since: a finished
 		// coroutine's handle starts none), so only building is left.
 		co.waker.building = false

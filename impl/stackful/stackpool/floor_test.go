@@ -151,7 +151,10 @@ func checkFloorSum(b *testing.B, sum uintptr, mask, lines int) {
 //     were measured with; since, the body's frame is 88 bytes (Yield's
 //     timed region moved its end into yieldRun.finish) and contextMain's
 //     72 (it picks inline), so the saved SP is 656 bytes below the context
-//     and the chain 288 bytes from byte 48 of a line: still 6 lines. The op reads the record's two
+//     and the chain 288 bytes from byte 48 of a line: still 6 lines.
+//     Since session 16 runEntry is folded into fiberMain (one frame of
+//     136 bytes for their 152), so the saved SP is 16 bytes nearer the
+//     context (the lines not recounted). The op reads the record's two
 //     lines, the context's line and the 6 stack lines, each dependent on
 //     the one before as in a switch;
 //   - write=on also writes one word of every line it reads (a yield pushes
