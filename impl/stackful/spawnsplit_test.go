@@ -177,7 +177,9 @@ func (l *leanLife) spawnAwait(fn func(), ev *Event) {
 
 // run is the lean fiber entry: the body, the retire onto the free list,
 // the pick of the woken waiter and the finish into it (the context kept
-// as the spare).
+// as the spare). Its twin is BenchmarkSpawnLeanBisect's entry for steps
+// 4-7, which builds the same steps up one at a time; they are kept apart
+// on purpose, so that neither measures flag tests the other lacks.
 func (l *leanLife) run() *fiber.Context {
 	s := l.s
 	co := s.current
@@ -340,7 +342,8 @@ func BenchmarkSpawnLeanBisect(b *testing.B) {
 }
 
 // leanStart is BenchmarkSpawnLeanBisect's step 7: step 6's spawn in a
-// frame of its own, as Go's.
+// frame of its own, as Go's. Its twin is the spawn at the top of
+// leanLife.spawnAwait (with live list), kept apart as run's twin is.
 //
 //go:noinline
 func leanStart(s *Scheduler, body func(), step int) {
