@@ -65,8 +65,8 @@ func TestTimerWindowEnd(t *testing.T) {
 
 // TestTimerPlanFollowsTheWindows: with the real durations, every window of
 // every coroutine lasts [10 ms, 15 ms), its last sleep starting before 10
-// ms; the sample buffer has one slot per sleep of every coroutine's N
-// windows; the checksum is the sum of those sleeps' tags. And coroutine i's
+// ms; the sample buffer has one slot per sleep of every coroutine's
+// windows (the lead-in and N); the checksum is the sum of those sleeps' tags. And coroutine i's
 // schedule does not depend on n.
 func TestTimerPlanFollowsTheWindows(t *testing.T) {
 	const n, windows = 50, 3
@@ -103,7 +103,7 @@ func TestTimerPlanFollowsTheWindows(t *testing.T) {
 	if per := float64(total) / (n * windows); per < 3.5 || per > 5.5 {
 		t.Errorf("%.2f sleeps per window", per)
 	}
-	env := &scenarios.Env{N: windows, Params: map[string]string{"n": "50"}}
+	env := &scenarios.Env{N: windows - timerLeadIn, Params: map[string]string{"n": "50"}} // N counted windows after the lead-in
 	if got := timerWant(env); got != want {
 		t.Fatalf("timerWant = %#x, want the sum of the planned sleeps' tags %#x", got, want)
 	}
@@ -138,6 +138,27 @@ func TestTimerOutcomeRejectsAnEarlyWake(t *testing.T) {
 	}
 	if out.Ops != 3 || out.Checksum != 7 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 || out.Values["cpu-ns/wake"] != 45 {
 		t.Fatalf("timerOutcome = %+v", out)
+	}
+}
+
+// TestTimerOutcomeLeavesTheLeadInOut: a lead-in wake (timerLeadMark of
+// window 0) counts in Ops but not in the lateness; an early lead-in wake
+// is still refused.
+func TestTimerOutcomeLeavesTheLeadInOut(t *testing.T) {
+	lead := timerLeadMark(0)
+	if lead == 0 || timerLeadMark(timerLeadIn) != 0 {
+		t.Fatalf("timerLeadMark: %#x in the lead-in, %#x after; want the flag, then 0", lead, timerLeadMark(timerLeadIn))
+	}
+	out, err := timerOutcome([]int64{5000 | lead, 30, 9000 | lead, 10, 20}, 7, 90*time.Nanosecond, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Ops != 5 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 {
+		t.Fatalf("timerOutcome = %+v; want 5 ops, and p50 20 and max 30 from the three counted wakes", out)
+	}
+	_, err = timerOutcome([]int64{10, -3 | lead, 20}, 0, 0, 0)
+	if err == nil || !strings.Contains(err.Error(), "3 ns before its deadline") {
+		t.Fatalf("timerOutcome = %v, want an error about a lead-in wake 3 ns before its deadline", err)
 	}
 }
 
