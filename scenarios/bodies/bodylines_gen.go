@@ -284,13 +284,13 @@ var BodyLines = map[string]LineCount{
 		}},
 	},
 	"timer": {
-		Blocking: BodySize{Lines: 55, Decls: []DeclLines{
-			{"timerBlocking", 55},
+		Blocking: BodySize{Lines: 54, Decls: []DeclLines{
+			{"timerBlocking", 54},
 		}},
-		StateMachine: BodySize{Lines: 98, Decls: []DeclLines{
+		StateMachine: BodySize{Lines: 96, Decls: []DeclLines{
 			{"timerStateMachine", 29},
-			{"timerTask", 16},
-			{"(*timerTask).Resume", 41},
+			{"timerTask", 15},
+			{"(*timerTask).Resume", 40},
 			{"timerStarter", 6},
 			{"(*timerStarter).Resume", 6},
 		}},

@@ -34,11 +34,11 @@ var Timer = register(&scenarios.Scenario{
 		"coroutine to run. The body's own work per wake is the same on every row: one clock reading (which also dates the "+
 		"next sleep) and one store to the next free slot of a preallocated sample buffer. The coroutines start only once all have started, and the timed region starts there, so spawn cost "+
 		"stays out of both. p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of "+
-		"the N windows; cpu-ns/wake is the process's CPU time (user + system, all threads) per wake over the run's steady part: from "+
+		"the run, the lead-in's included; cpu-ns/wake is the process's CPU time (user + system, all threads) per wake over the run's steady part: from "+
 		"the end of the first coroutine's lead-in window until the first coroutine has finished its windows. The lead-in is "+
-		"left out of both because all n take their first sleep at once and a backlog builds: counted, it was most of the "+
+		"left out of the CPU because all n take their first sleep at once and a backlog builds: counted, it was most of the "+
 		"figure at the default bench time (stackful-asm n=10000 398–482 cpu-ns/wake against 305–319 at a bench time of 1s, "+
-		"30k of its 92k wakes catch-up yields against 41k of 741k), and the figures depended on N, which the driver picks by "+
+		"30k of its 92k wakes catch-up yields against 41k of 741k), and the figure depended on N, which the driver picks by "+
 		"timing (stackless n=10000: 262–377 cpu-ns/wake at N=1, 185–232 at N=2–5). The end is left out of the CPU "+
 		"because fewer coroutines then offer less than the rate. The results "+
 		"file's timer-floor line names each row's clock and wait syscall.",
@@ -109,11 +109,12 @@ const timerMeanSleep = (timerMin + timerMax) / 2
 const timerWindow = 10 * time.Millisecond
 
 // timerLeadIn is how many windows every coroutine sleeps before its N
-// timed ones: one, a lead-in that neither figure counts. At the gate all n
-// take their first sleep at once and a backlog builds, so the first window
-// is not the offered rate's steady state; without a lead-in the figures
-// depended on N, which the driver picks by the warm-up's timing: at N=1
-// the steady part was that first window and the lateness all of it.
+// others: one, a lead-in that the CPU figure does not count (timerSteady
+// starts at its end). At the gate all n take their first sleep at once
+// and a backlog builds, so the first window is not the offered rate's
+// steady state; without a lead-in the CPU figure depended on N, which the
+// driver picks by the warm-up's timing: at N=1 the steady part fell back
+// to the gate and held that first window.
 // Timer n=10000 on stackless, the state-machine body run in one test
 // process for 4 rounds alternating N=1, 2, 3, 5 (taskset -c 1, GC off):
 // 262–377 cpu-ns/wake at N=1 against 185–232 at N=2, 3 and 5; and
@@ -121,25 +122,17 @@ const timerWindow = 10 * time.Millisecond
 // timed time (16–35 ms) passed 20 ms. With the lead-in, 5 rounds
 // alternated with the old body in one process: 173–226 at N=1 and
 // 191–228 at N=2 (the old body: 234–337 and 160–215).
+//
+// The lateness keeps every wake, the lead-in's included, as it kept the
+// first window's before: leaving the lead-in out would halve the samples
+// of a low-n run (the driver now settles on N=1 where it chose N=2, so
+// Timer n=1, a headline cell, would take its p50 from about 5 wakes a run
+// instead of 10).
 const timerLeadIn = 1
 
 // timerRunWindows is how many windows a run of N iterations sleeps: the
-// lead-in and the N that count.
+// lead-in and the N after it.
 func timerRunWindows(n int) int { return timerLeadIn + n }
-
-// timerLeadFlag marks a lead-in wake's sample: a lateness never reaches
-// 2^62 ns (146 years), and an early wake's negative lateness stays
-// negative with the bit set, so timerOutcome still refuses it.
-const timerLeadFlag = int64(1) << 62
-
-// timerLeadMark is what window w's samples are ORed with: timerLeadFlag in
-// the lead-in, 0 after. One OR per wake, the same on every row.
-func timerLeadMark(w int) int64 {
-	if w < timerLeadIn {
-		return timerLeadFlag
-	}
-	return 0
-}
 
 // timerKneeBound is the p99 lateness within which a row sustains an
 // offered wake rate (LoadSweep.Bound; its Why says why 2 ms).
@@ -247,8 +240,8 @@ func splitmix64(x uint64) uint64 {
 func timerWait(deadline, now int64) time.Duration { return time.Duration(max(deadline-now, 0)) }
 
 // timerBlocking is the blocking body: once all n coroutines have started,
-// each runs its lead-in window and its N windows (timerRunWindows; the
-// lead-in's samples carry timerLeadFlag): at a window's start it reads the clock, then
+// each runs its lead-in window and its N windows (timerRunWindows): at a
+// window's start it reads the clock, then
 // for each sleep of the window sleeps until the window's start plus the
 // durations so far (yields if that has passed), reads the clock again, and
 // stores the lateness in the slot of a preallocated sample buffer that its
@@ -284,7 +277,6 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 				if w == 1 {
 					steady.from(wakes.Load()) // the first window is behind every coroutine that gets here
 				}
-				lead := timerLeadMark(w) // marks the lead-in window's samples
 				now := monoNow()
 				anchor, at := now, time.Duration(0)
 				for end := timerWindowEnd(j, dur); j < end; j++ {
@@ -296,7 +288,7 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 						rt.Yield()
 					}
 					now = monoNow()
-					samples[wakes.Add(1)-1] = now - deadline | lead
+					samples[wakes.Add(1)-1] = now - deadline
 					tag += timerWakeTag(timerKey(i, j))
 				}
 			}
@@ -358,24 +350,19 @@ func (s *timerSteady) end(wakes int64) {
 	s.stop.Do(func() { s.cpu, s.wakes = processCPU()-s.cpu0, wakes-s.wakes0 })
 }
 
-// timerOutcome checks that no wake came early and summarises the lateness
-// of the wakes after the lead-in (samples without timerLeadFlag; Ops
-// counts every wake of the timed region). cpu is the process's CPU time (user and system, every thread) over the
+// timerOutcome checks that no wake came early and summarises the lateness.
+// cpu is the process's CPU time (user and system, every thread) over the
 // steady part of the timed region (timerSteady), in which cpuWakes wakes
 // came: divided, what one wake costs the machine at the offered rate,
 // sleeping included, however the row waits (a row that spins to wake on
 // time pays for it here).
 func timerOutcome(samples []int64, checksum uint64, cpu time.Duration, cpuWakes int64) (scenarios.Outcome, error) {
-	counted := make([]int64, 0, len(samples))
 	for k, late := range samples {
 		if late < 0 {
 			return scenarios.Outcome{}, fmt.Errorf("timer: sample %d woke %d ns before its deadline: the runtime's sleep returned early", k, -late)
 		}
-		if late&timerLeadFlag == 0 {
-			counted = append(counted, late)
-		}
 	}
-	lat := summarizeLatencies(counted)
+	lat := summarizeLatencies(samples)
 	return scenarios.Outcome{
 		Ops:      int64(len(samples)),
 		Checksum: checksum,
@@ -429,7 +416,6 @@ type timerTask struct {
 	i, w, windows    int
 	j, end           int
 	anchor, deadline int64
-	lead             int64 // timerLeadMark of the window
 	now              int64 // the last clock reading: one per wake, as in timerBlocking
 	at               time.Duration
 	tag              uint64
@@ -450,7 +436,7 @@ func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 	}
 	if t.asleep {
 		t.now = monoNow()
-		t.samples[*t.wakes] = t.now - t.deadline | t.lead
+		t.samples[*t.wakes] = t.now - t.deadline
 		*t.wakes++
 		t.tag += timerWakeTag(timerKey(t.i, t.j))
 		t.j++
@@ -468,7 +454,6 @@ func (t *timerTask) Resume(c *stackless.Context) stackless.Step {
 		if t.w == 1 {
 			t.steady.from(*t.wakes) // the first window is over
 		}
-		t.lead = timerLeadMark(t.w)
 		t.w++
 		t.now = monoNow()
 		t.anchor, t.at = t.now, 0

@@ -141,27 +141,6 @@ func TestTimerOutcomeRejectsAnEarlyWake(t *testing.T) {
 	}
 }
 
-// TestTimerOutcomeLeavesTheLeadInOut: a lead-in wake (timerLeadMark of
-// window 0) counts in Ops but not in the lateness; an early lead-in wake
-// is still refused.
-func TestTimerOutcomeLeavesTheLeadInOut(t *testing.T) {
-	lead := timerLeadMark(0)
-	if lead == 0 || timerLeadMark(timerLeadIn) != 0 {
-		t.Fatalf("timerLeadMark: %#x in the lead-in, %#x after; want the flag, then 0", lead, timerLeadMark(timerLeadIn))
-	}
-	out, err := timerOutcome([]int64{5000 | lead, 30, 9000 | lead, 10, 20}, 7, 90*time.Nanosecond, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Ops != 5 || out.Values["p50-ns/wake"] != 20 || out.Values["max-ns/wake"] != 30 {
-		t.Fatalf("timerOutcome = %+v; want 5 ops, and p50 20 and max 30 from the three counted wakes", out)
-	}
-	_, err = timerOutcome([]int64{10, -3 | lead, 20}, 0, 0, 0)
-	if err == nil || !strings.Contains(err.Error(), "3 ns before its deadline") {
-		t.Fatalf("timerOutcome = %v, want an error about a lead-in wake 3 ns before its deadline", err)
-	}
-}
-
 func TestSummarizeLatencies(t *testing.T) {
 	samples := make([]int64, 100)
 	for i := range samples {
