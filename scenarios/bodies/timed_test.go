@@ -67,7 +67,7 @@ func TestTimerSpawnsAreNotTimed(t *testing.T) {
 			if spy.timed != 0 || spy.untimed != 50 {
 				t.Errorf("%d coroutines started inside the timed region and %d outside; want 0 and 50", spy.timed, spy.untimed)
 			}
-			if want := timerSamples(50, 2); out.Ops != int64(want) {
+			if want := timerSamples(50, timerRunWindows(2)); out.Ops != int64(want) {
 				t.Errorf("ops %d, want the %d planned wakes", out.Ops, want)
 			}
 			if env.Elapsed() < 2*timerWindow {
@@ -79,8 +79,8 @@ func TestTimerSpawnsAreNotTimed(t *testing.T) {
 
 // TestTimerStateMachineTimesTheWakesOnly: the state machine leaves the
 // timer off until its starter runs (after the spawns) and stops it after
-// the run; a run of 3 tasks × 2 windows wakes as often as the plan says,
-// with the right checksum.
+// the run; a run of 3 tasks × 2 windows (and the lead-in) wakes as often
+// as the plan says, with the right checksum.
 func TestTimerStateMachineTimesTheWakesOnly(t *testing.T) {
 	env := &scenarios.Env{N: 2, Params: map[string]string{"n": "3"}}
 	env.ResetTimer()
@@ -88,7 +88,7 @@ func TestTimerStateMachineTimesTheWakesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := timerSamples(3, 2); out.Ops != int64(want) || out.Checksum != timerWant(env) {
+	if want := timerSamples(3, timerRunWindows(2)); out.Ops != int64(want) || out.Checksum != timerWant(env) {
 		t.Fatalf("ops %d checksum %#x; want %d and %#x", out.Ops, out.Checksum, want, timerWant(env))
 	}
 	if env.Timing() {

@@ -25,7 +25,7 @@ var Timer = register(&scenarios.Scenario{
 	Latency: true,
 	Doc: fmt.Sprintf("n coroutines sleep back to back for durations uniform in 50 µs–5 ms from a pseudo-random sequence fixed in advance "+
 		"(coroutine i draws the same durations on every row and for every n), so n sleepers offer n/%v wakes per second: the sweep over n "+
-		"is a sweep of the offered rate. The run is N windows of %v per coroutine. A window's schedule is fixed from its start: "+
+		"is a sweep of the offered rate. The run is a lead-in window and N windows of %v per coroutine. A window's schedule is fixed from its start: "+
 		"each sleep's deadline is the window's start plus the durations so far, and the window holds the sleeps that start before %v "+
 		"(so it lasts %v to %v). A coroutine behind its schedule (the deadline already past when it comes to sleep) yields instead, "+
 		"and its lateness counts from the scheduled deadline, so a row that cannot keep up shows it in its lateness (no coordinated "+
@@ -34,11 +34,12 @@ var Timer = register(&scenarios.Scenario{
 		"coroutine to run. The body's own work per wake is the same on every row: one clock reading (which also dates the "+
 		"next sleep) and one store to the next free slot of a preallocated sample buffer. The coroutines start only once all have started, and the timed region starts there, so spawn cost "+
 		"stays out of both. p50/p90/p99/p99.9 (an HdrHistogram, 3 significant digits) and the exact max are over every wake of "+
-		"the run; cpu-ns/wake is the process's CPU time (user + system, all threads) per wake over the run's steady part: from "+
-		"the end of the first coroutine's first window until the first coroutine has finished its windows (at N=1 from the "+
-		"gate's opening). The start is left out because all n take their first sleep at once and a backlog builds: at the "+
-		"default bench time, where N is 2, it was most of the figure (stackful-asm n=10000 398–482 cpu-ns/wake against "+
-		"305–319 at a bench time of 1s, 30k of its 92k wakes catch-up yields against 41k of 741k). The end is left out "+
+		"the run, the lead-in's included; cpu-ns/wake is the process's CPU time (user + system, all threads) per wake over the run's steady part: from "+
+		"the end of the first coroutine's lead-in window until the first coroutine has finished its windows. The lead-in is "+
+		"left out of the CPU because all n take their first sleep at once and a backlog builds: counted, it was most of the "+
+		"figure at the default bench time (stackful-asm n=10000 398–482 cpu-ns/wake against 305–319 at a bench time of 1s, "+
+		"30k of its 92k wakes catch-up yields against 41k of 741k), and the figure depended on N, which the driver picks by "+
+		"timing (stackless n=10000: 262–377 cpu-ns/wake at N=1, 185–232 at N=2–5). The end is left out of the CPU "+
 		"because fewer coroutines then offer less than the rate. The results "+
 		"file's timer-floor line names each row's clock and wait syscall.",
 		timerMeanSleep, timerWindow, timerWindow, timerWindow, timerWindow+timerMax),
@@ -107,6 +108,32 @@ const timerMeanSleep = (timerMin + timerMax) / 2
 // timerKneeBound.
 const timerWindow = 10 * time.Millisecond
 
+// timerLeadIn is how many windows every coroutine sleeps before its N
+// others: one, a lead-in that the CPU figure does not count (timerSteady
+// starts at its end). At the gate all n take their first sleep at once
+// and a backlog builds, so the first window is not the offered rate's
+// steady state; without a lead-in the CPU figure depended on N, which the
+// driver picks by the warm-up's timing: at N=1 the steady part fell back
+// to the gate and held that first window.
+// Timer n=10000 on stackless, the state-machine body run in one test
+// process for 4 rounds alternating N=1, 2, 3, 5 (taskset -c 1, GC off):
+// 262–377 cpu-ns/wake at N=1 against 185–232 at N=2, 3 and 5; and
+// `benchrun cell` chose N=1 or N=2 by whether its first warm-up run's
+// timed time (16–35 ms) passed 20 ms. With the lead-in, 5 rounds
+// alternated with the old body in one process: 173–226 at N=1 and
+// 191–228 at N=2 (the old body: 234–337 and 160–215).
+//
+// The lateness keeps every wake, the lead-in's included, as it kept the
+// first window's before: leaving the lead-in out would halve the samples
+// of a low-n run (the driver now settles on N=1 where it chose N=2, so
+// Timer n=1, a headline cell, would take its p50 from about 5 wakes a run
+// instead of 10).
+const timerLeadIn = 1
+
+// timerRunWindows is how many windows a run of N iterations sleeps: the
+// lead-in and the N after it.
+func timerRunWindows(n int) int { return timerLeadIn + n }
+
 // timerKneeBound is the p99 lateness within which a row sustains an
 // offered wake rate (LoadSweep.Bound; its Why says why 2 ms).
 const timerKneeBound = 2 * time.Millisecond
@@ -160,8 +187,9 @@ func LatencyPercentiles(samples []int64) (p50, p99 int64) {
 	return int64(lat.P50), int64(lat.P99)
 }
 
-// timerSamples is how many sleeps n coroutines make in their N windows:
-// the size of the sample buffer. A wake stores its lateness in the slot
+// timerSamples is how many sleeps n coroutines make in their windows
+// windows (timerRunWindows: the lead-in included): the size of the sample
+// buffer. A wake stores its lateness in the slot
 // its wake count names (the k-th wake of the run in samples[k-1]), so the
 // buffer fills front to back: at n=10000, one slot per coroutine would put
 // every wake's store on a different, cold cache line, and the store's miss
@@ -187,7 +215,7 @@ func timerWant(env *scenarios.Env) uint64 {
 	var sum uint64
 	for i := 0; i < env.Int("n"); i++ {
 		j, dur := 0, timerDurations(i)
-		for range env.N {
+		for range timerRunWindows(env.N) {
 			end := timerWindowEnd(j, dur)
 			for ; j < end; j++ {
 				sum += timerWakeTag(timerKey(i, j))
@@ -212,7 +240,8 @@ func splitmix64(x uint64) uint64 {
 func timerWait(deadline, now int64) time.Duration { return time.Duration(max(deadline-now, 0)) }
 
 // timerBlocking is the blocking body: once all n coroutines have started,
-// each runs its N windows: at a window's start it reads the clock, then
+// each runs its lead-in window and its N windows (timerRunWindows): at a
+// window's start it reads the clock, then
 // for each sleep of the window sleeps until the window's start plus the
 // durations so far (yields if that has passed), reads the clock again, and
 // stores the lateness in the slot of a preallocated sample buffer that its
@@ -222,7 +251,7 @@ func timerWait(deadline, now int64) time.Duration { return time.Duration(max(dea
 // old by then, so the sleep ends that much after its deadline, never
 // before.
 func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome, error) {
-	n, windows := env.Int("n"), env.N
+	n, windows := env.Int("n"), timerRunWindows(env.N)
 	samples := make([]int64, timerSamples(n, windows))
 	var tags atomic.Uint64
 	var started, left, wakes atomic.Int64
@@ -284,9 +313,10 @@ func timerBlocking(rt scenarios.Blocking, env *scenarios.Env) (scenarios.Outcome
 }
 
 // timerSteady is the CPU time and the wakes of a run's steady part: from
-// the end of the first coroutine's first window (from the gate's opening
-// when there is one window) until the first coroutine has finished its
-// windows, while all n are sleeping. The start is left out: at the gate
+// the end of the first coroutine's first window (the lead-in, timerLeadIn;
+// open's gate reading stays the start only where no window ends before
+// the last) until the first coroutine has finished its windows, while all
+// n are sleeping. The start is left out: at the gate
 // all n take their first sleep at once, with no wake due yet, and the
 // backlog that builds makes many of the first window's wakes catch-up
 // yields (Timer's Doc has the figures). The tail is left out because
@@ -345,7 +375,7 @@ func timerOutcome(samples []int64, checksum uint64, cpu time.Duration, cpuWakes 
 // timerStateMachine is the state-machine twin: one task per sleeping
 // coroutine, sleeping with Context.Sleep on the reactor's timers.
 func timerStateMachine(env *scenarios.Env) (scenarios.Outcome, error) {
-	n, windows := env.Int("n"), env.N
+	n, windows := env.Int("n"), timerRunWindows(env.N)
 	samples := make([]int64, timerSamples(n, windows))
 	var tags uint64 // one goroutine runs every task: no atomics needed
 	var open bool   // the start gate, opened by timerStarter
