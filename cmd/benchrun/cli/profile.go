@@ -21,6 +21,7 @@ import (
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/driver"
 	"github.com/google/pprof/profile"
+	"golang.org/x/sys/unix"
 )
 
 // profileEnv marks a profile process that benchrun profile re-executed
@@ -63,6 +64,7 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 	gcOn := fs.Bool("gc-on", false, "leave the collector on during the timed run (as a run's --gc-on)")
 	cpuOut := fs.String("o", "cpu.pprof", "file for the CPU profile of the timed region")
 	memOut := fs.String("memprofile", "", "also write the allocation profile (pprof allocs) to this file")
+	windowsOut := fs.String("windows", "", "also write each timed segment's CLOCK_MONOTONIC interval to this file, one per line in perf's --time form (start,stop in seconds), for a perf record -k CLOCK_MONOTONIC of this command: see the README's \"Profiling a cell\"")
 	if code, done := parseSub(fs, args); done {
 		return code
 	}
@@ -129,6 +131,12 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 			return ExitFailed
 		}
 	}
+	if *windowsOut != "" {
+		if err := os.WriteFile(*windowsOut, []byte(prof.windowsText()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "benchrun profile: %v\n", err)
+			return ExitFailed
+		}
+	}
 
 	fmt.Fprintf(stdout, "%s  %d iterations", name, sm.Iters)
 	if pr.runs > 1 {
@@ -168,6 +176,13 @@ func runProfile(args []string, stdout, stderr io.Writer) int {
 	if pr.capped {
 		fmt.Fprintf(stderr, "benchrun profile: %s: stopped at -wall %v with %v of -benchtime %v timed in %d runs (their untimed set-up took the rest); the profile holds what was gathered: raise -wall for more\n",
 			name, *wall, st.timed.Round(time.Microsecond), *benchtime, pr.runs)
+	}
+	if *windowsOut != "" {
+		fmt.Fprintf(stdout, "timed windows: %s (%d, CLOCK_MONOTONIC, each around one timed segment: from the profiler's start to its stop, the timer's clock reads inside)\n", *windowsOut, len(prof.windows))
+		fmt.Fprintf(stdout, "  with this command run under perf record -k CLOCK_MONOTONIC, read perf's samples in them only: perf report --time \"$(paste -sd' ' %s)\"\n", *windowsOut)
+		if len(prof.windows) > maxPerfWindows {
+			fmt.Fprintf(stdout, "  %d windows may be too long for one argument (perf takes them as one; Linux caps an argument at 128 KiB): filter perf script's sample times by the file instead\n", len(prof.windows))
+		}
 	}
 	if *memOut != "" {
 		fmt.Fprintf(stdout, "allocation profile: %s (every allocation of this process, warm-up runs and set-up included, sampled at the default rate)\n", *memOut)
@@ -426,6 +441,41 @@ type profiler struct {
 	base    *profile.Profile
 	err     error // the first profile that did not parse
 	dropped int64 // samples outside the timed region (label mode)
+	// runWindows holds the current run's timed segments since its last
+	// reset as CLOCK_MONOTONIC intervals, windows those of the runs
+	// before it (-windows): each from the end of start to the beginning
+	// of stop, so it holds the timer's clock reads and the segment, and
+	// the profiler's own start and stop stay outside.
+	runWindows, windows []window
+	winStart            int64 // the open segment's start
+}
+
+// window is one timed segment's interval on CLOCK_MONOTONIC, in ns.
+type window struct{ start, stop int64 }
+
+// maxPerfWindows is about how many windows fit one 128 KiB argument of
+// perf report --time (~42 bytes each).
+const maxPerfWindows = 3000
+
+// monotonicNow reads CLOCK_MONOTONIC, the clock perf record -k
+// CLOCK_MONOTONIC stamps its samples with (Go's time.Now keeps its
+// monotonic reading relative to the process's start).
+func monotonicNow() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic("benchrun profile: clock_gettime(CLOCK_MONOTONIC): " + err.Error())
+	}
+	return ts.Nano()
+}
+
+// windowsText is the windows in perf's --time form, one per line:
+// "start,stop" in seconds with nanoseconds.
+func (p *profiler) windowsText() string {
+	var b strings.Builder
+	for _, w := range p.windows {
+		fmt.Fprintf(&b, "%d.%09d,%d.%09d\n", w.start/1e9, w.start%1e9, w.stop/1e9, w.stop%1e9)
+	}
+	return b.String()
 }
 
 // piece is one profile: its timed duration and number of timed segments
@@ -459,11 +509,13 @@ func (p *profiler) start() error {
 	if p.labels {
 		pprof.SetGoroutineLabels(timedCtx)
 	}
+	p.winStart = monotonicNow() // last: see runWindows
 	return nil
 }
 
 // stop ends the segment, of d timed: its profile (label mode: its label).
 func (p *profiler) stop(d time.Duration) {
+	p.runWindows = append(p.runWindows, window{p.winStart, monotonicNow()}) // first: see runWindows
 	if p.labels {
 		pprof.SetGoroutineLabels(context.Background())
 		p.runTimed += d
@@ -513,6 +565,7 @@ func (p *profiler) reset() {
 		p.on = false
 	}
 	p.run, p.runTimed, p.runSegs = p.run[:0], 0, 0
+	p.runWindows = p.runWindows[:0]
 }
 
 // endRun ends the driver's run (label mode: keeps its profile) and keeps
@@ -526,7 +579,8 @@ func (p *profiler) endRun() {
 		p.finish(p.runTimed, p.runSegs)
 	}
 	p.kept = append(p.kept, p.run...)
-	p.run, p.runTimed, p.runSegs = nil, 0, 0
+	p.windows = append(p.windows, p.runWindows...)
+	p.run, p.runTimed, p.runSegs, p.runWindows = nil, 0, 0, nil
 }
 
 // timed is the timed time of the pieces kept so far and of the current

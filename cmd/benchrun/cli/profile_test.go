@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -246,7 +247,34 @@ func TestProfileHoldsTheTimedRegionOnly(t *testing.T) {
 			if c.kind != "grow" && pr.runs < 2 {
 				t.Errorf("%d runs: a %s cell repeats its runs until the profile holds the bench time", pr.runs, c.kind)
 			}
+			checkWindows(t, prof, st)
 		})
+	}
+}
+
+// checkWindows: the -windows intervals are the kept segments, one each
+// (the set-up segments a reset dropped are not among them), in order,
+// apart, and together hold at least the timed time (each encloses its
+// segment's clock reads); the file's lines are perf's --time form.
+func checkWindows(t *testing.T, prof *profiler, st profileStats) {
+	t.Helper()
+	if len(prof.windows) != st.segments {
+		t.Fatalf("%d windows for %d timed segments", len(prof.windows), st.segments)
+	}
+	var sum time.Duration
+	for i, w := range prof.windows {
+		if w.stop <= w.start || (i > 0 && w.start < prof.windows[i-1].stop) {
+			t.Fatalf("window %d %v: empty, or not after window %d %v", i, w, i-1, prof.windows[max(i-1, 0)])
+		}
+		sum += time.Duration(w.stop - w.start)
+	}
+	if sum < st.timed {
+		t.Errorf("the windows hold %v, less than the %v timed inside them", sum, st.timed)
+	}
+	lines := strings.Split(strings.TrimSuffix(prof.windowsText(), "\n"), "\n")
+	first := prof.windows[0]
+	if want := fmt.Sprintf("%d.%09d,%d.%09d", first.start/1e9, first.start%1e9, first.stop/1e9, first.stop%1e9); len(lines) != len(prof.windows) || lines[0] != want {
+		t.Errorf("windows file: %d lines, first %q; want %d lines, first %q", len(lines), lines[0], len(prof.windows), want)
 	}
 }
 
