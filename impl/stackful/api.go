@@ -195,11 +195,21 @@ func Await(ev *Event) (any, error) {
 		return ev.value, ev.err
 	}
 	// w.reset, the subscription and w.start (no timer) spelled out, as in
-	// AwaitWith.
+	// AwaitWith. The subscription is ev.link's, with its test first and
+	// every pointer store of the set-up after it in one block, so that the
+	// compiler tests the write barrier once for them all (four tests
+	// before: the outcome's reset, sub.co, sub.ev, ev.one).
 	w.mode, w.timeout = modePlain, -1
-	w.triggered, w.result, w.err = nil, nil, nil
-	w.subs[0].kind, w.subs[0].co = cbResolvePlain, co // the only subscription, no timer: see cbResolvePlain
-	ev.link(&w.subs[0])
+	w.subs[0].kind = cbResolvePlain // the only subscription, no timer: see cbResolvePlain
+	if ev.one == nil && ev.head == nil { // link's inline case
+		w.triggered, w.result, w.err = nil, nil, nil
+		w.subs[0].co, w.subs[0].ev = co, ev
+		ev.one = &w.subs[0]
+	} else {
+		w.triggered, w.result, w.err = nil, nil, nil
+		w.subs[0].co = co
+		ev.linkList(&w.subs[0]) // link's other case (append sets sub.ev)
+	}
 	w.nsubs = 1
 	w.status = WakerWaiting
 	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith,
@@ -216,7 +226,18 @@ func Await(ev *Event) (any, error) {
 	// pickNext decides, so the order of its steps (microtasks, the tick,
 	// the pop, the prefetch, dropping an IGNORED unstarted head) is
 	// unchanged.
-	if co.handlers != nil {
+	// The hand-off's pick and switch come first, in one block: the head
+	// in the queue's slot (PopFront's first case) taken under pickNext's
+	// conditions, and the direct switch to it (the switch's first case
+	// below), with the two pointer stores (the slot, s.current) under one
+	// write-barrier test, not two. Any other case goes on to the general
+	// code below, which tests the same conditions again.
+	if f := s.queue.first; co.handlers == nil && s.micro.Len()|s.loop.Active() == 0 &&
+		f != nil && f.waker.status != WakerIgnored && s.direct && f.fc != nil && f != co {
+		s.queue.first, s.current = nil, f
+		s.stats.Switches++
+		fiber.Switch(co.fc, f.fc)
+	} else if co.handlers != nil {
 		s.suspendHandlers(co, false)
 	} else {
 		var next *coroutine
