@@ -200,7 +200,7 @@ func Await(ev *Event) (any, error) {
 	// compiler tests the write barrier once for them all (four tests
 	// before: the outcome's reset, sub.co, sub.ev, ev.one).
 	w.mode, w.timeout = modePlain, -1
-	w.subs[0].kind = cbResolvePlain // the only subscription, no timer: see cbResolvePlain
+	w.subs[0].kind = cbResolvePlain      // the only subscription, no timer: see cbResolvePlain
 	if ev.one == nil && ev.head == nil { // link's inline case
 		w.triggered, w.result, w.err = nil, nil, nil
 		w.subs[0].co, w.subs[0].ev = co, ev
