@@ -35,7 +35,7 @@ import (
 // 0.93 for both), lean 21.31 and 14.40 unchanged. The real path's excess
 // over lean at two sites was ~3.8 ns and is ~1.4 ns: an instruction
 // profile (perf -e cpu-clock -F 20000) showed it spread over the checks
-// and the write-barrier tests (one per group of pointer stores, seven per
+// and the write-barrier tests (one per group of pointer stores, nine per
 // hand-off) rather than on one instruction; Event.fire and Await now test
 // the write barrier once each (see there).
 func BenchmarkPingPongCallSite(b *testing.B) {
