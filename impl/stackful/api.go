@@ -195,27 +195,51 @@ func Await(ev *Event) (any, error) {
 		return ev.value, ev.err
 	}
 	// w.reset, the subscription and w.start (no timer) spelled out, as in
-	// AwaitWith.
+	// AwaitWith, then s.suspend(co), inline (see Scheduler.suspend; twins
+	// in AwaitWith, Yield and Sleep), with pickNext's common case spelled
+	// out too (twins in Yield and Scheduler.contextMain): no microtask
+	// queued, no live reactor handle (so no tick can be due), a queue that
+	// is not empty, and a head that is not IGNORED; then the pick is the
+	// head, popped here without a call (PopFront's steps, its twin: the
+	// queue's slot first, coQueue.first, where a hand-off's one queued
+	// coroutine is; else the ring's head), followed by a ring pop's
+	// prefetch (pickNext's) when at least prefetchMin stay queued
+	// (prefetchAhead inlines: a long queue no longer costs the call to
+	// pickNext, whose frames also land on the suspending stack's colder
+	// lines). In every other case pickNext decides, so the order of its
+	// steps (microtasks, the tick, the pop, the prefetch, dropping an
+	// IGNORED unstarted head) is unchanged.
 	w.mode, w.timeout = modePlain, -1
-	w.triggered, w.result, w.err = nil, nil, nil
-	w.subs[0].kind, w.subs[0].co = cbResolvePlain, co // the only subscription, no timer: see cbResolvePlain
-	ev.link(&w.subs[0])
+	w.subs[0].kind = cbResolvePlain // the only subscription, no timer: see cbResolvePlain
 	w.nsubs = 1
 	w.status = WakerWaiting
-	// s.suspend(co), inline (see Scheduler.suspend; twins in AwaitWith,
-	// Yield and Sleep), with pickNext's common case spelled out too (twins
-	// in Yield and Scheduler.contextMain): no microtask queued, no live reactor handle (so no tick
-	// can be due), a queue that is not empty, and a head that is not
-	// IGNORED; then the pick is the head, popped here without a call
-	// (PopFront's steps, its twin: the queue's slot first, coQueue.first,
-	// where a hand-off's one queued coroutine is; else the ring's head),
-	// followed by a ring pop's prefetch (pickNext's) when
-	// at least prefetchMin stay queued (prefetchAhead inlines: a long
-	// queue no longer costs the call to pickNext, whose frames also land
-	// on the suspending stack's colder lines). In every other case
-	// pickNext decides, so the order of its steps (microtasks, the tick,
-	// the pop, the prefetch, dropping an IGNORED unstarted head) is
-	// unchanged.
+	// The hand-off comes first: ev with no other subscriber (link's inline
+	// case), no handlers, the pick's common case with the head in the
+	// queue's slot, and a direct switch to a started head (the switch's
+	// first case below). All its tests come first and all its pointer
+	// stores (the outcome's reset, the subscription, ev.one, the slot,
+	// s.current) after them in one block, so that the compiler tests the
+	// write barrier once for them all, not once per statement group (six
+	// tests per hand-off before; see BenchmarkPingPongCallSite). Linking
+	// after the tests changes nothing: no code runs between them (no
+	// microtask is queued, so none runs at this pick). Every other case
+	// takes the general code below, which tests again.
+	if f := s.queue.first; ev.one == nil && ev.head == nil && co.handlers == nil &&
+		s.micro.Len()|s.loop.Active() == 0 && f != nil && f.waker.status != WakerIgnored &&
+		s.direct && f.fc != nil && f != co {
+		w.triggered, w.result, w.err = nil, nil, nil
+		w.subs[0].co, w.subs[0].ev = co, ev
+		ev.one = &w.subs[0]
+		s.queue.first, s.current = nil, f
+		s.stats.Switches++
+		fiber.Switch(co.fc, f.fc)
+		s.afterResume(co)
+		w.status = WakerResult
+		return w.result, w.err
+	}
+	w.triggered, w.result, w.err = nil, nil, nil
+	w.subs[0].co = co
+	ev.link(&w.subs[0])
 	if co.handlers != nil {
 		s.suspendHandlers(co, false)
 	} else {
