@@ -64,12 +64,19 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	// not measured, so this file keeps the one-per-pick form.
 	//
 	// Stage 1, ringRecordAhead (16) picks ahead: the record's lines the
-	// pick, the switch and the resume read (its first two: lines 0 and 1).
+	// pick, the switch and the resume read (its first two: lines 0 and 1),
+	// and on a pick through the scheduler line 3, the timer node (see
+	// prefetch.go).
 	ADD	$const_ringRecordAhead, R1, R3	// R3 = head+16
 	AND	R2, R3, R3	// wrapped into the ring
 	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+16)&mask], the record (nil: PRFM does not care)
 	PRFM	(R4), PLDL1KEEP	// record line 0: its *Context (the next stage reads it)
 	PRFM	64(R4), PLDL1KEEP	// record line 1
+	MOVD	below+24(FP), R5	// R5 = below: a pick through the scheduler?
+	CBZ	R5, ctx	// no (an inline pick): lines 0 and 1 only
+	PRFM	192(R4), PLDL1KEEP	// record line 3: the timer node a timed wait's StartFresh reads
+
+ctx:
 
 	// Stage 2, ringContextAhead (8) picks ahead: the Context the record
 	// names (its line was fetched eight picks ago), both lines Switch
