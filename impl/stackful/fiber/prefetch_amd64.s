@@ -201,9 +201,10 @@ stack:
 	// Stage 3, on every head, two picks ahead: the stack the saved SP
 	// points into (the Context's line was fetched 7 to 14 picks ago, and
 	// its page, which the stack's top lines share, walked then):
-	// PrefetchStack's lines upwards, and if below is not 0 the line below the SP for writing,
-	// where the fiber's next suspend pushes frames (when it calls the
-	// pick).
+	// PrefetchStack's lines upwards; if below is not 0 the line below the
+	// SP for writing, where the fiber's next suspend pushes frames (when
+	// it calls the pick); if below has RingDeep, the lines up to the
+	// fiber's entry too.
 	ADDQ	$const_ringStackAhead, SI	// SI = head+1
 	ANDQ	DX, SI	// wrapped into the ring
 	MOVQ	(DI)(SI*8), AX	// AX = ring[(head+1)&mask], the record
@@ -220,14 +221,18 @@ stack:
 	PREFETCHT0	192(AX)	// line 3
 	PREFETCHT0	256(AX)	// line 4
 	PREFETCHT0	320(AX)	// line 5: PrefetchStackLines lines in all (keep in step)
-	CMPQ	below+24(FP), $0	// a pick through the scheduler (see PrefetchRing)?
+	MOVQ	below+24(FP), CX	// CX = below: RingPick and RingDeep bits (see PrefetchRing)
+	TESTQ	CX, CX	// a pick through the scheduler?
 	JEQ	done	// no: an inline pick needs only the six lines: done
+	TESTQ	$const_RingDeep, CX	// a pick that may unwind its whole chain?
+	JEQ	wline	// no (a wake, which returns into its loop): the six lines and the line below
 	PREFETCHT0	384(AX)	// line 6: the rest of the chain up to the fiber's entry,
 	PREFETCHT0	448(AX)	// line 7: which a coroutine picked here often unwinds
 	PREFETCHT0	512(AX)	// line 8: (a cancelled wait returning, a body ending)
 	PREFETCHT0	576(AX)	// line 9
 	PREFETCHT0	640(AX)	// line 10
 	PREFETCHT0	704(AX)	// line 11: PrefetchRingDeepLines lines in all (keep in step)
+wline:
 	SUBQ	$64, AX	// AX = the line below the SP's
 	BYTE	$0x0f; BYTE $0x0d; BYTE $0x08	// PREFETCHW (AX): fetch it for writing (the Go assembler has no mnemonic; 0F 0D /1, ModRM 08 = [RAX])
 done:
