@@ -107,6 +107,12 @@ type coroutine struct {
 	// loading nothing from line 1, the profile's record-miss samples left
 	// OnTimer but reappeared in fiber.PrefetchRing, and BenchmarkTimerWake
 	// n=10000 read 280.6 -> 276.9 cpu-ns/wake (~, p=0.86; session 10).
+	// What does pay is fetching its line (line 3) in the run queue's
+	// pipeline with lines 0 and 1 (fiber.PrefetchRing): a woken sleeper's
+	// next Sleep reads the node first (StartFresh), long after the tick
+	// that fired it, and that load missed (session 16: 9.2 % of the Timer
+	// scenario's samples at n=10000 in StartFresh, 3.0 % with line 3
+	// fetched; TestPrefetchedRecordLines keeps the node in line 3).
 	timer reactor.TimerNode
 
 	s *Scheduler

@@ -8,10 +8,10 @@ import (
 )
 
 // TestPrefetchedRecordLines: fiber.PrefetchRing fetches a record's lines
-// 0 and 1 (byte offsets 0 and 64; records are 320 bytes, a size class
+// 0, 1 and 3 (byte offsets 0, 64 and 192; records are 320 bytes, a size class
 // whose objects start on a line). The fields a pick, a switch, a Yield and
 // a resume read or write must sit there: a field moved to line 2 or
-// further would miss at every switch once thousands of coroutines are
+// 4 would miss at every switch once thousands of coroutines are
 // queued, with no other sign.
 func TestPrefetchedRecordLines(t *testing.T) {
 	var c coroutine
@@ -41,6 +41,11 @@ func TestPrefetchedRecordLines(t *testing.T) {
 		if line := f.off / 64; line > 1 {
 			t.Errorf("coroutine.%s at byte %d is in line %d: PrefetchRing fetches lines 0 and 1", f.name, f.off, line)
 		}
+	}
+	// The timer node is in line 3, which PrefetchRing's first stage also
+	// fetches: a sleep's StartFresh reads it right after the wake.
+	if lo, hi := unsafe.Offsetof(c.timer)/64, (unsafe.Offsetof(c.timer)+unsafe.Sizeof(c.timer)-1)/64; lo != 3 || hi != 3 {
+		t.Errorf("coroutine.timer spans lines %d to %d: PrefetchRing fetches line 3 for it", lo, hi)
 	}
 	if unsafe.Sizeof(c)%64 != 0 {
 		t.Errorf("coroutine record is %d bytes: not a whole number of lines, so records need not start on one", unsafe.Sizeof(c))

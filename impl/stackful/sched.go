@@ -403,7 +403,14 @@ func (s *Scheduler) pickNext() *coroutine {
 			return nil
 		}
 		if s.queue.n >= prefetchMin {
-			s.prefetchAhead(1)
+			// The deep stack lines only while shutting down: the
+			// cancelled waits unwind then; a wake returns into its
+			// loop (see fiber.RingDeep).
+			if below := uintptr(fiber.RingPick); !s.shuttingDown {
+				s.prefetchAhead(below)
+			} else {
+				s.prefetchAhead(below | fiber.RingDeep)
+			}
 		}
 		if co.waker.status == WakerIgnored && co.state == coNew {
 			s.dropUnstarted(co, nil)
@@ -455,16 +462,20 @@ var prefetchMin = 256
 // after a pop with at least prefetchMin queued (a High coroutine pushed
 // at the head is not in the pipeline: enqueue prefetches its lines when
 // it pushes it); it inlines, so the pick in Yield and Await makes it
-// without a call of its own. below is 1 from pickNext: a coroutine that
-// suspended through pickNext will call it again at its next suspend,
-// whose frames then land on the line below its saved SP, so that line is
-// fetched for writing too (the pipeline with that line against the one
-// without, at n = 65536: -39 %, when Yield still picked through pickNext),
-// and so are the stack lines up to the fiber's entry
-// (fiber.PrefetchRingDeepLines): a coroutine picked by pickNext often runs
-// its whole chain, as the cancelled waits of a shutdown do when they
-// unwind (Shutdown n=100000, stackful-asm, 4 rounds alternated: 377 ns per
-// coroutine with six lines, 239 with twelve); the inline picks pass 0.
+// without a call of its own. below has fiber.RingPick from pickNext: a
+// coroutine that suspended through pickNext will call it again at its
+// next suspend, whose frames then land on the line below its saved SP, so
+// that line is fetched for writing too (the pipeline with that line
+// against the one without, at n = 65536: -39 %, when Yield still picked
+// through pickNext), and so is the record's timer line; the stack lines
+// up to the fiber's entry (fiber.PrefetchRingDeepLines) are fetched when
+// below has fiber.RingDeep as well: a
+// coroutine picked during a shutdown or after a finish often runs its
+// whole chain, as the cancelled waits of a shutdown do when they unwind
+// (Shutdown n=100000, stackful-asm, 4 rounds alternated: 377 ns per
+// coroutine with six lines, 239 with twelve); a woken sleeper does not,
+// so pickNext asks for them only while shutting down (the timer wake's
+// figures are in fiber.PrefetchRing); the inline picks pass 0.
 //
 // PrefetchRing's invariants hold here: a slot is nil or a queued record,
 // whose first word is co.fc (nil, or the context in its stack's top, live
@@ -727,7 +738,7 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 			b[i] = nil // drop the reference for the collector
 			q.head = (i + 1) & (len(b) - 1)
 			if q.n--; q.n >= prefetchMin {
-				s.prefetchAhead(1)
+				s.prefetchAhead(fiber.RingPick | fiber.RingDeep) // after a finish: the next may finish too
 			}
 		} else {
 			next = s.pickNext()

@@ -167,3 +167,69 @@ func yieldNs() []int {
 	}
 	return ns
 }
+
+// BenchmarkTimerWakeRing: BenchmarkTimerWake's loop with sleeps of 300 µs
+// to 1 ms (a fixed sequence per coroutine) instead of 1 µs, so the timers
+// go through the reactor's bucket ring and sorted run as the Timer
+// scenario's do, not through the heap. n = 10000 such sleepers offer
+// about 15 M wakes/s, far past what one core runs, so every run is in the
+// backlog mode (the run queue long, the records and stacks cold): one
+// figure per build, where the scenario's cell at n = 10000 sits at the
+// edge and reads one of two modes by the host's state. It is the meter
+// for the per-wake path of a backlogged timer wake (impl/stackful's
+// prefetch pipeline, the record lines a sleep touches).
+func BenchmarkTimerWakeRing(b *testing.B) {
+	const n = 10000
+	s, err := New(Options{Backend: Asm})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer s.Close()
+	// d(i, j): 300 µs plus a multiplicative hash of (i, j) mod 700 µs.
+	d := func(i, j int) time.Duration {
+		h := uint64(i)*0x9E3779B97F4A7C15 ^ uint64(j)*0xC2B2AE3D27D4EB4F
+		return 300*time.Microsecond + time.Duration(h>>40%700000)
+	}
+	if err := s.Run(func() {
+		for i := 0; i < n; i++ {
+			Go(func() { _ = Sleep(d(i, 0)) })
+		}
+	}); err != nil {
+		b.Fatal(err)
+	}
+	per := (b.N + n - 1) / n
+	timing, wakes, finished := false, 0, 0
+	var cpu0, cpu1 int64
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	err = s.Run(func() {
+		for i := 0; i < n; i++ {
+			Go(func() {
+				if err := Sleep(d(i, 0)); err != nil { // the first: it may start before the timer
+					panic(err)
+				}
+				if timing {
+					wakes++
+				}
+				for j := 1; j <= per; j++ {
+					if err := Sleep(d(i, j)); err != nil {
+						panic(err)
+					}
+					wakes++
+				}
+				if finished++; finished == n {
+					cpu1 = threadCPU()
+					b.StopTimer()
+				}
+			})
+		}
+		_ = Yield()
+		b.ResetTimer()
+		timing, cpu0 = true, threadCPU()
+	})
+	if err != nil || finished != n || wakes < n*per {
+		b.Fatalf("Run = %v, %d of %d coroutines finished, %d wakes timed (want at least %d)", err, finished, n, wakes, n*per)
+	}
+	b.ReportMetric(float64(cpu1-cpu0)/float64(wakes), "cpu-ns/wake")
+}

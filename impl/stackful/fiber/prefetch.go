@@ -29,11 +29,21 @@ func PrefetchStack(sp uintptr)
 const PrefetchStackLines = 6
 
 // PrefetchRingDeepLines is how many 64-byte stack lines PrefetchRing
-// fetches from the saved SP upwards on a pick through the scheduler
-// (below != 0): twelve cover a suspended wait's whole chain up to the
-// fiber's entry (Switch, the wait, the body, the runtime's entry frames:
-// under 700 bytes), which a cancelled or finishing coroutine unwinds.
+// fetches from the saved SP upwards on a pick with RingDeep: twelve cover
+// a suspended wait's whole chain up to the fiber's entry (Switch, the
+// wait, the body, the runtime's entry frames: under 700 bytes), which a
+// cancelled or finishing coroutine unwinds.
 const PrefetchRingDeepLines = 12
+
+// PrefetchRing's below bits. RingPick: a pick through the scheduler
+// rather than a suspend's inline pick (the line below the saved SP for
+// writing, and the record's line 3). RingDeep (with RingPick): a pick
+// whose coroutines may unwind their whole chain (the stack lines up to
+// PrefetchRingDeepLines). Below 0: neither.
+const (
+	RingPick = 1
+	RingDeep = 2
+)
 
 // PrefetchTop is Prefetch for a suspended fiber whose saved SP is not
 // known yet: the line of c itself (on arm64 its second one too: the frame
@@ -82,20 +92,35 @@ const (
 //   - ring[(head+ringRecordAhead)&mask]: the record's first two lines
 //     (byte offsets 0 and 64: where a stackful coroutine record keeps what
 //     the pick, the switch and the resume read; line 0 holds the *Context
-//     the next stage reads);
+//     the next stage reads) and, if below is not 0, its line 3 (byte
+//     offset 192: the timer node, which a coroutine that sleeps again
+//     after its wake reads first, in StartFresh). Without line 3, perf of
+//     `benchrun profile -scenario timer -impl stackful-asm -param n=10000
+//     -benchtime 3s` (cpu-clock at 20 kHz) put 9.2 % of the samples in
+//     StartFresh, 97 % of them on the load of the node's loop pointer;
+//     with it, 3.0 %. Only the scheduler's picks (Sleep and the other
+//     waits pick through pickNext) fetch it: on every pick it cost a
+//     pure Yield round 8 % at n = 65536 (in-package BenchmarkYieldN
+//     prefetch=on, 4 pairs alternated: 89.5-97.9 against 94.0-107.1
+//     cpu-ns per yield), whose coroutines never touch line 3;
 //   - ring[(head+ringContextAhead)&mask]: what Switch reads of its
 //     *Context (the saved registers it loads and the state byte it
 //     checks): the Context's first line on amd64 (a Context that starts on
 //     a line; see Context), its first two on arm64, whose frame pointer is
 //     in the second;
 //   - ring[(head+ringStackAhead)&mask]: PrefetchStack's lines from its saved SP upwards.
-//     If below is not 0 (a pick through the scheduler rather than a
-//     suspend's inline pick), also the next lines up to
-//     PrefetchRingDeepLines in all, and the line below the SP for
-//     writing. A coroutine picked that way often runs its whole chain of
-//     frames, not just the top of its loop: a cancelled wait unwinds to
-//     the fiber's entry (Shutdown), a body returns; and its next suspend
-//     pushes frames below the SP when it calls out to the pick. An inline
+//     If below is not 0 (RingPick: a pick through the scheduler rather
+//     than a suspend's inline pick), also the line below the SP for
+//     writing: its next suspend pushes frames below the SP when it calls
+//     out to the pick. With RingDeep, also the next lines up to
+//     PrefetchRingDeepLines in all: a coroutine picked while its
+//     scheduler shuts down or after a finish often runs its whole chain
+//     of frames, not just the top of its loop (a cancelled wait unwinds
+//     to the fiber's entry, a body returns). A woken sleeper does not: it
+//     returns into its loop, and the six deep lines on every timer wake
+//     cost BenchmarkTimerWakeRing 10 % (6 pairs alternated, medians 178.6
+//     against 157.4 cpu-ns per wake; session 16), so pickNext passes
+//     RingDeep only during a shutdown. An inline
 //     pick passes 0: its coroutine returns into its own loop, and the
 //     extra lines would be traffic for nothing (BenchmarkYieldN n=4096,
 //     medians of 4 rounds: 16.2 cpu-ns per yield with the line below,

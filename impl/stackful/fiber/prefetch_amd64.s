@@ -71,47 +71,63 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	JNZ	stack	// no: this pick starts no walks, on to stage 3
 
 	// Stage 1: the records 16 to 23 picks ahead (ringRecordAhead): their
-	// lines the pick, the switch and the resume read (lines 0 and 1).
+	// lines the pick, the switch and the resume read (lines 0 and 1), and
+	// on a pick through the scheduler (below != 0) line 3, the timer node
+	// a sleep's restart reads (see prefetch.go). An inline pick's third
+	// prefetch names line 1 again, which costs no new line: R9 picks the
+	// offset without a branch.
+	MOVQ	$64, R9	// R9 = line 1's offset (an inline pick: nothing more)
+	MOVQ	$192, R10	// R10 = line 3's offset: the record's timer node
+	CMPQ	below+24(FP), $0	// a pick through the scheduler?
+	CMOVQNE	R10, R9	// then R9 = line 3's offset
 	LEAQ	const_ringRecordAhead(SI), AX	// AX = head+16
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = ring[(head+16)&mask], the record (nil: PREFETCH does not care)
 	PREFETCHT0	(AX)	// record line 0: its *Context (stage 2 reads it)
 	PREFETCHT0	64(AX)	// record line 1
+	PREFETCHT0	(AX)(R9*1)	// record line 3 if below != 0, else line 1 again (R9)
 	LEAQ	(const_ringRecordAhead+1)(SI), AX	// AX = head+17
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = its record
 	PREFETCHT0	(AX)	// record line 0
 	PREFETCHT0	64(AX)	// record line 1
+	PREFETCHT0	(AX)(R9*1)	// record line 3 if below != 0, else line 1 again (R9)
 	LEAQ	(const_ringRecordAhead+2)(SI), AX	// AX = head+18
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = its record
 	PREFETCHT0	(AX)	// record line 0
 	PREFETCHT0	64(AX)	// record line 1
+	PREFETCHT0	(AX)(R9*1)	// record line 3 if below != 0, else line 1 again (R9)
 	LEAQ	(const_ringRecordAhead+3)(SI), AX	// AX = head+19
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = its record
 	PREFETCHT0	(AX)	// record line 0
 	PREFETCHT0	64(AX)	// record line 1
+	PREFETCHT0	(AX)(R9*1)	// record line 3 if below != 0, else line 1 again (R9)
 	LEAQ	(const_ringRecordAhead+4)(SI), AX	// AX = head+20
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = its record
 	PREFETCHT0	(AX)	// record line 0
 	PREFETCHT0	64(AX)	// record line 1
+	PREFETCHT0	(AX)(R9*1)	// record line 3 if below != 0, else line 1 again (R9)
 	LEAQ	(const_ringRecordAhead+5)(SI), AX	// AX = head+21
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = its record
 	PREFETCHT0	(AX)	// record line 0
 	PREFETCHT0	64(AX)	// record line 1
+	PREFETCHT0	(AX)(R9*1)	// record line 3 if below != 0, else line 1 again (R9)
 	LEAQ	(const_ringRecordAhead+6)(SI), AX	// AX = head+22
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = its record
 	PREFETCHT0	(AX)	// record line 0
 	PREFETCHT0	64(AX)	// record line 1
+	PREFETCHT0	(AX)(R9*1)	// record line 3 if below != 0, else line 1 again (R9)
 	LEAQ	(const_ringRecordAhead+7)(SI), AX	// AX = head+23: the batch's last (ringContextBatch in all; keep in step)
 	ANDQ	DX, AX	// wrapped into the ring
 	MOVQ	(DI)(AX*8), AX	// AX = its record
 	PREFETCHT0	(AX)	// record line 0
 	PREFETCHT0	64(AX)	// record line 1
+	PREFETCHT0	(AX)(R9*1)	// record line 3 if below != 0, else line 1 again (R9)
 
 	// Stage 2: the Contexts of the records 8 to 15 picks ahead
 	// (ringContextAhead; stage 1 fetched those records 8 picks ago, in the
@@ -185,9 +201,10 @@ stack:
 	// Stage 3, on every head, two picks ahead: the stack the saved SP
 	// points into (the Context's line was fetched 7 to 14 picks ago, and
 	// its page, which the stack's top lines share, walked then):
-	// PrefetchStack's lines upwards, and if below is not 0 the line below the SP for writing,
-	// where the fiber's next suspend pushes frames (when it calls the
-	// pick).
+	// PrefetchStack's lines upwards; if below is not 0 the line below the
+	// SP for writing, where the fiber's next suspend pushes frames (when
+	// it calls the pick); if below has RingDeep, the lines up to the
+	// fiber's entry too.
 	ADDQ	$const_ringStackAhead, SI	// SI = head+1
 	ANDQ	DX, SI	// wrapped into the ring
 	MOVQ	(DI)(SI*8), AX	// AX = ring[(head+1)&mask], the record
@@ -204,14 +221,18 @@ stack:
 	PREFETCHT0	192(AX)	// line 3
 	PREFETCHT0	256(AX)	// line 4
 	PREFETCHT0	320(AX)	// line 5: PrefetchStackLines lines in all (keep in step)
-	CMPQ	below+24(FP), $0	// a pick through the scheduler (see PrefetchRing)?
+	MOVQ	below+24(FP), CX	// CX = below: RingPick and RingDeep bits (see PrefetchRing)
+	TESTQ	CX, CX	// a pick through the scheduler?
 	JEQ	done	// no: an inline pick needs only the six lines: done
+	TESTQ	$const_RingDeep, CX	// a pick that may unwind its whole chain?
+	JEQ	wline	// no (a wake, which returns into its loop): the six lines and the line below
 	PREFETCHT0	384(AX)	// line 6: the rest of the chain up to the fiber's entry,
 	PREFETCHT0	448(AX)	// line 7: which a coroutine picked here often unwinds
 	PREFETCHT0	512(AX)	// line 8: (a cancelled wait returning, a body ending)
 	PREFETCHT0	576(AX)	// line 9
 	PREFETCHT0	640(AX)	// line 10
 	PREFETCHT0	704(AX)	// line 11: PrefetchRingDeepLines lines in all (keep in step)
+wline:
 	SUBQ	$64, AX	// AX = the line below the SP's
 	BYTE	$0x0f; BYTE $0x0d; BYTE $0x08	// PREFETCHW (AX): fetch it for writing (the Go assembler has no mnemonic; 0F 0D /1, ModRM 08 = [RAX])
 done:

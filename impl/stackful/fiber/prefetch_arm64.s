@@ -64,12 +64,19 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 	// not measured, so this file keeps the one-per-pick form.
 	//
 	// Stage 1, ringRecordAhead (16) picks ahead: the record's lines the
-	// pick, the switch and the resume read (its first two: lines 0 and 1).
+	// pick, the switch and the resume read (its first two: lines 0 and 1),
+	// and on a pick through the scheduler line 3, the timer node (see
+	// prefetch.go).
 	ADD	$const_ringRecordAhead, R1, R3	// R3 = head+16
 	AND	R2, R3, R3	// wrapped into the ring
 	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+16)&mask], the record (nil: PRFM does not care)
 	PRFM	(R4), PLDL1KEEP	// record line 0: its *Context (the next stage reads it)
 	PRFM	64(R4), PLDL1KEEP	// record line 1
+	MOVD	below+24(FP), R5	// R5 = below: a pick through the scheduler?
+	CBZ	R5, ctx	// no (an inline pick): lines 0 and 1 only
+	PRFM	192(R4), PLDL1KEEP	// record line 3: the timer node a timed wait's StartFresh reads
+
+ctx:
 
 	// Stage 2, ringContextAhead (8) picks ahead: the Context the record
 	// names (its line was fetched eight picks ago), both lines Switch
@@ -85,9 +92,10 @@ TEXT ·PrefetchRing(SB), NOSPLIT|NOFRAME, $0-32
 
 stack:
 	// Stage 3, two picks ahead: the stack the saved SP points into:
-	// PrefetchStack's lines upwards, and if below is not 0 the line below
+	// PrefetchStack's lines upwards; if below is not 0 the line below
 	// the SP for writing, where the fiber's next suspend pushes frames
-	// (when it calls the pick).
+	// (when it calls the pick); if below has RingDeep, the lines up to
+	// the fiber's entry too.
 	ADD	$const_ringStackAhead, R1, R3	// R3 = head+1
 	AND	R2, R3, R3	// wrapped into the ring
 	MOVD	(R0)(R3<<3), R4	// R4 = ring[(head+1)&mask], the record
@@ -102,14 +110,16 @@ stack:
 	PRFM	192(R4), PLDL1KEEP	// line 3
 	PRFM	256(R4), PLDL1KEEP	// line 4
 	PRFM	320(R4), PLDL1KEEP	// line 5: PrefetchStackLines lines in all (keep in step)
-	MOVD	below+24(FP), R5	// R5 = below: a pick through the scheduler (see PrefetchRing)?
+	MOVD	below+24(FP), R5	// R5 = below: RingPick and RingDeep bits (see PrefetchRing)
 	CBZ	R5, done	// 0: an inline pick needs only the six lines: done
+	TBZ	$1, R5, wline	// no RingDeep (bit 1): a wake, which returns into its loop: the line below only
 	PRFM	384(R4), PLDL1KEEP	// line 6: the rest of the chain up to the fiber's entry,
 	PRFM	448(R4), PLDL1KEEP	// line 7: which a coroutine picked here often unwinds
 	PRFM	512(R4), PLDL1KEEP	// line 8: (a cancelled wait returning, a body ending)
 	PRFM	576(R4), PLDL1KEEP	// line 9
 	PRFM	640(R4), PLDL1KEEP	// line 10
 	PRFM	704(R4), PLDL1KEEP	// line 11: PrefetchRingDeepLines lines in all (keep in step)
+wline:
 	SUB	$64, R4, R4	// R4 = the line below the SP's
 	PRFM	(R4), PSTL1KEEP	// fetch it for writing: the next suspend's frames
 done:

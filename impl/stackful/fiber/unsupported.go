@@ -57,6 +57,12 @@ const PrefetchStackLines = 6
 // PrefetchRingDeepLines is PrefetchRing's deep line count (see prefetch.go).
 const PrefetchRingDeepLines = 12
 
+// PrefetchRing's below bits (see prefetch.go).
+const (
+	RingPick = 1
+	RingDeep = 2
+)
+
 // StackTop returns 0 where the fiber switch is not supported.
 func (c *Context) StackTop() uintptr { return 0 }
 
