@@ -550,7 +550,42 @@ func TestNewCountsMapsSeldom(t *testing.T) {
 // TestMassPutAllocatesOnce: returning every stack of a pool (a mass
 // shutdown) grows the warm list once, to the pool's size, not by
 // append's doublings (each a copy of the list so far).
+//
+// Two checks. The list's backing array, read after every Put, is one
+// array for the whole release (a plain append moved it 14 times, growWarm
+// doubling from 16 instead of sizing to the pool 8): exact, and only the
+// pool's doing. And the release allocates at most once, counted with
+// runtime.MemStats.Mallocs, so that a Put that allocates anything else is
+// caught too. Mallocs counts the whole process, and the runtime allocates
+// on its own: under load, a few runs in a thousand counted 6 more, an OS
+// thread (runtime.allocm: the m, its g0 and signal g, a weak pointer and
+// two profiling stacks) that the runtime started as ReadMemStats's
+// stop-the-world ended (startTheWorld → wakep → newm; seen with
+// MemProfileRate=1). Such allocations only ever add to the count, while
+// the release's own are the same on every fresh pool: so the count checked
+// is the fewest over a few attempts, the release's own unless every
+// attempt is hit. A Put that allocates still fails every attempt (one that
+// formatted a string every 512th Put read 24 in each of the 5).
 func TestMassPutAllocatesOnce(t *testing.T) {
+	const attempts = 5
+	fewest := ^uint64(0)
+	for a := 0; a < attempts && fewest > 1; a++ {
+		allocs, arrays := massPut(t)
+		if arrays != 1 {
+			t.Fatalf("putting 4096 stacks back moved the warm list %d times; want it grown once, to the pool's size, and never moved after", arrays-1)
+		}
+		t.Logf("attempt %d: %d allocations", a+1, allocs)
+		fewest = min(fewest, allocs)
+	}
+	if fewest > 1 {
+		t.Errorf("putting 4096 stacks back made at least %d allocations in each of %d attempts; want 1 (the warm list grown once to the pool's size)", fewest, attempts)
+	}
+}
+
+// massPut gets every stack of a fresh pool of 4096, then puts them all
+// back; it returns the process's allocations during the Puts and the
+// number of backing arrays the warm list had after them.
+func massPut(t *testing.T) (allocs uint64, arrays int) {
 	const n = 4096
 	p := newPool(t, Config{StackSize: 4096, Guard: GuardOff, DecayOps: -1})
 	stacks := make([]Stack, n)
@@ -560,17 +595,17 @@ func TestMassPutAllocatesOnce(t *testing.T) {
 	// Not testing.AllocsPerRun: its warm-up pass would grow the list
 	// before it counts.
 	var m0, m1 runtime.MemStats
+	var last *Stack
 	runtime.ReadMemStats(&m0)
 	for _, s := range stacks {
 		p.Put(s)
+		if w := unsafe.SliceData(p.warm); w != last {
+			arrays++
+			last = w
+		}
 	}
 	runtime.ReadMemStats(&m1)
-	// At most 2: one for the list, one to spare for a stray allocation of
-	// the test framework (Mallocs counts the whole process); append's
-	// growth steps make 15 at 4096.
-	if allocs := m1.Mallocs - m0.Mallocs; allocs > 2 {
-		t.Errorf("putting %d stacks back made %d allocations; want 1 (the warm list grown once to the pool's size)", n, allocs)
-	}
+	return m1.Mallocs - m0.Mallocs, arrays
 }
 
 const childEnv = "STACKPOOL_TEST_CHILD"
