@@ -521,7 +521,7 @@ func load(cfg Config, conns []*conn, epfd int, p part, deadline time.Time, rep *
 				rep.Syscalls++
 				rep.Sends++
 				if err != nil {
-					return fmt.Errorf("request %d: %w", next, err)
+					return fmt.Errorf("request %d: %w", next, ioError(c, "write", err))
 				}
 				if w < len(req) {
 					c.pending = append(c.pending, req[w:]...)
@@ -540,7 +540,7 @@ func load(cfg Config, conns []*conn, epfd int, p part, deadline time.Time, rep *
 			rep.Syscalls++
 			rep.Sends++
 			if err != nil {
-				return err
+				return ioError(c, "write", err)
 			}
 			c.pending = c.pending[:copy(c.pending, c.pending[w:])]
 			if len(c.pending) > 0 {
@@ -579,7 +579,8 @@ func intended(j int, interval float64) time.Duration {
 	return time.Duration(float64(j) * interval)
 }
 
-// writeSome writes what the kernel takes without blocking.
+// writeSome writes what the kernel takes without blocking. Its error is
+// the write's errno, for ioError to describe.
 func writeSome(fd int, p []byte) (int, error) {
 	for {
 		w, err := unix.Write(fd, p)
@@ -591,9 +592,31 @@ func writeSome(fd int, p []byte) (int, error) {
 		case err == unix.EAGAIN:
 			return 0, nil
 		default:
-			return 0, fmt.Errorf("write: %w", err)
+			return 0, err
 		}
 	}
+}
+
+// ioError describes errno, the failure of a read or write (op: "read",
+// "write", "send", "recv") on c. A server that closes a connection shows
+// up in one of three ways, depending only on how its close interleaves with
+// the generator's sends: an end of stream (it closed with nothing unread:
+// a FIN), ECONNRESET (it closed with requests unread: a reset), or EPIPE
+// (a request written after its FIN drew a reset, and the socket, its
+// receive side already ended, then refuses every further write; Linux's
+// tcp_reset gives EPIPE in CLOSE_WAIT). All three are the same event, so
+// they are reported in the same words, with the errno kept (errors.Is).
+func ioError(c *conn, op string, errno error) error {
+	if errno == unix.ECONNRESET || errno == unix.EPIPE {
+		return fmt.Errorf("%s (%s: %w)", serverClosed(c), op, errno)
+	}
+	return fmt.Errorf("%s: %w", op, errno)
+}
+
+// serverClosed is what ioError and an end of stream say: the server
+// closed c, and how many of its requests it left unanswered.
+func serverClosed(c *conn) string {
+	return fmt.Sprintf("the server closed the connection with %d requests unanswered", len(c.inflight)-c.head)
 }
 
 // readReplies reads what is available on c, verifies it against the
@@ -609,10 +632,10 @@ func readReplies(c *conn, rbuf []byte, size int, interval float64, t0 time.Time,
 			return completed, nil
 		}
 		if err != nil {
-			return completed, fmt.Errorf("read: %w", err)
+			return completed, ioError(c, "read", err)
 		}
 		if r == 0 {
-			return completed, fmt.Errorf("the server closed the connection with %d requests unanswered", len(c.inflight)-c.head)
+			return completed, errors.New(serverClosed(c))
 		}
 		got, err := verify(c, rbuf[:r], size, interval, time.Since(t0), rep)
 		completed += got

@@ -98,7 +98,7 @@ func loadRing(cfg Config, conns []*conn, r *ring, p part, deadline time.Time, re
 		if e.userData&1 == udSend {
 			c.sends--
 			if e.res < 0 {
-				return fmt.Errorf("connection %d: send: %w", k, unix.Errno(-e.res))
+				return fmt.Errorf("connection %d: %w", k, ioError(c, "send", unix.Errno(-e.res)))
 			}
 			if int(e.res) != cfg.Size {
 				// MSG_WAITALL: the kernel sends all or fails.
@@ -108,11 +108,11 @@ func loadRing(cfg Config, conns []*conn, r *ring, p part, deadline time.Time, re
 		}
 		switch {
 		case e.res == 0:
-			return fmt.Errorf("connection %d: the server closed the connection with %d requests unanswered", k, len(c.inflight)-c.head)
+			return fmt.Errorf("connection %d: %s", k, serverClosed(c))
 		case e.res == -int32(unix.EINTR) || e.res == -int32(unix.EAGAIN):
 			// Not a reply: arm again.
 		case e.res < 0:
-			return fmt.Errorf("connection %d: recv: %w", k, unix.Errno(-e.res))
+			return fmt.Errorf("connection %d: %w", k, ioError(c, "recv", unix.Errno(-e.res)))
 		default:
 			got, err := verify(c, c.rbuf[:e.res], cfg.Size, interval, now, rep)
 			if err != nil {
