@@ -10,8 +10,16 @@ import (
 
 // TestWorkCompletes runs CPU-bound jobs on the pool and checks each result
 // arrives through the loop, counted, with the pool bounded by PoolThreads.
+//
+// The pool's threads are held before they first look at the queue until
+// every job is submitted: the pool starts a thread only while the queue
+// holds more than its free threads take, so a first thread quick enough to
+// finish each job before the next Start (the submitting goroutine
+// preempted; under -race beside other tests, 6 runs in 300) would run all
+// 20 alone, and "2 threads" would test the timing, not the bound.
 func TestWorkCompletes(t *testing.T) {
 	l := newLoop(t, Options{PoolThreads: 2})
+	releaseThreads := heldThreads(t, pointStart) // after newLoop: released before its Close
 	buf := make([]byte, 1<<16)
 	for i := range buf {
 		buf[i] = byte(i * 7)
@@ -30,6 +38,7 @@ func TestWorkCompletes(t *testing.T) {
 	if l.Active() != n {
 		t.Fatalf("Active %d, want %d", l.Active(), n)
 	}
+	releaseThreads()
 	tickUntil(t, l, func() bool { return fired == n })
 	for i, s := range sums {
 		if s != want {
