@@ -209,7 +209,7 @@ const startAhead = 2
 // -param pool=warm -benchtime 3s` put 21 % of the timed samples in
 // fiberMain's ABI wrapper, on the instruction after its first load from
 // the new stack, and more on the returns of the deep frames under the
-// yield (fiber.Supported, stackpool's countOp); with this prefetch 0.3 %
+// yield (fiber.Supported, stackpool's countOp); with this prefetch 0.4 %
 // there, and 8.6 samples per timed round against 10.9. The deep lines
 // matter: the top six lines and the twelve below the context alone read
 // 188 cpu-ns/spawn in BenchmarkSpawnAlive against 167 with them (medians
