@@ -92,9 +92,11 @@ var ctxReserve = (unsafe.Sizeof(execContext{}) + 63) &^ 63
 // stack page its frames touch anyway), and the saved SP, the context and
 // the frames a resume returns into are neighbours (fewer distinct lines to
 // miss once thousands are alive). The context lives as long as the stack
-// is taken; every Get makes it afresh here (a pooled stack may also have
-// been trimmed, which zeroes its memory), so a stack given back with its
-// finished context still in its top (putDying) holds nothing anyone reads.
+// is taken. A stack given back with its finished context still in its top
+// (putDying) is restarted as it stands when a Get hands it out again, as
+// the spare is (newPooledContext says when); any other stack's context is
+// made afresh here (a pooled stack may have been trimmed, which zeroes its
+// memory, or given back cleared: putContext).
 //
 // Safe with the collector: the context's pointers (its coroutine, the
 // pool's slab, the backend's entry function) are written while a Run holds
@@ -133,20 +135,41 @@ func (b *asmBackend) newPooledContext() (*execContext, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h := b.stacks.PeekHi(startAhead - 1); h != 0 {
+		prefetchStart(h)
+	}
 	top := st.Hi() - ctxReserve
 	// The uintptr top as a pointer, through memory: the address is not a
 	// Go heap object, so none of the unsafe.Pointer rules about deriving a
 	// pointer from one apply (go vet only sees a conversion it cannot
 	// check in the direct form).
-	// The first touch of the stack's top must be a store: the clear below
-	// starts with the compiler's nil-check probe (a load), and fc.Init
-	// reads the context's state first; a load of a never-touched page maps
+	// The first touch of the stack's top must be a store: the restart test
+	// below reads the context first, as do the clear's nil-check probe
+	// and fc.Init; a load of a never-touched page maps
 	// the shared zero page, and the first store then faults a second time
 	// to get a page of its own (2 minor faults per cold start instead of
 	// 1: TestColdStartFaultsOnce). The store goes through its own pointer,
 	// loaded like ctx's, so the compiler cannot drop it as overwritten.
 	*(*(**uintptr)(unsafe.Pointer(&top))) = 0
 	ctx := *(**execContext)(unsafe.Pointer(&top))
+	// A stack whose last fiber finished on it and gave it back (putDying)
+	// still holds that fiber's context, whole and finished, as a spare
+	// does: restart it (fiber.Context.Restart; its bounds, stack and the
+	// rest are what this function made for this stack). Only then: the
+	// context must name this very stack (a trimmed stack reads zero, a
+	// cleared one, putContext, reads empty) and be finished (a stack is
+	// given back only by a finished fiber or cleared, so this never sees
+	// a live fiber's context). Why: thousands of starts in a row (Spawn
+	// alive=10000) then skip the clear, Init's checks and its call of
+	// fiber.Supported, stores and a frame on cold lines each; in
+	// BenchmarkSpawnAlive, 6 runs alternated, medians 208.5 -> 180.2
+	// cpu-ns/spawn (5 of 6 pairs lower).
+	if ctx.fiber.stack == st && ctx.fiber.fc.Finished() {
+		if err := ctx.fiber.fc.Restart(b.entry); err != nil {
+			spareBroken(err) // not reached: finished, and entry is set
+		}
+		return ctx, nil
+	}
 	*ctx = execContext{}
 	ctx.fiber.stack = st
 	ctx.lo, ctx.span = st.Lo(), top-st.Lo()
@@ -156,6 +179,52 @@ func (b *asmBackend) newPooledContext() (*execContext, error) {
 		return nil, err
 	}
 	return ctx, nil
+}
+
+// startAhead is how many pooled starts ahead newPooledContext prefetches
+// the stack a start will take (prefetchStart): the stack the second Get
+// from now hands out. When thousands start in a row one start takes a few
+// hundred ns, longer than a line's miss: one, two and three starts ahead
+// read alike (BenchmarkSpawnAlive, 9 runs each in alternation, medians
+// 167, 164 and 158 cpu-ns/spawn); two leaves room for a slow fill.
+const startAhead = 2
+
+// prefetchStart fetches the lines a fiber's first run writes and reads on
+// the stack whose top is hi, before its start: the execution context in
+// its top ctxReserve bytes (cleared and Init'ed by newPooledContext, read
+// by the switch in), and the 18 lines below it (1152 bytes), where the
+// fiber's first frames go: the trampoline, fiberMain, contextMain,
+// runBody, the body and a suspend (in the Spawn scenario, Yield's frame
+// ends ~900 bytes below the top, under the rows adapter's two frames),
+// and under that suspend the frames that make the next coroutine's
+// context when it has not started either (newContextFor,
+// newPooledContext, Get, Init: to ~1300 bytes below the top).
+//
+// Why: when thousands of coroutines start in a row (Spawn alive=10000:
+// each yields once, so all are alive together and every start takes a
+// pooled stack), each start wrote these lines cold: a pooled stack was
+// last used a round ago, 10000 stacks back, so its lines are long out of
+// the caches and its page out of the TLB. perf (cpu-clock at 2 kHz) of
+// `benchrun profile -scenario spawn -impl stackful-asm -param alive=10000
+// -param pool=warm -benchtime 3s` put 21 % of the timed samples in
+// fiberMain's ABI wrapper, on the instruction after its first load from
+// the new stack, and more on the returns of the deep frames under the
+// yield (fiber.Supported, stackpool's countOp); with this prefetch 0.4 %
+// there, and 8.6 samples per timed round against 10.9. The deep lines
+// matter: the top six lines and the twelve below the context alone read
+// 188 cpu-ns/spawn in BenchmarkSpawnAlive against 167 with them (medians
+// of 9 runs in alternation).
+//
+// Three calls of package fiber's prefetches, overlapping by four lines,
+// together lines hi-1344 to hi (the context starts on a line, and so hi
+// and the lines below it). A hint: nothing faults, whatever is or is not
+// mapped there (a fresh slab's slots are not).
+func prefetchStart(hi uintptr) {
+	c := hi - ctxReserve
+	fiber.PrefetchStack(hi - 6*64) // the top 6 lines: the context's (3) and 3 below
+	// The context's first line and PrefetchTopLines below it.
+	fiber.PrefetchTop(*(**fiber.Context)(unsafe.Pointer(&c)))
+	fiber.PrefetchStack(c - (fiber.PrefetchTopLines+6)*64) // the 6 lines below those
 }
 
 func (b *asmBackend) switchTo(from, to *execContext) {
@@ -173,8 +242,8 @@ func (b *asmBackend) park(*execContext) bool { return false }
 // (stackpool.Pool.Put; TestPutNeverReleasesItsStack): a trimming window
 // closing in this Put keeps the most recently returned stack. The context
 // is not cleared here: fiberMain still uses it (its state, the starter it
-// may return to) until the switch, and the next Get of this stack makes
-// its context afresh (newPooledContext).
+// may return to) until the switch, and the next Get of this stack
+// restarts it (newPooledContext).
 //
 // Why not after the switch, as the context switched to once did (a dead
 // context handed over and put back by the next context): that Put then ran

@@ -265,3 +265,45 @@ func minorFaults() int64 {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Minflt
 }
+
+// TestPooledStacksRestarted: a stack given back by a finished fiber keeps
+// that fiber's context in its top, and the next start on it restarts that
+// context instead of making a new one (newPooledContext); a stack whose
+// memory was trimmed (zeroed) or that came back cleared (the spare at the
+// end of Run) gets a new context. Either way every coroutine runs its
+// body, its deferred calls and a recovered panic on a fiber of its own.
+func TestPooledStacksRestarted(t *testing.T) {
+	needAsm(t)
+	const n = 64
+	s := newSched(t, Asm, func(o *Options) { o.Stacks.DecayOps = -1 }) // trim only when asked
+	round := func(name string) {
+		t.Helper()
+		recovered := 0
+		tops := map[uintptr]bool{}
+		err := s.Run(func() {
+			for i := 0; i < n; i++ {
+				Go(func() {
+					defer func() {
+						if recover() == "unwind" {
+							recovered++
+						}
+					}()
+					co := Current().r
+					tops[co.stackLo+co.stackSpan] = true
+					_ = Yield() // all n alive at once, each on a stack of its own
+					panic("unwind")
+				})
+			}
+		})
+		if err != nil || recovered != n || len(tops) != n {
+			t.Fatalf("%s: Run = %v, %d of %d panics recovered, %d distinct stacks", name, err, recovered, n, len(tops))
+		}
+	}
+	round("first run (fresh stacks)")
+	round("second run (stacks given back by finished fibers)")
+	s.TrimStacks()
+	if released := s.TrimStacks(); released == 0 {
+		t.Fatal("the second trim released no stack")
+	}
+	round("after a trim (zeroed stacks)")
+}

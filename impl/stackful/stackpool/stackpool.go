@@ -396,6 +396,21 @@ func (p *Pool) Get() (Stack, error) {
 	return s, nil
 }
 
+// PeekHi returns the top (Hi) of the stack the (d+1)-th Get from now
+// would hand out if no Put came between, or 0 if the pool holds no such
+// free stack (the pool would have to grow). It changes nothing: a caller
+// about to start several fibers uses it to prefetch the top lines of a
+// stack before it takes it.
+func (p *Pool) PeekHi(d int) uintptr {
+	if n := len(p.warm); d < n {
+		return p.warm[n-1-d].hi
+	}
+	if d -= len(p.warm); d < len(p.cold) {
+		return p.cold[len(p.cold)-1-d].hi
+	}
+	return 0
+}
+
 // Put returns a stack handed out by Get. The fiber that ran on it must have
 // finished or been abandoned before the next Get, which may hand its memory
 // out again: Put itself neither touches the stack's memory nor releases it

@@ -120,6 +120,38 @@ func TestReuse(t *testing.T) {
 	}
 }
 
+// TestPeekHi: PeekHi(d) names the stack the (d+1)-th Get from now hands
+// out, warm ones first, then the cold ones of the slab, and 0 past the
+// free stacks (the pool would grow); it changes nothing.
+func TestPeekHi(t *testing.T) {
+	p := newPool(t, Config{StackSize: 16 << 10, DecayOps: -1, SlabStacks: 4})
+	if h := p.PeekHi(0); h != 0 {
+		t.Fatalf("PeekHi(0) on an empty pool = %#x, want 0", h)
+	}
+	a, b := mustGet(t, p), mustGet(t, p) // a slab of 4: 2 cold left
+	p.Put(a)
+	p.Put(b)
+	// Free now: warm b, a (most recent first), then the 2 cold ones.
+	var want [4]uintptr
+	for d := range want {
+		want[d] = p.PeekHi(d)
+	}
+	if h := p.PeekHi(len(want)); h != 0 {
+		t.Errorf("PeekHi(%d) past the free stacks = %#x, want 0", len(want), h)
+	}
+	if st := p.Stats(); st.Warm != 2 || st.Cold != 2 || st.InUse != 0 {
+		t.Fatalf("PeekHi changed the pool: %+v", st)
+	}
+	for d, w := range want {
+		if got := mustGet(t, p).Hi(); got != w || w == 0 {
+			t.Errorf("Get %d returned the stack with Hi %#x, PeekHi(%d) said %#x", d+1, got, d, w)
+		}
+	}
+	if want[0] != b.Hi() || want[1] != a.Hi() {
+		t.Errorf("PeekHi(0), PeekHi(1) = %#x, %#x, want the warm b %#x, a %#x", want[0], want[1], b.Hi(), a.Hi())
+	}
+}
+
 func TestPutMisuse(t *testing.T) {
 	p := newPool(t, Config{DecayOps: -1})
 	other := newPool(t, Config{DecayOps: -1})
