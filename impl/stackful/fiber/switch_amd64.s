@@ -123,6 +123,15 @@
 // saves, into registers: the resumed stack's words are read through the
 // new SP, and the loads of those words (and the returns after them) wait on
 // the chain that yields it, so it starts as early as the arguments allow.
+// switchContext does the same. Measured (session 17, AMD EPYC Zen 5,
+// taskset -c 1, alternated, medians; notes s17/handoff.md): the fold with
+// to.sp loaded into SP at the end, as before, read 23.00 cpu-ns per switch
+// in stackful's BenchmarkPingPongCallSite real/twoSites against 20.72 with
+// it loaded first (8 pairs, ratio median 1.083; sameSite 1.051); the two
+// together against the old Switch + switchContext: 24.99 -> 20.96 there
+// and the bare switch (BenchmarkSwitch) 6.21 -> 5.49 ns. Writing SP from
+// memory late made the loads behind it wait, where a register written
+// early does not.
 // It writes SP only after every check has passed, so the refusal path can
 // jump to Go code (badSwitch) that panics and unwinds.
 TEXT ·Switch(SB), NOSPLIT|NOFRAME, $0-16
@@ -215,6 +224,8 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVQ	from+0(FP), AX			// AX = from: where the current state is saved
 	MOVQ	to+8(FP), BX			// BX = to: the state to resume (a fresh fiber's trampoline reads it from BX)
+	MOVQ	Context_sp(BX), R9		// R9 = to.sp, read first: see Switch
+	MOVQ	Context_pc(BX), R10		// R10 = to.pc: fiberStart if to is fresh, else 0
 	MOVQ	0(SP), R8			// R8 = from's resume PC: the return predictor's top entry
 	MOVQ	TLS, CX				// CX = address of the TLS slot holding g
 	MOVQ	0(CX)(TLS*1), CX		// CX = g, the goroutine running every fiber
@@ -269,9 +280,8 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 keepguard:
 
 	// Resume to (see the top of this file for the three ways).
-	MOVQ	Context_sp(BX), SP		// SP = to.sp: now on to's stack
-	MOVQ	Context_pc(BX), DX		// DX = to.pc: fiberStart if to is fresh, else 0
-	TESTQ	DX, DX
+	MOVQ	R9, SP				// SP = to.sp: now on to's stack
+	TESTQ	R10, R10
 	JNE	fresh				// a fresh fiber: jump to its trampoline
 	MOVQ	0(SP), BP			// BP = to's frame pointer, saved below its resume PC
 	MOVQ	8(SP), DX			// DX = to's resume PC, after its Switch call
@@ -287,7 +297,7 @@ fresh:
 	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 8(to.sp), BP at 0(to.sp)
 	MOVQ	R8, Context_startRet(BX)	// to.startRet = from's resume PC, left on the return predictor
 	MOVQ	AX, Context_starter(BX)		// to.starter = from (fiberMain compares it with the next context)
-	JMP	DX				// enter fiberStart (BX = to), leaving the predictor's entries alone
+	JMP	R10				// enter fiberStart (BX = to), leaving the predictor's entries alone
 
 // fiberStart is the first frame of every fiber. switchContext enters it by
 // jumping to it with SP = Context.sp as set by initFrame (32 bytes below the

@@ -110,6 +110,7 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVD	from+0(FP), R0			// R0 = from: where the current state is saved
 	MOVD	to+8(FP), R1			// R1 = to: the state to resume (a fresh fiber's trampoline reads it from R1)
+	MOVD	Context_sp(R1), R7		// R7 = to.sp, read first (see Switch)
 
 	// Save the running context into from.
 	MOVD	RSP, R2				// R2 = SP (NOFRAME, $0: it is the caller's SP)
@@ -144,8 +145,7 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 keepguard:
 
 	// Resume to.
-	MOVD	Context_sp(R1), R2		// R2 = to.sp
-	MOVD	R2, RSP				// SP = to.sp: now on to's stack
+	MOVD	R7, RSP				// SP = to.sp: now on to's stack
 	MOVD	Context_bp(R1), R29		// frame pointer (0 for a fresh fiber)
 	MOVD	Context_pc(R1), R30		// LR = to.pc
 	RET					// branch to LR: after to's Switch call, or to fiberStart
