@@ -169,3 +169,49 @@ func leanFire(e *Event) {
 	co.waker.status = WakerQueued
 	co.s.queue.first = co
 }
+
+// TestPlainWaiterIsSubsZero pins what Event.fire's plainWaiter assumes: a
+// cbResolvePlain subscription linked to an event is subs[0] of its
+// coroutine's waker, so the record is found from the subscription's
+// address, and that record is sub.co. Both plain waits make one (Await,
+// and AwaitWith with no cancel event and no timeout), on the hand-off's
+// fast case and on the general one (a second waiter moves the first into
+// the list), on each backend.
+func TestPlainWaiterIsSubsZero(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		var checked int
+		check := func(sub *subscription, want *coroutine) {
+			t.Helper()
+			checked++
+			if sub == nil || sub.kind != cbResolvePlain {
+				t.Errorf("the waiter's subscription is %+v, want a cbResolvePlain one", sub)
+				return
+			}
+			if got := plainWaiter(sub); got != sub.co || got != want {
+				t.Errorf("plainWaiter = %p, sub.co = %p, want the waiting coroutine %p", got, sub.co, want)
+			}
+		}
+		err := s.Run(func() {
+			ev := NewEvent()
+			var a, c *coroutine
+			Go(func() { a = running.current; Await(ev) })
+			Go(func() { c = running.current; AwaitWith(ev, nil, -1) })
+			Yield() // both wait now: a's subscription moved to the list, c's behind it
+			check(ev.head, a)
+			check(ev.tail, c)
+			ev.Resolve(1)
+			Yield()
+			// The hand-off's case: one waiter, inline in ev.one.
+			ev2 := NewEvent()
+			Go(func() { a = running.current; Await(ev2) })
+			Yield()
+			check(ev2.one, a)
+			ev2.Resolve(2)
+			Yield()
+		})
+		if err != nil || checked != 3 {
+			t.Fatalf("Run = %v; checked %d subscriptions, want 3", err, checked)
+		}
+	})
+}
