@@ -132,15 +132,7 @@ func (e *Event) fire(value any, err error) bool {
 	// loads no longer wait for it behind e.one and sub.co (a chain of
 	// dependent loads every firing paid; see BenchmarkSpawnLifecycleSplit).
 	// A waiter of another scheduler, or a firing outside Run (running
-	// nil), takes fireAll, as any case this path does not handle. The
-	// waiter itself is found from the subscription's address
-	// (plainWaiter), not loaded from sub.co: one dependent load less
-	// between e.one and the coroutine this firing queues, which the
-	// hand-off's wait then pops and switches to (session 17: the
-	// instruction after the waker-status test held ~20 % of fire's
-	// samples in the two-site ping-pong's profile and is gone;
-	// BenchmarkPingPongCallSite real/twoSites ratio medians 0.992, 0.978
-	// and 0.980 in three series of 8-10 alternated pairs).
+	// nil), takes fireAll, as any case this path does not handle.
 	//
 	// The checks come first and every store of the firing after them, in
 	// one block per queue case (the slot, coQueue.first, where a hand-off's
@@ -150,7 +142,7 @@ func (e *Event) fire(value any, err error) bool {
 	// not once per statement group (three tests and branches per firing
 	// before; see BenchmarkPingPongCallSite).
 	if sub := e.one; sub != nil && sub.kind == cbResolvePlain {
-		co := plainWaiter(sub)
+		co := sub.co
 		w := &co.waker
 		if s := running; w.status == WakerWaiting && co.priority != High && co.s == s {
 			q := &s.queue
@@ -179,22 +171,6 @@ func (e *Event) fire(value any, err error) bool {
 	e.fireAll()
 	return true
 }
-
-// plainWaiter returns the coroutine whose wait made sub, a cbResolvePlain
-// subscription: such a subscription is always subs[0] of the waker embedded
-// in that coroutine's record (Await and AwaitWith make it there, and only
-// there; TestPlainWaiterIsSubsZero), so the record is at a fixed offset
-// below sub, and sub.co (which still holds the same pointer, for the other
-// callbacks) need not be loaded. Event.fire's fast path uses it: the loads
-// of the waiter's fields (waker status, priority, co.s) then wait on one
-// load (e.one), not two (e.one, then sub.co), on the chain a hand-off's
-// firing feeds to the switch (the queue's slot, then fc, then the saved SP).
-func plainWaiter(sub *subscription) *coroutine {
-	return (*coroutine)(unsafe.Add(unsafe.Pointer(sub), -plainSubOffset))
-}
-
-// plainSubOffset is the offset of a coroutine record's waker.subs[0].
-const plainSubOffset = int(unsafe.Offsetof(coroutine{}.waker) + unsafe.Offsetof(waker{}.subs))
 
 // fireAll runs the subscribers of the firing fire has just recorded. It
 // reads the outcome back from the event (as fire left it: nothing ran
