@@ -199,7 +199,7 @@ skeepguard:
 
 	// Resume to (see the top of this file for the three ways).
 	MOVQ	R9, SP				// SP = to.sp: now on to's stack
-	TESTQ	R10, R10
+	TESTQ	R10, R10			// to.pc != 0: to is fresh?
 	JNE	sfresh				// a fresh fiber: jump to its trampoline
 	MOVQ	0(SP), BP			// BP = to's frame pointer, saved below its resume PC
 	MOVQ	8(SP), DX			// DX = to's resume PC, after its Switch call
@@ -281,7 +281,7 @@ keepguard:
 
 	// Resume to (see the top of this file for the three ways).
 	MOVQ	R9, SP				// SP = to.sp: now on to's stack
-	TESTQ	R10, R10
+	TESTQ	R10, R10			// to.pc != 0: to is fresh?
 	JNE	fresh				// a fresh fiber: jump to its trampoline
 	MOVQ	0(SP), BP			// BP = to's frame pointer, saved below its resume PC
 	MOVQ	8(SP), DX			// DX = to's resume PC, after its Switch call
