@@ -76,13 +76,16 @@
 // and every return up the resumed chain popped the entry of another frame
 // (one mispredicted return per frame between the switch and the body).
 //
-// switchContext is NOSPLIT (it must not call morestack while the stack bounds
-// and SP disagree) and, being assembly, is never asynchronously preempted
-// (asm functions are not async safe points), so no signal-driven preemption
-// observes the half-switched state. It is a SPWRITE function (it loads SP from
-// memory); the unwinder stops at such frames, but switchContext is never on a
-// stack the unwinder walks: a suspended stack is never scanned (no GC while
-// fibers exist), and on a running stack switchContext has already returned.
+// switchContext (and Switch, which carries a copy of its body) is NOSPLIT
+// (it must not call morestack while the stack bounds and SP disagree) and,
+// being assembly, is never asynchronously preempted (asm functions are not
+// async safe points), so no signal-driven preemption observes the
+// half-switched state. Both are SPWRITE functions (they write SP); the
+// unwinder stops at such frames, but neither is ever on a stack the
+// unwinder walks: a suspended stack is never scanned (no GC while fibers
+// exist), and on a running stack the switch has already returned. Switch
+// writes SP only after its checks, so its refusal path (a jump to
+// badSwitch, which replaces Switch's frame) unwinds as before.
 
 // Code alignment. Switch and switchContext each begin with PCALIGN $64: the
 // assembler then gives the function 64-byte alignment (so the directive
@@ -114,14 +117,29 @@
 
 // func Switch(from, to *Context)
 // Checks the two states (see the state constants in fiber.go), updates them
-// and continues in switchContext, which finds its arguments where Switch
-// received them (a tail jump: the return address is still Switch's caller's).
-// It writes no SP, so unlike switchContext it is not a SPWRITE frame, and
-// the refusal path can jump to Go code (badSwitch) that panics and unwinds.
+// and switches: the body after the checks is switchContext's, copied here
+// (its twin: change both), so that the switch needs no jump and loads its
+// arguments once. It loads to.sp and to.pc first, before the checks and the
+// saves, into registers: the resumed stack's words are read through the
+// new SP, and the loads of those words (and the returns after them) wait on
+// the chain that yields it, so it starts as early as the arguments allow.
+// switchContext does the same. Measured (session 17, AMD EPYC Zen 5,
+// taskset -c 1, alternated, medians; notes s17/handoff.md): the fold with
+// to.sp loaded into SP at the end, as before, read 23.00 cpu-ns per switch
+// in stackful's BenchmarkPingPongCallSite real/twoSites against 20.72 with
+// it loaded first (8 pairs, ratio median 1.083; sameSite 1.051); the two
+// together against the old Switch + switchContext: 24.99 -> 20.96 there
+// and the bare switch (BenchmarkSwitch) 6.21 -> 5.49 ns. Writing SP from
+// memory late made the loads behind it wait, where a register written
+// early does not.
+// It writes SP only after every check has passed, so the refusal path can
+// jump to Go code (badSwitch) that panics and unwinds.
 TEXT ·Switch(SB), NOSPLIT|NOFRAME, $0-16
 	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVQ	from+0(FP), AX			// AX = from
 	MOVQ	to+8(FP), BX			// BX = to
+	MOVQ	Context_sp(BX), R9		// R9 = to.sp, read early (see above); used only after the checks
+	MOVQ	Context_pc(BX), R10		// R10 = to.pc: fiberStart if to is fresh, else 0
 	CMPQ	AX, BX				// switching to itself?
 	JEQ	bad
 	MOVBLZX	Context_state(AX), CX		// CX = from.state
@@ -134,7 +152,70 @@ TEXT ·Switch(SB), NOSPLIT|NOFRAME, $0-16
 	JNE	bad				// to cannot be resumed
 	MOVB	$const_stateSuspended, Context_state(AX)	// from.state = suspended
 	MOVB	$const_stateRunning, Context_state(BX)	// to.state = running
-	JMP	·switchContext(SB)		// switch; arguments and return address unchanged
+
+	// From here on switchContext's body (its twin), with to.sp in R9 and
+	// to.pc in R10.
+	MOVQ	0(SP), R8			// R8 = from's resume PC: the return predictor's top entry
+	MOVQ	TLS, CX				// CX = address of the TLS slot holding g
+	MOVQ	0(CX)(TLS*1), CX		// CX = g, the goroutine running every fiber
+
+	// Save the running context into from (see switchContext).
+	MOVQ	BP, -8(SP)			// the caller's frame pointer, below the resume PC
+	LEAQ	-8(SP), DX			// DX = its address
+	MOVQ	DX, Context_sp(AX)		// from.sp = DX: BP at 0(from.sp), the resume PC at 8(from.sp)
+	MOVQ	g_stack_lo(CX), DX		// from.lo = g.stack.lo
+	MOVQ	DX, Context_lo(AX)
+	MOVQ	g_stack_hi(CX), DX		// from.hi = g.stack.hi
+	MOVQ	DX, Context_hi(AX)
+	MOVQ	g__panic(CX), DX		// from.panicp = g._panic: the panics in progress on this stack
+	MOVQ	DX, Context_panicp(AX)
+	MOVQ	g__defer(CX), DX		// from.deferp = g._defer: this stack's pending defers
+	MOVQ	DX, Context_deferp(AX)
+	MOVQ	g_stktopsp(CX), DX		// from.stktopsp = g.stktopsp
+	MOVQ	DX, Context_stktopsp(AX)
+
+	// Install to's stack description in g. From here until SP is loaded,
+	// g describes a stack we are not yet on: no call, no split check.
+	MOVQ	Context_lo(BX), DX		// DX = to.lo, kept for the stack guard below
+	MOVQ	DX, g_stack_lo(CX)		// g.stack.lo = to.lo
+	MOVQ	Context_hi(BX), SI
+	MOVQ	SI, g_stack_hi(CX)		// g.stack.hi = to.hi
+	MOVQ	Context_panicp(BX), SI
+	MOVQ	SI, g__panic(CX)		// g._panic = to's panics
+	MOVQ	Context_deferp(BX), SI
+	MOVQ	SI, g__defer(CX)		// g._defer = to's defers
+	MOVQ	Context_stktopsp(BX), SI
+	MOVQ	SI, g_stktopsp(CX)		// g.stktopsp = to's top-of-stack SP
+	MOVB	$0, g_preemptShrink(CX)		// g.preemptShrink = false (see switchContext)
+
+	// g.stackguard0 = to.lo + StackGuard, unless it holds a preemption
+	// marker (see switchContext, including the benign race).
+	MOVQ	g_stackguard0(CX), SI		// SI = current guard
+	CMPQ	SI, stackguardMarkerMin		// compare unsigned with 2^64-4096
+	JCC	skeepguard			// SI >= 2^64-4096 (unsigned): a marker, keep it
+	ADDQ	$const_stackGuard, DX		// DX = to.lo + StackGuard (928; 1728 under -race)
+	MOVQ	DX, g_stackguard0(CX)		// g.stackguard0 = DX
+skeepguard:
+
+	// Resume to (see the top of this file for the three ways).
+	MOVQ	R9, SP				// SP = to.sp: now on to's stack
+	TESTQ	R10, R10			// to.pc != 0: to is fresh?
+	JNE	sfresh				// a fresh fiber: jump to its trampoline
+	MOVQ	0(SP), BP			// BP = to's frame pointer, saved below its resume PC
+	MOVQ	8(SP), DX			// DX = to's resume PC, after its Switch call
+	ADDQ	$8, SP				// pop the frame pointer's word: SP = where the CALL left it
+	CMPQ	DX, R8				// the same as from's (the predictor's top entry)?
+	JNE	sother
+	RET					// yes: a predicted return that pops the CALL's entry
+sother:
+	ADDQ	$8, SP				// no: pop the resume PC, SP = Switch's caller's SP
+	JMP	DX				// and jump to it (the indirect predictor's case)
+sfresh:
+	XORL	BP, BP				// BP = 0: the frame-pointer chain ends at the trampoline
+	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 8(to.sp), BP at 0(to.sp)
+	MOVQ	R8, Context_startRet(BX)	// to.startRet = from's resume PC, left on the return predictor
+	MOVQ	AX, Context_starter(BX)		// to.starter = from (fiberMain compares it with the next context)
+	JMP	R10				// enter fiberStart (BX = to), leaving the predictor's entries alone
 bad:
 	JMP	·badSwitch(SB)			// badSwitch(from, to) panics, reported at the caller's line
 
@@ -143,6 +224,8 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVQ	from+0(FP), AX			// AX = from: where the current state is saved
 	MOVQ	to+8(FP), BX			// BX = to: the state to resume (a fresh fiber's trampoline reads it from BX)
+	MOVQ	Context_sp(BX), R9		// R9 = to.sp, read first: see Switch
+	MOVQ	Context_pc(BX), R10		// R10 = to.pc: fiberStart if to is fresh, else 0
 	MOVQ	0(SP), R8			// R8 = from's resume PC: the return predictor's top entry
 	MOVQ	TLS, CX				// CX = address of the TLS slot holding g
 	MOVQ	0(CX)(TLS*1), CX		// CX = g, the goroutine running every fiber
@@ -197,9 +280,8 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 keepguard:
 
 	// Resume to (see the top of this file for the three ways).
-	MOVQ	Context_sp(BX), SP		// SP = to.sp: now on to's stack
-	MOVQ	Context_pc(BX), DX		// DX = to.pc: fiberStart if to is fresh, else 0
-	TESTQ	DX, DX
+	MOVQ	R9, SP				// SP = to.sp: now on to's stack
+	TESTQ	R10, R10			// to.pc != 0: to is fresh?
 	JNE	fresh				// a fresh fiber: jump to its trampoline
 	MOVQ	0(SP), BP			// BP = to's frame pointer, saved below its resume PC
 	MOVQ	8(SP), DX			// DX = to's resume PC, after its Switch call
@@ -215,7 +297,7 @@ fresh:
 	MOVQ	$0, Context_pc(BX)		// to.pc = 0: from now on to resumes at 8(to.sp), BP at 0(to.sp)
 	MOVQ	R8, Context_startRet(BX)	// to.startRet = from's resume PC, left on the return predictor
 	MOVQ	AX, Context_starter(BX)		// to.starter = from (fiberMain compares it with the next context)
-	JMP	DX				// enter fiberStart (BX = to), leaving the predictor's entries alone
+	JMP	R10				// enter fiberStart (BX = to), leaving the predictor's entries alone
 
 // fiberStart is the first frame of every fiber. switchContext enters it by
 // jumping to it with SP = Context.sp as set by initFrame (32 bytes below the

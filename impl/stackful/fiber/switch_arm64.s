@@ -38,12 +38,17 @@
 // amd64 measurement behind it, and the test that checks it).
 
 // func Switch(from, to *Context)
-// Checks and updates the two states, then continues in switchContext with
-// arguments and LR untouched (see switch_amd64.s). No SP write: not SPWRITE.
+// Checks and updates the two states, then switches: the body after the
+// checks is switchContext's, copied here (its twin: change both), as on
+// amd64 (see switch_amd64.s: no branch between the two, the arguments
+// loaded once, to.sp loaded first). It writes RSP only after every check
+// has passed, so the refusal path can still branch to Go code (badSwitch)
+// that panics and unwinds.
 TEXT ·Switch(SB), NOSPLIT|NOFRAME, $0-16
 	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVD	from+0(FP), R0			// R0 = from
 	MOVD	to+8(FP), R1			// R1 = to
+	MOVD	Context_sp(R1), R7		// R7 = to.sp, read early (see switch_amd64.s); used only after the checks
 	CMP	R0, R1				// switching to itself?
 	BEQ	bad
 	MOVBU	Context_state(R0), R2		// R2 = from.state
@@ -58,7 +63,45 @@ TEXT ·Switch(SB), NOSPLIT|NOFRAME, $0-16
 	MOVB	R2, Context_state(R0)		// from.state = suspended
 	MOVD	$const_stateRunning, R3
 	MOVB	R3, Context_state(R1)		// to.state = running
-	B	·switchContext(SB)		// switch; arguments and LR unchanged
+
+	// From here on switchContext's body (its twin), with to.sp in R7.
+	// Save the running context into from.
+	MOVD	RSP, R2				// R2 = SP (NOFRAME, $0: it is the caller's SP)
+	MOVD	R2, Context_sp(R0)		// from.sp
+	MOVD	R29, Context_bp(R0)		// from.bp = caller's frame pointer
+	MOVD	R30, Context_pc(R0)		// from.pc = LR = where from resumes
+	LDP	g_stack_lo(g), (R3, R4)		// R3, R4 = g.stack.lo, g.stack.hi
+	STP	(R3, R4), Context_lo(R0)	// from.lo, from.hi
+	LDP	g__panic(g), (R3, R4)		// R3, R4 = g._panic, g._defer: this stack's panics and defers
+	STP	(R3, R4), Context_panicp(R0)	// from.panicp, from.deferp
+	MOVD	g_stktopsp(g), R3		// R3 = g.stktopsp
+	MOVD	R3, Context_stktopsp(R0)	// from.stktopsp
+
+	// Install to's stack description in g. Until RSP is loaded, g describes
+	// a stack we are not on yet: no call, no split check in between.
+	LDP	Context_lo(R1), (R3, R4)	// R3 = to.lo (kept for the guard), R4 = to.hi
+	STP	(R3, R4), g_stack_lo(g)		// g.stack.lo, g.stack.hi = to's bounds
+	LDP	Context_panicp(R1), (R5, R6)	// R5, R6 = to's panics and defers
+	STP	(R5, R6), g__panic(g)		// g._panic, g._defer
+	MOVD	Context_stktopsp(R1), R5	// R5 = to.stktopsp
+	MOVD	R5, g_stktopsp(g)		// g.stktopsp
+	MOVB	ZR, g_preemptShrink(g)		// g.preemptShrink = false: drop a shrink request (see switch_amd64.s)
+
+	// g.stackguard0 = to.lo + StackGuard unless it holds a preemption marker
+	// (unsigned >= 2^64-4096; see switch_amd64.s, including the benign race).
+	MOVD	g_stackguard0(g), R5		// R5 = current guard
+	MOVD	$-4096, R6			// R6 = smallest marker value
+	CMP	R6, R5				// flags = R5 - R6
+	BHS	skeepguard			// R5 >= R6 unsigned: a marker, keep it
+	ADD	$const_stackGuard, R3, R5	// R5 = to.lo + StackGuard (928; 1728 under -race)
+	MOVD	R5, g_stackguard0(g)		// g.stackguard0 = R5
+skeepguard:
+
+	// Resume to.
+	MOVD	R7, RSP				// SP = to.sp: now on to's stack
+	MOVD	Context_bp(R1), R29		// frame pointer (0 for a fresh fiber)
+	MOVD	Context_pc(R1), R30		// LR = to.pc
+	RET					// branch to LR: after to's Switch call, or to fiberStart
 bad:
 	B	·badSwitch(SB)			// badSwitch(from, to) panics, reported at the caller's line
 
@@ -67,6 +110,7 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVD	from+0(FP), R0			// R0 = from: where the current state is saved
 	MOVD	to+8(FP), R1			// R1 = to: the state to resume (a fresh fiber's trampoline reads it from R1)
+	MOVD	Context_sp(R1), R7		// R7 = to.sp, read first (see Switch)
 
 	// Save the running context into from.
 	MOVD	RSP, R2				// R2 = SP (NOFRAME, $0: it is the caller's SP)
@@ -101,8 +145,7 @@ TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 keepguard:
 
 	// Resume to.
-	MOVD	Context_sp(R1), R2		// R2 = to.sp
-	MOVD	R2, RSP				// SP = to.sp: now on to's stack
+	MOVD	R7, RSP				// SP = to.sp: now on to's stack
 	MOVD	Context_bp(R1), R29		// frame pointer (0 for a fresh fiber)
 	MOVD	Context_pc(R1), R30		// LR = to.pc
 	RET					// branch to LR: after to's Switch call, or to fiberStart

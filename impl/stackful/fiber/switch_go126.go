@@ -24,15 +24,17 @@ var gateError error
 //
 // Switch is written in assembly (switch_$GOARCH.s) so that the checks cost no
 // extra call: it tests both states, marks from suspended and to running, and
-// jumps into the switch; on a violation it jumps to badSwitch instead.
+// switches with a copy of switchContext's body (no jump between the two);
+// on a violation it jumps to badSwitch instead.
 //
 //go:noescape
 func Switch(from, to *Context)
 
 // switchContext saves the running state into from and resumes to (assembly,
-// switch_$GOARCH.s). It does no checking; Switch does.
+// switch_$GOARCH.s). It does no checking; Switch does, and then runs its
+// own copy of this body. fiberMain and the trampoline use it, to leave a
+// finished fiber.
 //
-//lint:ignore U1000 jumped to from Switch in switch_*.s
 //go:noescape
 func switchContext(from, to *Context)
 
