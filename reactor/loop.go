@@ -87,7 +87,9 @@ type Options struct {
 	// goroutine runs on its P. Where GOMAXPROCS is 1, other goroutines wait
 	// until Go's sysmon preempts the loop's goroutine (after ~10 ms of
 	// "running"): its signal interrupts the wait (EINTR), the loop passes
-	// a preemption point and waits again. A stop-the-world (GC) interrupts
+	// a preemption point and waits again. Signal's forwarding goroutine is
+	// such a goroutine: on one P a Unix signal can reach an idle loop up
+	// to ~10 ms late. A stop-the-world (GC) interrupts
 	// the wait the same way. With GOMAXPROCS ≥ 2 the other Ps run them as
 	// usual. The stackful and stackless runtimes set it: their loop's
 	// thread is the runtime's one thread. WaitInfo.HoldP and WaitMethod
