@@ -74,6 +74,27 @@ type Options struct {
 	// whichever thread ran New and the waits keep the default slack.
 	// Loop.WaitInfo says what is in effect.
 	OwnThread bool
+	// HoldP makes blocking waits keep the calling goroutine's P (Go's
+	// scheduler's processor) while the kernel blocks the thread, as a C
+	// event loop keeps its thread: the wait is a raw syscall, with no
+	// entersyscall/exitsyscall around it. Without it, a wait longer than
+	// one sysmon tick (20 µs) has its P taken back and handed to another
+	// thread, which looks for work and finds none, and the loop's thread
+	// must reacquire a P when it wakes; on a single-P process that churn
+	// costs more CPU than the wake itself (an idle 2.5 ms wait: ~43 µs of
+	// process CPU against ~22 µs raw on the 2026-12-07 AMD EPYC VM; see
+	// docs/design.md §4). The price: while the loop sleeps, no other
+	// goroutine runs on its P. Where GOMAXPROCS is 1, other goroutines wait
+	// until Go's sysmon preempts the loop's goroutine (after ~10 ms of
+	// "running"): its signal interrupts the wait (EINTR), the loop passes
+	// a preemption point and waits again. Signal's forwarding goroutine is
+	// such a goroutine: on one P a Unix signal can reach an idle loop up
+	// to ~10 ms late. A stop-the-world (GC) interrupts
+	// the wait the same way. With GOMAXPROCS ≥ 2 the other Ps run them as
+	// usual. The stackful and stackless runtimes set it: their loop's
+	// thread is the runtime's one thread. WaitInfo.HoldP and WaitMethod
+	// report it.
+	HoldP bool
 	// Coalesce is the window within which a blocking wait gathers timer
 	// deadlines into one wake-up. When the nearest deadline d has others
 	// due by d+Coalesce, the wait sleeps until the last of them, and one
@@ -240,7 +261,7 @@ func NewWithOptions(o Options) (*Loop, error) {
 	// timerfd fallback.
 	pwait2Probe.once.Do(func() {
 		var zero unix.Timespec
-		_, pwait2Probe.err = epollPwait2(epfd, l.events, &zero)
+		_, pwait2Probe.err = epollPwait2(epfd, l.events, &zero, true)
 		l.stats.Syscalls++
 	})
 	perr := pwait2Probe.err
@@ -294,6 +315,9 @@ func NewWithOptions(o Options) (*Loop, error) {
 		l.waitMethod += fmt.Sprintf(" coalesce=%dns", l.coalesce)
 	} else {
 		l.waitMethod += " coalesce=off"
+	}
+	if l.waitInfo.HoldP = o.HoldP; o.HoldP {
+		l.waitMethod += " hold-P"
 	}
 
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
@@ -375,6 +399,8 @@ type WaitInfo struct {
 	// then up to Coalesce late; an isolated deadline wakes exactly. 0:
 	// coalescing is off.
 	Coalesce time.Duration
+	// HoldP reports Options.HoldP: blocking waits keep the goroutine's P.
+	HoldP bool
 }
 
 // WaitInfo returns how the loop's blocking waits honour deadlines.
@@ -548,25 +574,25 @@ func (l *Loop) wait(block bool, deadline int64) (int, error) {
 		var ts unix.Timespec
 		switch {
 		case !block:
-			return epollPwait2(l.epfd, l.events, &ts)
+			return epollPwait2(l.epfd, l.events, &ts, true)
 		case deadline == noDeadline:
-			return epollPwait2(l.epfd, l.events, nil)
+			return epollPwait2(l.epfd, l.events, nil, l.opts.HoldP)
 		default:
 			if d := deadline - l.readClock(); d > 0 {
 				ts = unix.NsecToTimespec(d)
 			}
-			return epollPwait2(l.epfd, l.events, &ts)
+			return epollPwait2(l.epfd, l.events, &ts, l.opts.HoldP)
 		}
 	}
 	if !block {
-		return epollWait(l.epfd, l.events, 0)
+		return epollWait(l.epfd, l.events, 0, true)
 	}
 	if deadline != noDeadline && deadline != l.tfdArmed {
 		// Re-arm only when the nearest deadline changed: a loop that blocks
 		// repeatedly for the same timer pays one timerfd_settime.
 		d := deadline - l.readClock()
 		if d <= 0 {
-			return epollWait(l.epfd, l.events, 0)
+			return epollWait(l.epfd, l.events, 0, true)
 		}
 		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d)}
 		l.stats.Syscalls++
@@ -576,7 +602,7 @@ func (l *Loop) wait(block bool, deadline int64) (int, error) {
 		l.tfdArmed = deadline
 	}
 	// A timerfd still armed for a cancelled timer just causes an empty tick.
-	return epollWait(l.epfd, l.events, -1)
+	return epollWait(l.epfd, l.events, -1, l.opts.HoldP)
 }
 
 // dispatch turns epoll results into queued events. Each result carries the

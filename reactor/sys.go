@@ -18,12 +18,16 @@ func nanotime() int64
 
 // epollPwait2 calls epoll_pwait2(2) (Linux 5.11+), whose timeout is a timespec
 // with nanosecond resolution, unlike epoll_wait's milliseconds. ts == nil
-// blocks indefinitely. A zero timeout uses RawSyscall6: the call cannot block,
-// so telling the scheduler about it (entersyscall/exitsyscall) is pure cost.
-func epollPwait2(epfd int, events []unix.EpollEvent, ts *unix.Timespec) (int, error) {
+// blocks indefinitely. raw issues it as RawSyscall6, which does not tell Go's
+// scheduler about the call (no entersyscall/exitsyscall), so the calling
+// goroutine keeps its P while the kernel blocks it. A zero timeout is always
+// raw: the call cannot block, so telling the scheduler is pure cost. A
+// blocking call is raw only under Options.HoldP; see Options.HoldP for why,
+// and for what that costs the process's other goroutines.
+func epollPwait2(epfd int, events []unix.EpollEvent, ts *unix.Timespec, raw bool) (int, error) {
 	var r uintptr
 	var errno unix.Errno
-	if ts != nil && ts.Sec == 0 && ts.Nsec == 0 {
+	if raw || ts != nil && ts.Sec == 0 && ts.Nsec == 0 {
 		r, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd),
 			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)),
 			uintptr(unsafe.Pointer(ts)), 0, 0)
@@ -40,14 +44,14 @@ func epollPwait2(epfd int, events []unix.EpollEvent, ts *unix.Timespec) (int, er
 
 // epollWait is epoll_wait(2) with a millisecond timeout (-1 = forever),
 // issued as epoll_pwait with a nil signal mask: the same call, and the only
-// one of the two that arm64 has. Like epollPwait2 it avoids the scheduler
-// round trip for a zero timeout.
-func epollWait(epfd int, events []unix.EpollEvent, msec int) (int, error) {
+// one of the two that arm64 has. Like epollPwait2 it is raw for a zero
+// timeout, and for a blocking one under Options.HoldP.
+func epollWait(epfd int, events []unix.EpollEvent, msec int, raw bool) (int, error) {
 	var r uintptr
 	var errno unix.Errno
-	if msec == 0 {
+	if raw || msec == 0 {
 		r, _, errno = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd),
-			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
 	} else {
 		r, _, errno = unix.Syscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd),
 			uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)

@@ -87,6 +87,9 @@ type Options struct {
 	// MaxEvents, UseTimerfd and DNSServer (Resolver lookups). Clock and
 	// OwnThread are the scheduler's own business and must stay zero: Run
 	// lowers the loop thread's timer slack itself (Scheduler.WaitInfo).
+	// HoldP is always set: the loop's blocking waits keep the scheduler's P,
+	// as a C runtime's loop keeps its thread (reactor.Options.HoldP says
+	// what that saves and what it costs other goroutines on a single P).
 	Reactor reactor.Options
 }
 
@@ -194,6 +197,7 @@ func New(opts Options) (*Scheduler, error) {
 		s.backend.close()
 		return nil, errors.New("stackful: Options.Reactor.Clock and Options.Reactor.OwnThread must be left zero: the scheduler reads the real clock and manages its thread's timer slack itself")
 	}
+	opts.Reactor.HoldP = true // the scheduler's thread is the loop's: see Options.Reactor
 	if s.loop, err = reactor.NewWithOptions(opts.Reactor); err != nil {
 		s.backend.close()
 		return nil, fmt.Errorf("stackful: creating the reactor: %w", err)

@@ -76,7 +76,10 @@ func (r *reactorState) open(s *Scheduler) error {
 	if r.loop != nil {
 		return nil
 	}
-	l, err := reactor.New()
+	// HoldP: the scheduler's thread is the loop's, so its blocking waits
+	// keep the P, as a C runtime's loop keeps its thread (see
+	// reactor.Options.HoldP; twin of impl/stackful New's setting).
+	l, err := reactor.NewWithOptions(reactor.Options{HoldP: true})
 	if err != nil {
 		return fmt.Errorf("stackless: cannot create the reactor: %w", err)
 	}
