@@ -220,6 +220,9 @@ bad:
 	JMP	·badSwitch(SB)			// badSwitch(from, to) panics, reported at the caller's line
 
 // func switchContext(from, to *Context)
+//
+// Its body is copied into Switch after Switch's checks (Switch is its twin:
+// change both).
 TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVQ	from+0(FP), AX			// AX = from: where the current state is saved

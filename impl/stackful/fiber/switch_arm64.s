@@ -106,6 +106,9 @@ bad:
 	B	·badSwitch(SB)			// badSwitch(from, to) panics, reported at the caller's line
 
 // func switchContext(from, to *Context)
+//
+// Its body is copied into Switch after Switch's checks (Switch is its twin:
+// change both).
 TEXT ·switchContext(SB), NOSPLIT|NOFRAME, $0-16
 	PCALIGN	$64				// start a 64-byte line (see "Code alignment" above)
 	MOVD	from+0(FP), R0			// R0 = from: where the current state is saved
