@@ -100,5 +100,8 @@ func waitInfoText(wi reactor.WaitInfo) string {
 	if wi.Coalesce > 0 {
 		s += fmt.Sprintf(" coalesce=%dns", wi.Coalesce.Nanoseconds())
 	}
+	if wi.HoldP {
+		s += " hold-P" // reactor.Options.HoldP: blocking waits keep the P
+	}
 	return s
 }
