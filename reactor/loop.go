@@ -89,11 +89,10 @@ type Options struct {
 	// "running"): its signal interrupts the wait (EINTR), the loop passes
 	// a preemption point and waits again. Signal's forwarding goroutine is
 	// such a goroutine: on one P a Unix signal can reach an idle loop up
-	// to ~10 ms late. A stop-the-world (GC) interrupts
-	// the wait the same way. With GOMAXPROCS ≥ 2 the other Ps run them as
-	// usual. The stackful and stackless runtimes set it: their loop's
-	// thread is the runtime's one thread. WaitInfo.HoldP and WaitMethod
-	// report it.
+	// to ~10 ms late. A stop-the-world (GC) interrupts the wait the same
+	// way. With GOMAXPROCS ≥ 2 the other Ps run them as usual. The
+	// stackful and stackless runtimes set it: their loop's thread is the
+	// runtime's one thread. WaitInfo.HoldP and WaitMethod report it.
 	HoldP bool
 	// Coalesce is the window within which a blocking wait gathers timer
 	// deadlines into one wake-up. When the nearest deadline d has others
