@@ -298,7 +298,7 @@ func runBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) int {
 		TargetCV:    cfg.noise.targetCV,
 		MaxCount:    cfg.noise.maxCount,
 		AdaptBudget: cfg.noise.budget,
-		RunBudget:   cfg.noise.run,
+		RunBudget:   cellsBudget(cfg.noise.run, cfg.noReport),
 		MemProbe:    cfg.noise.memProbe,
 		CoreProbe:   cfg.noise.coreProbe,
 		CoreMark:    cfg.noise.coreMark,
