@@ -172,6 +172,12 @@ const DisturbedKept = "kept:"
 // repetition). A line without it was disturbed by a runqueue wait.
 const CrossSlowMode = "cross-cpu slow mode"
 
+// SharedCoreRuns is the phrase a disturbed line's text has when some of
+// its timed runs were marked for a shared core (--core-mark): "; k on a
+// shared core (core probe over the limit …)". A line without it was
+// disturbed by a runqueue wait only.
+const SharedCoreRuns = "on a shared core"
+
 // Annotation is a comment line about a cell that has result lines.
 type Annotation struct {
 	Kind string // AnnotSteal, AnnotReps or AnnotDisturbed

@@ -625,7 +625,7 @@ func disturbedText(c Cell, rep childReport) string {
 	}
 	core := ""
 	if shared > 0 {
-		core = fmt.Sprintf("; %d on a shared core (core probe over the limit on the %s line)", shared, results.KeyCoreProbe)
+		core = fmt.Sprintf("; %d %s (core probe over the limit on the %s line)", shared, results.SharedCoreRuns, results.KeyCoreProbe)
 	}
 	return fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed (runqueue wait %s of wall, marked above %.0f%%%s)",
 		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare, core)

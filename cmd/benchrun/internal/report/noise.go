@@ -38,6 +38,9 @@ type noiseView struct {
 	// disturbed lines name ("15%").
 	Disturbed, DisturbedKept, DroppedRuns int
 	DisturbedMark                         string
+	// DisturbedCore counts the Disturbed repetitions that had timed runs
+	// marked for a shared core (--core-mark; results.SharedCoreRuns).
+	DisturbedCore int
 	// CrossSlow counts the repetitions not counted because the cross-CPU
 	// round trip read the slow mode around their process (disturbed lines
 	// naming results.CrossSlowMode); they are not in Disturbed.
@@ -167,6 +170,9 @@ func noise(set *cells.Set) noiseView {
 				nv.CrossSlow++
 			} else {
 				nv.Disturbed++
+				if strings.Contains(a.Text, results.SharedCoreRuns) {
+					nv.DisturbedCore++
+				}
 				if m := markRE.FindStringSubmatch(a.Text); m != nil && nv.DisturbedMark == "" {
 					nv.DisturbedMark = m[1] // the file's own mark, not this binary's
 				}

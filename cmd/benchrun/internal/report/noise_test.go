@@ -225,6 +225,13 @@ BenchmarkSwitch/impl=stackless 1000 2 ns/switch
 			t.Errorf("noise section lacks %q:\n%s", want, sec)
 		}
 	}
+	// With --core-mark, a disturbed line that names shared-core runs is
+	// counted as such; one disturbed by a runqueue wait only is not.
+	marked := text + "# corobench:disturbed BenchmarkSwitch/impl=stackful-asm: rep 2: 9 ns/switch not counted: 4 of 5 timed runs disturbed (runqueue wait 0% 1% 0% 0% of wall, marked above 15%; 4 " + results.SharedCoreRuns + " (core probe over the limit on the core-probe line))\n" +
+		"# corobench:disturbed BenchmarkSwitch/impl=stackless: rep 2: 3 ns/switch not counted: 5 of 5 timed runs disturbed (runqueue wait 20% 30% 40% 50% 60% of wall, marked above 15%)\n"
+	if sec := noiseSection(t, buildTestPage(t, marked)); !strings.Contains(sec, "2 repetition(s) not counted") || !strings.Contains(sec, "so in 1 of them") {
+		t.Errorf("core-marked disturbed lines: noise section:\n%s", sec)
+	}
 	off := strings.Replace(text, "core-probe: recorded", "x-other: recorded", 1)
 	off = repsCoreSharedRE.ReplaceAllString(off, "")
 	if sec := noiseSection(t, buildTestPage(t, off)); !strings.Contains(sec, "Not recorded: the run had the core probe off") {
