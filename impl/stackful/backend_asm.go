@@ -51,7 +51,16 @@ func newAsmBackend(s *Scheduler) (backend, error) {
 		return nil, fmt.Errorf("stackful-asm: %w", err)
 	}
 	b := &asmBackend{s: s, stacks: stacks}
-	b.entry = func() *fiber.Context { return &s.contextMain(s.current.ctx).fiber.fc }
+	b.entry = func() *fiber.Context {
+		ctx := s.current.ctx
+		for {
+			// nil only after a body's recovered panic: again, to finish it
+			// (see contextMain).
+			if to := s.contextMain(ctx); to != nil {
+				return &to.fiber.fc
+			}
+		}
+	}
 	return b, nil
 }
 
@@ -178,6 +187,7 @@ func (b *asmBackend) newPooledContext() (*execContext, error) {
 		b.stacks.Put(st)
 		return nil, err
 	}
+	ctx.fiber.fc.EntryReportsGoexit() // contextMain's deferred call does (kept by Restart)
 	return ctx, nil
 }
 

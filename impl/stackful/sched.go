@@ -718,10 +718,50 @@ func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 // switching there, and the context is kept as the backend's spare or, if
 // there is one already, its stack goes back to the pool before that switch
 // (asmBackend.putDying).
-func (s *Scheduler) contextMain(ctx *execContext) *execContext {
+//
+// It also returns nil, with ctx.co still set, after a panic in the body
+// it recovered (bodyUnwound): its callers (asmBackend's entry, the coro
+// context's function) then call it again, and it finishes that coroutine
+// without running its body again (its state is no longer coNew).
+//
+// Its one deferred call does what two did, runBody's recovery and
+// package fiber's Goexit check in fiberMain (the asm contexts tell
+// fiberMain they report Goexit themselves: fiber.Context.EntryReportsGoexit):
+// while a body runs (body set), a panic is recovered into Run's error and
+// a Goexit reported; outside a body a panic goes on unwinding and crashes
+// the program, as before, and a Goexit is still reported (a Finish
+// handler, a microtask or an event subscriber run here can call it).
+// One deferred call and one frame less per coroutine (runBody's), and
+// none in fiberMain: BenchmarkSpawnLifecycleSplit's figures are in
+// the commit that made it.
+func (s *Scheduler) contextMain(ctx *execContext) (to *execContext) {
+	var body *coroutine // the coroutine whose body runs (Enter handlers included), else nil
+	returned := false
+	defer func() {
+		if returned {
+			return // no panic, no Goexit: nothing to recover (no recover call per context)
+		}
+		if co := body; co != nil {
+			s.bodyUnwound(co, recover()) // recover must be called by the deferred function itself
+			to = nil                     // recovered: the caller calls again to finish co
+			return
+		}
+		if s.asm != nil {
+			fiber.ExitOnGoexit() // outside a body: a panic is not recovered; a Goexit ends the process
+		}
+	}()
 	for {
 		co := ctx.co
-		s.runBody(co)
+		if co.state == coNew { // else its body panicked and was recovered: finish it
+			// runBody's steps, inline (it was a frame and a deferred call
+			// of its own per coroutine).
+			co.state = coRunning
+			co.waker.status = WakerNoStatus
+			body = co
+			co.fire(Enter)
+			co.fn()
+			body = nil
+		}
 		// s.finish(co), inline (one frame less per coroutine; twin of
 		// finish, which goexited and dropUnstarted's callers keep).
 		co.fire(Finish)
@@ -758,11 +798,11 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 		if s.asm == nil && s.backend.park(ctx) { // asm never parks: no interface call there
 			s.switchFrom(ctx, next)
 			if ctx.co == nil {
+				returned = true
 				return nil
 			}
 			continue
 		}
-		var to *execContext
 		if next != nil && s.direct && next.ctx != nil {
 			// exitTo's started case, inline (its twin): a lifecycle's
 			// child finishes into the coroutine that awaits it with one
@@ -787,6 +827,7 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 		} else {
 			b.putDying(ctx)
 		}
+		returned = true
 		return to
 	}
 }
@@ -813,36 +854,29 @@ func (s *Scheduler) exitTo(from *execContext, next *coroutine) *execContext {
 	return to
 }
 
-// runBody runs co's function, turning a panic into Run's error. The kill
-// panic of final cleanup ends the coroutine quietly.
-func (s *Scheduler) runBody(co *coroutine) {
-	returned := false
-	defer func() {
-		if returned {
-			return // the body returned: no panic to recover (no recover call per coroutine)
+// bodyUnwound handles a body that did not return (contextMain's deferred
+// call, for co's body): r is what recover returned. The kill panic of
+// final cleanup ends the coroutine quietly; any other panic becomes Run's
+// error; a Goexit (r nil) ends the process on asm (package fiber's
+// message) and finishes co on coro (goexited).
+func (s *Scheduler) bodyUnwound(co *coroutine, r any) {
+	if r == nil { // runtime.Goexit (panic(nil) is a *runtime.PanicNilError unless GODEBUG=panicnil=1, which this cannot tell from Goexit)
+		if s.asm == nil {
+			s.goexited(co) // never returns
 		}
-		r := recover()
-		if r == nil { // runtime.Goexit (panic(nil) is a *runtime.PanicNilError unless GODEBUG=panicnil=1, which this cannot tell from Goexit)
-			if s.asm == nil {
-				s.goexited(co) // never returns
-			}
-			return // asm: package fiber ends the process (fiberMain)
-		}
-		if _, ok := r.(killSignal); ok {
-			return
-		}
-		co.err = &PanicError{Coroutine: co.String(), Value: r, Stack: string(debug.Stack())}
-		s.fail(co.err, errShutdownCancel)
-	}()
-	co.state = coRunning
-	co.waker.status = WakerNoStatus
-	co.fire(Enter)
-	co.fn()
-	returned = true
+		fiber.ExitOnGoexit() // returns only for panic(nil) under panicnil=1: co then finishes as if it returned
+		return
+	}
+	if _, ok := r.(killSignal); ok {
+		return
+	}
+	co.err = &PanicError{Coroutine: co.String(), Value: r, Stack: string(debug.Stack())}
+	s.fail(co.err, errShutdownCancel)
 }
 
 // goexited handles runtime.Goexit called by co's code on the coro backend
-// (recover returns nil for it, and runBody's body did not return). Left
+// (recover returns nil for it in contextMain's deferred call, and the body
+// did not return). Left
 // alone, Goexit would end co's Pull goroutine and iter.Pull would re-raise
 // it in the goroutine that called Run, which would then never return, with
 // no other coroutine's cleanup run and nothing printed. Instead, with co's

@@ -364,10 +364,27 @@ func TestFatalOnFibers(t *testing.T) {
 		s := newSched(t, Asm)
 		s.Run(func() { runtime.Goexit() })
 		return
+	case "goexit-finish":
+		// Outside any body: a Finish handler runs in the context's loop
+		// (contextMain), after the body returned; its deferred call, not
+		// the body's recovery, must report the Goexit.
+		s := newSched(t, Asm)
+		s.Run(func() {
+			co := Go(func() {})
+			co.AddSwitchHandler(func(_ Coroutine, k SwitchKind) bool {
+				if k == Finish {
+					runtime.Goexit()
+				}
+				return true
+			})
+			_ = Yield()
+		})
+		return
 	}
 	for _, c := range []struct{ mode, want string }{
 		{"overflow", fiber.StackSizeOption},
 		{"goexit", fiber.GoexitMessage},
+		{"goexit-finish", fiber.GoexitMessage},
 	} {
 		out := runChild(t, "TestFatalOnFibers", c.mode)
 		explained := fiber.ExplainCrash(out)
