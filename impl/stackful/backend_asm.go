@@ -52,13 +52,16 @@ func newAsmBackend(s *Scheduler) (backend, error) {
 	}
 	b := &asmBackend{s: s, stacks: stacks}
 	b.entry = func() *fiber.Context {
-		ctx := s.current.ctx
+		co := s.current
+		ctx := co.ctx
 		for {
-			// nil only after a body's recovered panic: again, to finish it
-			// (see contextMain).
-			if to := s.contextMain(ctx); to != nil {
+			if to := s.contextMain(ctx, co); to != nil {
 				return &to.fiber.fc
 			}
+			// nil only after a body's recovered panic: again, to finish
+			// it (see contextMain). Not co: the context may have taken
+			// over another coroutine since (contextMain's takeover).
+			co = ctx.co
 		}
 	}
 	return b, nil

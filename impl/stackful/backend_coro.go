@@ -44,7 +44,7 @@ func (b *coroBackend) newContext() (*execContext, error) {
 		// contextMain returns with ctx.co set only after a body's
 		// recovered panic: again, to finish it; with ctx.co nil when the
 		// backend closes the parked context.
-		for b.s.contextMain(ctx) == nil && ctx.co != nil {
+		for b.s.contextMain(ctx, ctx.co) == nil && ctx.co != nil {
 		}
 	})
 	return ctx, nil

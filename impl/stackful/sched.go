@@ -734,7 +734,15 @@ func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 // One deferred call and one frame less per coroutine (runBody's), and
 // none in fiberMain: BenchmarkSpawnLifecycleSplit's figures are in
 // the commit that made it.
-func (s *Scheduler) contextMain(ctx *execContext) (to *execContext) {
+//
+// co is ctx.co, passed by the callers, which have it at hand (s.current,
+// on asm): loading it through ctx here put two more dependent loads
+// (the record's ctx, the context's co) before the body's first.
+//
+// After a recovered panic it returns nil (the result is set only right
+// before the returns below, so a panic finds it nil: the deferred call
+// need not capture it).
+func (s *Scheduler) contextMain(ctx *execContext, co *coroutine) *execContext {
 	var body *coroutine // the coroutine whose body runs (Enter handlers included), else nil
 	returned := false
 	defer func() {
@@ -742,8 +750,7 @@ func (s *Scheduler) contextMain(ctx *execContext) (to *execContext) {
 			return // no panic, no Goexit: nothing to recover (no recover call per context)
 		}
 		if co := body; co != nil {
-			s.bodyUnwound(co, recover()) // recover must be called by the deferred function itself
-			to = nil                     // recovered: the caller calls again to finish co
+			s.bodyUnwound(co, recover()) // recover must be called by the deferred function itself; the caller calls again to finish co
 			return
 		}
 		if s.asm != nil {
@@ -751,7 +758,6 @@ func (s *Scheduler) contextMain(ctx *execContext) (to *execContext) {
 		}
 	}()
 	for {
-		co := ctx.co
 		if co.state == coNew { // else its body panicked and was recovered: finish it
 			// runBody's steps, inline (it was a frame and a deferred call
 			// of its own per coroutine).
@@ -792,17 +798,19 @@ func (s *Scheduler) contextMain(ctx *execContext) (to *execContext) {
 			ctx.co = next
 			next.bind(ctx)
 			s.current = next
+			co = next
 			continue
 		}
 		ctx.co = nil
 		if s.asm == nil && s.backend.park(ctx) { // asm never parks: no interface call there
 			s.switchFrom(ctx, next)
-			if ctx.co == nil {
+			if co = ctx.co; co == nil {
 				returned = true
 				return nil
 			}
 			continue
 		}
+		var to *execContext
 		if next != nil && s.direct && next.ctx != nil {
 			// exitTo's started case, inline (its twin): a lifecycle's
 			// child finishes into the coroutine that awaits it with one
