@@ -691,7 +691,8 @@ func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 	} else if c := b.spare; c != nil {
 		// asmBackend.newContext's spare case, inline (its twin; it is
 		// over the inliner's budget): every pooled start comes here, so
-		// this saves a call per lifecycle.
+		// this saves a call per lifecycle. Await's start of an unstarted
+		// head spells it out again (its twin too).
 		b.spare = nil
 		if err := c.fiber.fc.Restart(b.entry); err != nil {
 			spareBroken(err)
