@@ -1008,6 +1008,27 @@ func spawn(op string, fn func(), name string, p Priority) *coroutine {
 		panic("stackful: Go(nil)")
 	}
 	s.nextID++ // also the Spawned count (Stats): one counter per spawn, not two
+	// The lifecycle's spawn (a finished record to reuse, unnamed, Normal,
+	// no shutdown, others alive, an empty run queue) with every test
+	// first and every store after them in one block, so that the
+	// compiler tests the write barrier once for them all (retire's
+	// common case says why). The same stores as the general code below
+	// (its twin: the reuse, linkLive, tryPushBack's slot case), in which
+	// the tests that passed make the rest nothing.
+	if r, t, q := s.free, s.liveTail, &s.queue; r != nil && r != s.current && name == "" && p == Normal &&
+		!s.shuttingDown && t != nil && q.first == nil && q.n == 0 {
+		s.free, s.nfree = r.liveNext, s.nfree-1
+		r.id, r.fn, r.priority, r.state = s.nextID, fn, p, coNew
+		r.killed, r.unwinding = false, false
+		r.done = nil
+		r.waker.building = false
+		r.waker.status = WakerQueued
+		r.livePrev, r.liveNext = t, nil
+		t.liveNext, s.liveTail = r, r
+		s.live++
+		q.first = r
+		return r
+	}
 	var co *coroutine
 	// Reuse a finished coroutine's record (retire): a warm spawn allocates
 	// nothing and touches memory that is likely in cache, where a new
