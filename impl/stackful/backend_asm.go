@@ -206,8 +206,8 @@ const startAhead = 2
 // the stack whose top is hi, before its start: the execution context in
 // its top ctxReserve bytes (cleared and Init'ed by newPooledContext, read
 // by the switch in), and the 18 lines below it (1152 bytes), where the
-// fiber's first frames go: the trampoline, fiberMain, contextMain,
-// runBody, the body and a suspend (in the Spawn scenario, Yield's frame
+// fiber's first frames go: the trampoline, fiberMain, the entry,
+// contextMain, the body and a suspend (in the Spawn scenario, Yield's frame
 // ends ~900 bytes below the top, under the rows adapter's two frames),
 // and under that suspend the frames that make the next coroutine's
 // context when it has not started either (newContextFor,
