@@ -941,9 +941,14 @@ func (s *Scheduler) dropUnstarted(co *coroutine, err error) {
 // nothing.
 func (s *Scheduler) retire(co *coroutine) {
 	w := &co.waker
-	if p := co.livePrev; w.nsubs == 0 && w.mode == modePlain && w.timeout == -1 && !w.hasGen &&
+	// The scheduler's fields it updates are loaded with the tests, before
+	// the first store: s.free loaded after the stores, as the general
+	// code's free-list push does, held 18 % of this function's samples
+	// (perf, Spawn alive=1 pool=warm), and split the stores in two
+	// write-barrier blocks.
+	if p, fr, nf := co.livePrev, s.free, s.nfree; w.nsubs == 0 && w.mode == modePlain && w.timeout == -1 && !w.hasGen &&
 		!co.timer.Active() && co.done == nil && co.name == nil && co.priority == Normal && co.err == nil &&
-		p != nil && co.liveNext == nil && s.nfree < maxFreeRecords {
+		p != nil && co.liveNext == nil && nf < maxFreeRecords {
 		co.handlers = nil
 		co.state = coFinished
 		w.status = WakerNoStatus // reset's other fields hold its values already (tested)
@@ -954,9 +959,8 @@ func (s *Scheduler) retire(co *coroutine) {
 		p.liveNext, s.liveTail = nil, p // unlinkLive's tail case
 		co.livePrev = nil
 		s.live--
-		co.liveNext = s.free
-		s.free = co
-		s.nfree++
+		co.liveNext = fr
+		s.free, s.nfree = co, nf+1
 		return
 	}
 	co.handlers = nil
