@@ -248,17 +248,23 @@ func Await(ev *Event) (any, error) {
 			return w.result, w.err
 		}
 		if b := s.asm; b.spare != nil {
+			// Every pointer store before the restart, in one block: bind
+			// spelled out (its twin; its test for a coro context splits
+			// the block, and c is an asm context), the restart's own
+			// test last (a failed restart is a scheduler bug, which
+			// panics).
 			c := b.spare
-			if err := c.fiber.fc.Restart(b.entry); err != nil {
-				spareBroken(err)
-			}
 			b.spare = nil
 			w.triggered, w.result, w.err = nil, nil, nil
 			w.subs[0].co, w.subs[0].ev = co, ev
 			ev.one = &w.subs[0]
 			s.queue.first, s.current = nil, f
 			c.co = f
-			f.bind(c)
+			f.ctx, f.fc = c, &c.fiber.fc
+			f.stackLo, f.stackSpan = c.lo, c.span
+			if err := c.fiber.fc.Restart(b.entry); err != nil {
+				spareBroken(err)
+			}
 			s.stats.ContextsCreated++
 			s.stats.Switches++
 			fiber.Switch(co.fc, f.fc)
