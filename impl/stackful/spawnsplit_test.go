@@ -45,7 +45,12 @@ import (
 // session's changes); Boost.Context's pooled lifecycle ~37.5 on the same
 // core. So the design's lifecycle, none of its checks included, costs
 // about what Boost's whole one does; BenchmarkSpawnLeanBisect splits
-// lean's share further.
+// lean's share further. Session 18 (notes s18/lifecycle.md; same flags,
+// 12 pairs alternated with the previous tree over four binary path
+// lengths, min of 3 per process): sched 52.1 -> 44.4, fiber 16.8 ->
+// 15.8 (one deferred call per start; the lifecycle's wait starting the
+// spare itself; spawn's and retire's stores in one write-barrier block
+// each).
 func BenchmarkSpawnLifecycleSplit(b *testing.B) {
 	for _, part := range []string{"fiber", "lean", "lean-noevent", "lean-nolive", "sched"} {
 		b.Run("part="+part, func(b *testing.B) {
