@@ -885,8 +885,8 @@ func (s *Scheduler) bodyUnwound(co *coroutine, r any) {
 
 // goexited handles runtime.Goexit called by co's code on the coro backend
 // (recover returns nil for it in contextMain's deferred call, and the body
-// did not return). Left
-// alone, Goexit would end co's Pull goroutine and iter.Pull would re-raise
+// did not return). Left alone, Goexit would end co's Pull goroutine and
+// iter.Pull would re-raise
 // it in the goroutine that called Run, which would then never return, with
 // no other coroutine's cleanup run and nothing printed. Instead, with co's
 // deferred calls already run, co is finished and Run fails with an error
