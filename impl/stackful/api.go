@@ -224,18 +224,54 @@ func Await(ev *Event) (any, error) {
 	// after the tests changes nothing: no code runs between them (no
 	// microtask is queued, so none runs at this pick). Every other case
 	// takes the general code below, which tests again.
+	//
+	// The lifecycle's wait (a coroutine spawns one and awaits it: Spawn
+	// alive=1) shares those tests, with a head that has not started (fc
+	// nil: on a direct scheduler, asm, only an unbound record's is) and a
+	// spare context to start it on: then the spare is restarted and bound
+	// here, newContextFor's spare case spelled out (its twin), and the
+	// switch is the same. The general code below would make the same
+	// steps (the link, the pick, startContext's case of the switch) after
+	// testing all of this again, and a call to newContextFor.
 	if f := s.queue.first; ev.one == nil && ev.head == nil && co.handlers == nil &&
 		s.micro.Len()|s.loop.Active() == 0 && f != nil && f.waker.status != WakerIgnored &&
-		s.direct && f.fc != nil && f != co {
-		w.triggered, w.result, w.err = nil, nil, nil
-		w.subs[0].co, w.subs[0].ev = co, ev
-		ev.one = &w.subs[0]
-		s.queue.first, s.current = nil, f
-		s.stats.Switches++
-		fiber.Switch(co.fc, f.fc)
-		s.afterResume(co)
-		w.status = WakerResult
-		return w.result, w.err
+		s.direct && f != co {
+		if f.fc != nil {
+			w.triggered, w.result, w.err = nil, nil, nil
+			w.subs[0].co, w.subs[0].ev = co, ev
+			ev.one = &w.subs[0]
+			s.queue.first, s.current = nil, f
+			s.stats.Switches++
+			fiber.Switch(co.fc, f.fc)
+			s.afterResume(co)
+			w.status = WakerResult
+			return w.result, w.err
+		}
+		if b := s.asm; b.spare != nil {
+			// Every pointer store before the restart, in one block: bind
+			// spelled out (its twin; its test for a coro context splits
+			// the block, and c is an asm context), the restart's own
+			// test last (a failed restart is a scheduler bug, which
+			// panics).
+			c := b.spare
+			b.spare = nil
+			w.triggered, w.result, w.err = nil, nil, nil
+			w.subs[0].co, w.subs[0].ev = co, ev
+			ev.one = &w.subs[0]
+			s.queue.first, s.current = nil, f
+			c.co = f
+			f.ctx, f.fc = c, &c.fiber.fc
+			f.stackLo, f.stackSpan = c.lo, c.span
+			if err := c.fiber.fc.Restart(b.entry); err != nil {
+				spareBroken(err)
+			}
+			s.stats.ContextsCreated++
+			s.stats.Switches++
+			fiber.Switch(co.fc, f.fc)
+			s.afterResume(co)
+			w.status = WakerResult
+			return w.result, w.err
+		}
 	}
 	w.triggered, w.result, w.err = nil, nil, nil
 	w.subs[0].co = co

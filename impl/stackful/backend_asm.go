@@ -51,7 +51,19 @@ func newAsmBackend(s *Scheduler) (backend, error) {
 		return nil, fmt.Errorf("stackful-asm: %w", err)
 	}
 	b := &asmBackend{s: s, stacks: stacks}
-	b.entry = func() *fiber.Context { return &s.contextMain(s.current.ctx).fiber.fc }
+	b.entry = func() *fiber.Context {
+		co := s.current
+		ctx := co.ctx
+		for {
+			if to := s.contextMain(ctx, co); to != nil {
+				return &to.fiber.fc
+			}
+			// nil only after a body's recovered panic: again, to finish
+			// it (see contextMain). Not co: the context may have taken
+			// over another coroutine since (contextMain's takeover).
+			co = ctx.co
+		}
+	}
 	return b, nil
 }
 
@@ -178,6 +190,7 @@ func (b *asmBackend) newPooledContext() (*execContext, error) {
 		b.stacks.Put(st)
 		return nil, err
 	}
+	ctx.fiber.fc.EntryReportsGoexit() // contextMain's deferred call does (kept by Restart)
 	return ctx, nil
 }
 
@@ -193,8 +206,8 @@ const startAhead = 2
 // the stack whose top is hi, before its start: the execution context in
 // its top ctxReserve bytes (cleared and Init'ed by newPooledContext, read
 // by the switch in), and the 18 lines below it (1152 bytes), where the
-// fiber's first frames go: the trampoline, fiberMain, contextMain,
-// runBody, the body and a suspend (in the Spawn scenario, Yield's frame
+// fiber's first frames go: the trampoline, fiberMain, the entry,
+// contextMain, the body and a suspend (in the Spawn scenario, Yield's frame
 // ends ~900 bytes below the top, under the rows adapter's two frames),
 // and under that suspend the frames that make the next coroutine's
 // context when it has not started either (newContextFor,

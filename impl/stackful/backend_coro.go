@@ -41,7 +41,11 @@ func (b *coroBackend) newContext() (*execContext, error) {
 	ctx.resume, ctx.stop = iter.Pull(func(yield func(struct{}) bool) {
 		ctx.yield = yield
 		ctx.g = fiber.Goroutine()
-		b.s.contextMain(ctx)
+		// contextMain returns with ctx.co set only after a body's
+		// recovered panic: again, to finish it; with ctx.co nil when the
+		// backend closes the parked context.
+		for b.s.contextMain(ctx, ctx.co) == nil && ctx.co != nil {
+		}
 	})
 	return ctx, nil
 }

@@ -138,7 +138,8 @@ type coroutine struct {
 }
 
 // bind makes ctx the coroutine's execution context and copies its hot
-// fields into the record (see fc).
+// fields into the record (see fc). Await's start of an unstarted head
+// spells out its asm case (its twin).
 func (co *coroutine) bind(ctx *execContext) {
 	co.ctx = ctx
 	co.stackLo, co.stackSpan = ctx.lo, ctx.span

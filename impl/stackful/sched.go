@@ -691,7 +691,8 @@ func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 	} else if c := b.spare; c != nil {
 		// asmBackend.newContext's spare case, inline (its twin; it is
 		// over the inliner's budget): every pooled start comes here, so
-		// this saves a call per lifecycle.
+		// this saves a call per lifecycle. Await's start of an unstarted
+		// head spells it out again (its twin too).
 		b.spare = nil
 		if err := c.fiber.fc.Restart(b.entry); err != nil {
 			spareBroken(err)
@@ -718,10 +719,56 @@ func (s *Scheduler) newContextFor(co *coroutine) (*execContext, error) {
 // switching there, and the context is kept as the backend's spare or, if
 // there is one already, its stack goes back to the pool before that switch
 // (asmBackend.putDying).
-func (s *Scheduler) contextMain(ctx *execContext) *execContext {
+//
+// It also returns nil, with ctx.co still set, after a panic in the body
+// it recovered (bodyUnwound): its callers (asmBackend's entry, the coro
+// context's function) then call it again, and it finishes that coroutine
+// without running its body again (its state is no longer coNew).
+//
+// Its one deferred call does what two did, runBody's recovery and
+// package fiber's Goexit check in fiberMain (the asm contexts tell
+// fiberMain they report Goexit themselves: fiber.Context.EntryReportsGoexit):
+// while a body runs (body set), a panic is recovered into Run's error and
+// a Goexit reported; outside a body a panic goes on unwinding and crashes
+// the program, as before, and a Goexit is still reported (a Finish
+// handler, a microtask or an event subscriber run here can call it).
+// One deferred call and one frame less per coroutine (runBody's), and
+// none in fiberMain: BenchmarkSpawnLifecycleSplit's figures are in
+// the commit that made it.
+//
+// co is ctx.co, passed by the callers, which have it at hand (s.current,
+// on asm): loading it through ctx here put two more dependent loads
+// (the record's ctx, the context's co) before the body's first.
+//
+// After a recovered panic it returns nil (the result is set only right
+// before the returns below, so a panic finds it nil: the deferred call
+// need not capture it).
+func (s *Scheduler) contextMain(ctx *execContext, co *coroutine) *execContext {
+	var body *coroutine // the coroutine whose body runs (Enter handlers included), else nil
+	returned := false
+	defer func() {
+		if returned {
+			return // no panic, no Goexit: nothing to recover (no recover call per context)
+		}
+		if co := body; co != nil {
+			s.bodyUnwound(co, recover()) // recover must be called by the deferred function itself; the caller calls again to finish co
+			return
+		}
+		if s.asm != nil {
+			fiber.ExitOnGoexit() // outside a body: a panic is not recovered; a Goexit ends the process
+		}
+	}()
 	for {
-		co := ctx.co
-		s.runBody(co)
+		if co.state == coNew { // else its body panicked and was recovered: finish it
+			// runBody's steps, inline (it was a frame and a deferred call
+			// of its own per coroutine).
+			co.state = coRunning
+			co.waker.status = WakerNoStatus
+			body = co
+			co.fire(Enter)
+			co.fn()
+			body = nil
+		}
 		// s.finish(co), inline (one frame less per coroutine; twin of
 		// finish, which goexited and dropUnstarted's callers keep).
 		co.fire(Finish)
@@ -752,12 +799,14 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 			ctx.co = next
 			next.bind(ctx)
 			s.current = next
+			co = next
 			continue
 		}
 		ctx.co = nil
 		if s.asm == nil && s.backend.park(ctx) { // asm never parks: no interface call there
 			s.switchFrom(ctx, next)
-			if ctx.co == nil {
+			if co = ctx.co; co == nil {
+				returned = true
 				return nil
 			}
 			continue
@@ -787,6 +836,7 @@ func (s *Scheduler) contextMain(ctx *execContext) *execContext {
 		} else {
 			b.putDying(ctx)
 		}
+		returned = true
 		return to
 	}
 }
@@ -813,37 +863,30 @@ func (s *Scheduler) exitTo(from *execContext, next *coroutine) *execContext {
 	return to
 }
 
-// runBody runs co's function, turning a panic into Run's error. The kill
-// panic of final cleanup ends the coroutine quietly.
-func (s *Scheduler) runBody(co *coroutine) {
-	returned := false
-	defer func() {
-		if returned {
-			return // the body returned: no panic to recover (no recover call per coroutine)
+// bodyUnwound handles a body that did not return (contextMain's deferred
+// call, for co's body): r is what recover returned. The kill panic of
+// final cleanup ends the coroutine quietly; any other panic becomes Run's
+// error; a Goexit (r nil) ends the process on asm (package fiber's
+// message) and finishes co on coro (goexited).
+func (s *Scheduler) bodyUnwound(co *coroutine, r any) {
+	if r == nil { // runtime.Goexit (panic(nil) is a *runtime.PanicNilError unless GODEBUG=panicnil=1, which this cannot tell from Goexit)
+		if s.asm == nil {
+			s.goexited(co) // never returns
 		}
-		r := recover()
-		if r == nil { // runtime.Goexit (panic(nil) is a *runtime.PanicNilError unless GODEBUG=panicnil=1, which this cannot tell from Goexit)
-			if s.asm == nil {
-				s.goexited(co) // never returns
-			}
-			return // asm: package fiber ends the process (fiberMain)
-		}
-		if _, ok := r.(killSignal); ok {
-			return
-		}
-		co.err = &PanicError{Coroutine: co.String(), Value: r, Stack: string(debug.Stack())}
-		s.fail(co.err, errShutdownCancel)
-	}()
-	co.state = coRunning
-	co.waker.status = WakerNoStatus
-	co.fire(Enter)
-	co.fn()
-	returned = true
+		fiber.ExitOnGoexit() // returns only for panic(nil) under panicnil=1: co then finishes as if it returned
+		return
+	}
+	if _, ok := r.(killSignal); ok {
+		return
+	}
+	co.err = &PanicError{Coroutine: co.String(), Value: r, Stack: string(debug.Stack())}
+	s.fail(co.err, errShutdownCancel)
 }
 
 // goexited handles runtime.Goexit called by co's code on the coro backend
-// (recover returns nil for it, and runBody's body did not return). Left
-// alone, Goexit would end co's Pull goroutine and iter.Pull would re-raise
+// (recover returns nil for it in contextMain's deferred call, and the body
+// did not return). Left alone, Goexit would end co's Pull goroutine and
+// iter.Pull would re-raise
 // it in the goroutine that called Run, which would then never return, with
 // no other coroutine's cleanup run and nothing printed. Instead, with co's
 // deferred calls already run, co is finished and Run fails with an error
@@ -885,7 +928,41 @@ func (s *Scheduler) dropUnstarted(co *coroutine, err error) {
 }
 
 // retire marks co finished and forgets it.
+//
+// Its common case comes first, with all its tests before any store and
+// every store in one block, so that the compiler tests the write barrier
+// once for them all (eight tests before, one per group of pointer stores
+// between branches, as Await's hand-off had): a coroutine whose last
+// wait, if any, was plain and is over (nothing linked, no timer, no
+// general wait), whose Done nobody asked for, whose record is
+// recyclable, and which is the live list's tail behind another one (a
+// lifecycle's child behind its parent). The same stores as the general
+// code below (its twin), in which the tests that passed make the rest
+// nothing.
 func (s *Scheduler) retire(co *coroutine) {
+	w := &co.waker
+	// The scheduler's fields it updates are loaded with the tests, before
+	// the first store: s.free loaded after the stores, as the general
+	// code's free-list push does, held 18 % of this function's samples
+	// (perf, Spawn alive=1 pool=warm), and split the stores in two
+	// write-barrier blocks.
+	if p, fr, nf := co.livePrev, s.free, s.nfree; w.nsubs == 0 && w.mode == modePlain && w.timeout == -1 && !w.hasGen &&
+		!co.timer.Active() && co.done == nil && co.name == nil && co.priority == Normal && co.err == nil &&
+		p != nil && co.liveNext == nil && nf < maxFreeRecords {
+		co.handlers = nil
+		co.state = coFinished
+		w.status = WakerNoStatus // reset's other fields hold its values already (tested)
+		w.triggered, w.result, w.err = nil, nil, nil
+		co.fn = nil
+		co.ctx, co.fc = nil, nil // unbind
+		co.cancelPending, co.cancelErr = false, nil
+		p.liveNext, s.liveTail = nil, p // unlinkLive's tail case
+		co.livePrev = nil
+		s.live--
+		co.liveNext = fr
+		s.free, s.nfree = co, nf+1
+		return
+	}
 	co.handlers = nil
 	co.state = coFinished
 	if w := &co.waker; w.nsubs != 0 || w.mode != modePlain || w.timeout >= 0 {
@@ -935,6 +1012,27 @@ func spawn(op string, fn func(), name string, p Priority) *coroutine {
 		panic("stackful: Go(nil)")
 	}
 	s.nextID++ // also the Spawned count (Stats): one counter per spawn, not two
+	// The lifecycle's spawn (a finished record to reuse, unnamed, Normal,
+	// no shutdown, others alive, an empty run queue) with every test
+	// first and every store after them in one block, so that the
+	// compiler tests the write barrier once for them all (retire's
+	// common case says why). The same stores as the general code below
+	// (its twin: the reuse, linkLive, tryPushBack's slot case), in which
+	// the tests that passed make the rest nothing.
+	if r, t, q := s.free, s.liveTail, &s.queue; r != nil && r != s.current && name == "" && p == Normal &&
+		!s.shuttingDown && t != nil && q.first == nil && q.n == 0 {
+		s.free, s.nfree = r.liveNext, s.nfree-1
+		r.id, r.fn, r.priority, r.state = s.nextID, fn, p, coNew
+		r.killed, r.unwinding = false, false
+		r.done = nil
+		r.waker.building = false
+		r.waker.status = WakerQueued
+		r.livePrev, r.liveNext = t, nil
+		t.liveNext, s.liveTail = r, r
+		s.live++
+		q.first = r
+		return r
+	}
 	var co *coroutine
 	// Reuse a finished coroutine's record (retire): a warm spawn allocates
 	// nothing and touches memory that is likely in cache, where a new

@@ -235,6 +235,43 @@ func TestPanicFailsRun(t *testing.T) {
 	})
 }
 
+// TestPanicAfterTakeover: a panic in a coroutine that took over a finished
+// one's context (contextMain's takeover) is recovered, and that coroutine,
+// not the context's first, is finished once: contextMain is entered again
+// for the coroutine its context holds then.
+func TestPanicAfterTakeover(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b Backend) {
+		s := newSched(t, b)
+		finishes := map[string]int{}
+		count := func(name string) SwitchHandler {
+			return func(_ Coroutine, k SwitchKind) bool {
+				if k == Finish {
+					finishes[name]++
+				}
+				return true
+			}
+		}
+		var first, bad Coroutine
+		err := s.Run(func() {
+			first = GoWith("first", Normal, func() {})
+			bad = GoWith("bad", Normal, func() { panic("boom") })
+			first.AddSwitchHandler(count("first"))
+			bad.AddSwitchHandler(count("bad"))
+			Yield()
+		})
+		var pe *PanicError
+		if !errors.As(err, &pe) || pe.Value != "boom" || !strings.HasPrefix(pe.Coroutine, "bad#") {
+			t.Fatalf("Run = %v, want a *PanicError for bad#N with value boom", err)
+		}
+		if !first.Finished() || !bad.Finished() || finishes["first"] != 1 || finishes["bad"] != 1 {
+			t.Errorf("finished: first %v bad %v; Finish handler calls %v, want one each", first.Finished(), bad.Finished(), finishes)
+		}
+		if st := s.Stats(); b == Asm && st.Takeovers != 1 {
+			t.Errorf("Takeovers = %d, want 1 (bad starts on first's context)", st.Takeovers)
+		}
+	})
+}
+
 // TestRunErrors: bad use gets clear errors.
 func TestRunErrors(t *testing.T) {
 	if _, err := New(Options{Backend: 7}); err == nil || !strings.Contains(err.Error(), "stackful.Asm or stackful.Coro") {
@@ -364,10 +401,27 @@ func TestFatalOnFibers(t *testing.T) {
 		s := newSched(t, Asm)
 		s.Run(func() { runtime.Goexit() })
 		return
+	case "goexit-finish":
+		// Outside any body: a Finish handler runs in the context's loop
+		// (contextMain), after the body returned; its deferred call, not
+		// the body's recovery, must report the Goexit.
+		s := newSched(t, Asm)
+		s.Run(func() {
+			co := Go(func() {})
+			co.AddSwitchHandler(func(_ Coroutine, k SwitchKind) bool {
+				if k == Finish {
+					runtime.Goexit()
+				}
+				return true
+			})
+			_ = Yield()
+		})
+		return
 	}
 	for _, c := range []struct{ mode, want string }{
 		{"overflow", fiber.StackSizeOption},
 		{"goexit", fiber.GoexitMessage},
+		{"goexit-finish", fiber.GoexitMessage},
 	} {
 		out := runChild(t, "TestFatalOnFibers", c.mode)
 		explained := fiber.ExplainCrash(out)

@@ -18,7 +18,9 @@ import (
 //     stack's top, as a pooled start does) and switches to it; the fresh
 //     fiber runs its entry (a checksum add) through fiber's trampoline
 //     and fiberMain and finishes back into main. No record, no queue, no
-//     waker, no event. Boost.Context's pooled lifecycle
+//     waker, no event. The spare is a scheduler's context, so fiberMain
+//     defers no Goexit check for it (fiber.Context.EntryReportsGoexit,
+//     session 18), as for every pooled start. Boost.Context's pooled lifecycle
 //     (peers/boostcontext) does this much, plus its pool's get and put
 //     and its fiber's record.
 //   - part=lean: the same lifecycle on the scheduler's own structures
@@ -30,7 +32,8 @@ import (
 //     pick of the waiter, the switch back. None of the checks (foreign
 //     goroutine, microtask, cancellation and kill, handlers, priorities,
 //     shutdown, IGNORED heads, the reactor tick), no statistics, no
-//     handle, no panic recovery (runBody), one frame for the entry.
+//     handle, no panic recovery (contextMain's deferred call), one
+//     frame for the entry.
 //     lean-noevent: without the event (the body queues the waiter
 //     itself); lean-nolive: without the live list.
 //   - part=sched: Go + Await + Reset, the body resolving the event.
@@ -42,7 +45,12 @@ import (
 // session's changes); Boost.Context's pooled lifecycle ~37.5 on the same
 // core. So the design's lifecycle, none of its checks included, costs
 // about what Boost's whole one does; BenchmarkSpawnLeanBisect splits
-// lean's share further.
+// lean's share further. Session 18 (notes s18/lifecycle.md; same flags,
+// 12 pairs alternated with the previous tree over four binary path
+// lengths, min of 3 per process): sched 52.1 -> 44.4, fiber 16.8 ->
+// 15.8 (one deferred call per start; the lifecycle's wait starting the
+// spare itself; spawn's and retire's stores in one write-barrier block
+// each).
 func BenchmarkSpawnLifecycleSplit(b *testing.B) {
 	for _, part := range []string{"fiber", "lean", "lean-noevent", "lean-nolive", "sched"} {
 		b.Run("part="+part, func(b *testing.B) {

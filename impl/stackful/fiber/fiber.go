@@ -42,6 +42,10 @@ type Context struct {
 	//lint:ignore U1000 read and written by switch_*.s
 	deferp uintptr // saved g._defer
 	state  state   // checked and set by Switch
+	// ownGoexit: the entry function reports runtime.Goexit itself
+	// (EntryReportsGoexit), so fiberMain defers no check of its own. In
+	// the padding after state: the asm's offsets do not move.
+	ownGoexit bool
 
 	// arm64: the saved frame pointer (R29). amd64 keeps it on the stack
 	// (0(sp)) and never uses this word.
@@ -187,6 +191,27 @@ func (e *restartError) Error() string {
 	return fmt.Sprintf("fiber: Restart on a %v context; only a finished context can be restarted (Init a new one)", e.state)
 }
 
+// EntryReportsGoexit promises that c's entry function reports a
+// runtime.Goexit itself: every line of Go it runs is under a deferred call
+// that calls ExitOnGoexit when it did not return (a scheduler's context
+// loop has one such call anyway, to recover its coroutines' panics). The
+// fiber's start then defers no Goexit check of its own: one deferred call
+// less per fiber start (package stackful's contexts; its
+// BenchmarkSpawnLifecycleSplit measures it). Restart keeps the promise,
+// Init clears it.
+func (c *Context) EntryReportsGoexit() { c.ownGoexit = true }
+
+// ExitOnGoexit, called by a deferred function that runs because its frame
+// is unwinding, ends the process with GoexitMessage if runtime.Goexit is
+// what unwinds it (a Goexit on a fiber cannot continue: goexitInFiber), and
+// returns if a panic is. It walks the stack (runtime.Callers): call it only
+// when the deferred function's frame did not return normally.
+func ExitOnGoexit() {
+	if calledByGoexit() {
+		goexitInFiber()
+	}
+}
+
 // Running reports whether c is the context currently executing.
 func (c *Context) Running() bool { return c.state == stateRunning }
 
@@ -237,12 +262,18 @@ func fiberMain(c *Context) (from, next *Context) {
 	// (median; min 56.2 -> 55.6). The deferred call is open-coded (no
 	// loop here) and never runs when the fiber switches away from this
 	// frame below: nothing is left to run then (the entry returned).
+	// An entry that reports Goexit itself (EntryReportsGoexit) has this
+	// check made in a deferred call of its own, which also covers the
+	// whole entry: the deferred call is then not registered here (a
+	// conditional defer stays open-coded: one bit tested at the return).
 	returned := false
-	defer func() {
-		if !returned && calledByGoexit() {
-			goexitInFiber()
-		}
-	}()
+	if !c.ownGoexit {
+		defer func() {
+			if !returned && calledByGoexit() {
+				goexitInFiber()
+			}
+		}()
+	}
 	next = c.entry()
 	returned = true
 	// All of the fiber's defers have run (the entry returned), so g._defer and

@@ -154,7 +154,11 @@ func checkFloorSum(b *testing.B, sum uintptr, mask, lines int) {
 //     and the chain 288 bytes from byte 48 of a line: still 6 lines.
 //     Since session 16 runEntry is folded into fiberMain (one frame of
 //     136 bytes for their 152), so the saved SP is 16 bytes nearer the
-//     context (the lines not recounted). The op reads the record's two
+//     context (the lines not recounted). Since session 18 runBody is
+//     folded into contextMain (frames above the body: the entry 56 bytes,
+//     contextMain 152, for 32, 88 and runBody's 80), so the saved SP is 8
+//     bytes farther from the context and the chain, whose frames did not
+//     change, still spans 6 lines. The op reads the record's two
 //     lines, the context's line and the 6 stack lines, each dependent on
 //     the one before as in a switch;
 //   - write=on also writes one word of every line it reads (a yield pushes
