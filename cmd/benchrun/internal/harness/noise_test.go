@@ -71,14 +71,31 @@ func noiseChildMode(mode string) (int, bool) {
 			panic(err)
 		}
 		// The parent's threads while this cell runs: none may share
-		// the cell's CPU when pinned.
+		// the cell's CPU when pinned. The parent's forking thread takes
+		// the cell's CPU for the fork (startChild) and gives it back
+		// as soon as the child has started; a child on that one CPU
+		// can get here before the parent's thread runs again to do so
+		// (it failed so once in a loaded go test), so a child pinned to
+		// one CPU reads again, for up to a second, until no thread of
+		// the parent is left there: what must hold is that none stays.
 		var pcpus []int
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", os.Getppid()))
-		for _, t := range tasks {
-			tid, _ := strconv.Atoi(t.Name())
-			if unix.SchedGetaffinity(tid, &parent) == nil {
-				pcpus = append(pcpus, cpulist.Of(&parent)...)
+		for try := 0; try < 200; try++ {
+			pcpus = pcpus[:0]
+			onMine := false
+			tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", os.Getppid()))
+			for _, t := range tasks {
+				tid, _ := strconv.Atoi(t.Name())
+				if unix.SchedGetaffinity(tid, &parent) == nil {
+					pcpus = append(pcpus, cpulist.Of(&parent)...)
+					if own.Count() == 1 && parent.IsSet(cpulist.Of(&own)[0]) {
+						onMine = true
+					}
+				}
 			}
+			if !onMine {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 		b, _ := json.Marshal(map[string][]int{"own": cpulist.Of(&own), "parent": pcpus})
 		if err := os.WriteFile(filepath.Join(arg, cellRow(os.Args)+".json"), b, 0o644); err != nil {
