@@ -75,7 +75,7 @@ func noiseChildMode(mode string) (int, bool) {
 		// the cell's CPU for the fork (startChild) and gives it back
 		// as soon as the child has started; a child on that one CPU
 		// can get here before the parent's thread runs again to do so
-		// (it failed so once in a loaded go test), so a child pinned to
+		// (it failed so once in a local go test), so a child pinned to
 		// one CPU reads again, for up to a second, until no thread of
 		// the parent is left there: what must hold is that none stays.
 		var pcpus []int
