@@ -269,8 +269,8 @@ func fiberMain(c *Context) (from, next *Context) {
 	returned := false
 	if !c.ownGoexit {
 		defer func() {
-			if !returned && calledByGoexit() {
-				goexitInFiber()
+			if !returned {
+				ExitOnGoexit()
 			}
 		}()
 	}
