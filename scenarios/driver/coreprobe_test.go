@@ -37,28 +37,32 @@ func TestCoreSharedMark(t *testing.T) {
 	}
 }
 
-// TestCoreLimit: the limit is CoreSharedRatio on a core whose unshared
-// ratio is at most 1 (or unknown), and scales with a base above 1, so
-// that a core slower at the throughput-bound loop even unshared is not
-// marked on every run.
+// TestCoreLimit: with no base the limit is CoreSharedRatio; otherwise it
+// is the base times 1 + three times the unshared readings' relative
+// width, at least 2% over the base and at most 10%: a tight mode (0.918,
+// width 0.2%) gets 2%, a wider one (width 2%) 6%, a wide one (width 5%)
+// 10%. A core slower at the throughput-bound loop even unshared (base
+// 1.4) is not marked at its own ratio.
 func TestCoreLimit(t *testing.T) {
-	for _, c := range []struct{ base, want float64 }{
-		{0, CoreSharedRatio},
-		{0.97, CoreSharedRatio},
-		{1, CoreSharedRatio},
-		{1.5, CoreSharedRatio * 1.5},
+	for _, c := range []struct{ base, spread, want float64 }{
+		{0, 0, CoreSharedRatio},
+		{0, 0.05, CoreSharedRatio},
+		{0.918, 0.002, 0.918 * 1.02},
+		{1, 0.02, 1.06},
+		{0.97, 0.05, 0.97 * CoreSharedRatio},
+		{1.5, 0, 1.5 * 1.02},
 	} {
-		if got := CoreLimit(c.base); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("CoreLimit(%v) = %v, want %v", c.base, got, c.want)
+		if got := CoreLimit(c.base, c.spread); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("CoreLimit(%v, %v) = %v, want %v", c.base, c.spread, got, c.want)
 		}
 	}
 	slowCore := CoreReading{ALU: 1.4, Chain: 1} // unshared, on a core with fewer ports
 	sig := Signal{CoreBefore: slowCore, CoreAfter: slowCore}
-	if CoreShared(sig, CoreLimit(1.4)) {
+	if CoreShared(sig, CoreLimit(1.4, 0.005)) {
 		t.Error("a run at the machine's own unshared ratio is marked")
 	}
-	if !CoreShared(Signal{CoreBefore: CoreReading{ALU: 2.1, Chain: 1}}, CoreLimit(1.4)) {
-		t.Error("a run 1.5× over the machine's base is not marked")
+	if !CoreShared(Signal{CoreBefore: CoreReading{ALU: 1.45, Chain: 1}}, CoreLimit(1.4, 0.005)) {
+		t.Error("a run 3.6% over a tight base is not marked")
 	}
 }
 

@@ -221,6 +221,7 @@ func (t coreTotals) text(marking bool, base runCoreBase) string {
 type runCoreBase struct {
 	readings []float64
 	ratio    float64 // unsharedRatio(readings), set by settle
+	spread   float64 // unsharedSpread(readings, ratio), set by settle
 }
 
 func (b *runCoreBase) add(rep childReport) {
@@ -232,13 +233,19 @@ func (b *runCoreBase) add(rep childReport) {
 }
 
 // settle takes the base from the readings gathered so far.
-func (b *runCoreBase) settle() { b.ratio = unsharedRatio(b.readings) }
+func (b *runCoreBase) settle() {
+	b.ratio = unsharedRatio(b.readings)
+	b.spread = unsharedSpread(b.readings, b.ratio)
+}
 
-// limit is driver.CoreLimit of the base: 1.10 × it, at least 1.10.
-func (b runCoreBase) limit() float64 { return driver.CoreLimit(b.ratio) }
+// limit is driver.CoreLimit of the base: 2–10% over it.
+func (b runCoreBase) limit() float64 { return driver.CoreLimit(b.ratio, b.spread) }
 
 func (b runCoreBase) limitText() string {
-	return fmt.Sprintf("%.2f × the %s of the run's %d readings, %.3f, or %.2f if that is under 1", driver.CoreSharedRatio, unsharedRank, len(b.readings), b.ratio, driver.CoreSharedRatio)
+	if b.ratio <= 0 {
+		return fmt.Sprintf("no readings to take a base from: %.2f", driver.CoreSharedRatio)
+	}
+	return fmt.Sprintf("%.1f%% over the %s of the run's %d readings, %.3f: 3 × the %.1f%% by which the median of those within %.0f%% of it exceeds it, kept within %.0f–%.0f%%", 100*(b.limit()/b.ratio-1), unsharedRank, len(b.readings), b.ratio, 100*b.spread, 100*(driver.CoreSharedRatio-1), 100*driver.CoreMinMargin, 100*(driver.CoreSharedRatio-1))
 }
 
 // coreRatios is the run's two core probe ratios; ok is false when the

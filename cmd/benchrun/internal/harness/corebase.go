@@ -18,9 +18,8 @@ import (
 // on the cells' CPU in short bursts spread over a few seconds and takes
 // the unshared core's ratio from them (unsharedRatio). (A run without the mark records
 // only, and takes its base from all of its own readings once the cells are
-// done: runCoreBase.) The limit is driver.CoreLimit of
-// it: driver.CoreSharedRatio on that VM, higher on a core whose base is
-// over 1.
+// done: runCoreBase.) The limit is driver.CoreLimit of it and of the
+// unshared readings' width (unsharedSpread): 2–10% over the base.
 //
 // A base taken while the core stayed shared throughout reads high and
 // raises the limit, so that the mark marks less and the record calls
@@ -59,6 +58,31 @@ const (
 	unsharedRank       = "2nd percentile"
 )
 
+// unsharedSpread is the relative width of the unshared core's readings
+// over base: the median of the readings at most driver.CoreSharedRatio ×
+// base (the widest an unshared mode is taken to be), over base, less 1;
+// 0 without a base. A shared stretch's readings inside that band pull it
+// up, which only widens the limit (driver.CoreLimit caps it at the old
+// 10%): on 2026-12-07's second EPYC guest the readings under 1.01 were
+// 16019 at 0.92–0.93 and ~1600 at 0.94–1.01, their median 0.92 against a
+// base of 0.918.
+func unsharedSpread(readings []float64, base float64) float64 {
+	if base <= 0 {
+		return 0
+	}
+	var band []float64
+	for _, r := range readings {
+		if r <= driver.CoreSharedRatio*base {
+			band = append(band, r)
+		}
+	}
+	if len(band) == 0 {
+		return 0
+	}
+	slices.Sort(band)
+	return band[(len(band)-1)/2]/base - 1
+}
+
 // Bursts of readings the base is made of, and the pause between them:
 // ~2.4 s of wall at the start of a run, ~50 ms of it on the CPU.
 const (
@@ -70,6 +94,7 @@ const (
 // coreBase is the run-wide reading of the core probe.
 type coreBase struct {
 	ratio    float64 // the unshared core's ratio (unsharedRatio)
+	spread   float64 // its readings' relative width (unsharedSpread)
 	readings int
 	cpu      int // where they were read; -1: unpinned
 	span     time.Duration
@@ -98,10 +123,14 @@ func measureCoreBase(cpu int) coreBase {
 		}
 		b.span = time.Since(start).Round(time.Millisecond)
 		b.ratio, b.readings = unsharedRatio(readings), len(readings)
+		b.spread = unsharedSpread(readings, b.ratio)
 		done <- b
 	}()
 	return <-done
 }
+
+// limit is the mark's limit for this base (driver.CoreLimit).
+func (b coreBase) limit() float64 { return driver.CoreLimit(b.ratio, b.spread) }
 
 // config is the core-probe config value of a run with the mark.
 func (b coreBase) config(limit float64) string {
@@ -109,9 +138,9 @@ func (b coreBase) config(limit float64) string {
 	if b.cpu >= 0 {
 		where = fmt.Sprintf("cpu%d", b.cpu)
 	}
-	return fmt.Sprintf("unshared ratio %.3f (the %s of %d readings over %v on %s); limit %.3f: a judged cell's timed run with a reading over it is disturbed (--core-mark)", b.ratio, unsharedRank, b.readings, b.span, where, limit)
+	return fmt.Sprintf("unshared ratio %.3f (the %s of %d readings over %v on %s); limit %.3f, %.1f%% over it (3 × the %.1f%% by which the median of the readings within %.0f%% of the base exceeds it, kept within %.0f–%.0f%%): a judged cell's timed run with a reading over it is disturbed (--core-mark)", b.ratio, unsharedRank, b.readings, b.span, where, limit, 100*(limit/b.ratio-1), 100*b.spread, 100*(driver.CoreSharedRatio-1), 100*driver.CoreMinMargin, 100*(driver.CoreSharedRatio-1))
 }
 
 // coreRecordConfig is the core-probe config value of a run without the
 // mark (runCoreBase).
-var coreRecordConfig = fmt.Sprintf("recorded around every timed run, not a mark (--core-probe): each cell's reps line counts its timed runs with a reading over %.2f × the %s of all the run's ratios (%.2f when that is under 1), the run log's last core probe line gives it", driver.CoreSharedRatio, unsharedRank, driver.CoreSharedRatio)
+var coreRecordConfig = fmt.Sprintf("recorded around every timed run, not a mark (--core-probe): each cell's reps line counts its timed runs with a reading over a limit %.0f–%.0f%% above the %s of all the run's ratios (three times their median's distance from it), the run log's last core probe line gives it", 100*driver.CoreMinMargin, 100*(driver.CoreSharedRatio-1), unsharedRank)

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -41,7 +42,7 @@ func TestCoreProbeReachesTheRunLog(t *testing.T) {
 // the run's own lowest reading, which the run log states; with the probe
 // off it says nothing of the core. With the mark, the count is the mark's.
 func TestRepsLineCountsSharedCoreRuns(t *testing.T) {
-	counted := regexp.MustCompile(`corobench:reps .*; core shared: (\d+) of (\d+) timed runs \(a core probe reading over (\d\.\d{3}), 1\.10 × the 2nd percentile of the run's (\d+) readings`)
+	counted := regexp.MustCompile(`corobench:reps .*; core shared: (\d+) of (\d+) timed runs \(a core probe reading over (\d\.\d{3}), \d+\.\d% over the 2nd percentile of the run's (\d+) readings`)
 	_, runs, res := probeRunResults(t, func(o *Options) { o.CoreProbe = true })
 	m := counted.FindStringSubmatch(res)
 	if m == nil {
@@ -68,9 +69,10 @@ func TestRepsLineCountsSharedCoreRuns(t *testing.T) {
 // TestCoreTotals: every run with a reading counts, once, by its higher
 // reading; runs without one (the probe off) do not count at all. Without
 // the mark a run is shared when that reading is over the run's limit,
-// which the run's readings give (their 2nd percentile, 1.05 of 1.05–1.8:
-// 1.10 × 1.05 = 1.155, so 1.2 and 1.8 are over it, 1.1 is not); with the
-// mark, when the child marked it.
+// which the run's readings give (their 2nd percentile, 1.05 of 1.05–1.8;
+// the median of those within 1.10 × it, 1.06, is 0.95% over it, so the
+// limit is 1.05 × (1 + 3 × 0.0095) = 1.080, and 1.1, 1.2 and 1.8 are over
+// it, 1.07 is not); with the mark, when the child marked it.
 func TestCoreTotals(t *testing.T) {
 	reading := func(before, after float64, marked bool) runReport {
 		return runReport{CoreALUBefore: before, CoreChainBefore: 1, CoreALUAfter: after, CoreChainAfter: 1, CoreShared: marked}
@@ -88,7 +90,7 @@ func TestCoreTotals(t *testing.T) {
 	if len(c.ratios) != 4 || c.marked != 1 || len(base.readings) != 8 || base.ratio != 1.05 {
 		t.Fatalf("totals %+v, base %+v: want 4 runs, 1 marked, 8 readings, base 1.05", c, base)
 	}
-	if got := c.text(false, base); !strings.Contains(got, "core shared: 2 of 4 timed runs (a core probe reading over 1.155, 1.10 × the 2nd percentile of the run's 8 readings, 1.050") {
+	if got := c.text(false, base); !strings.Contains(got, "core shared: 3 of 4 timed runs (a core probe reading over 1.080, 2.9% over the 2nd percentile of the run's 8 readings, 1.050: 3 × the 1.0% by which the median of those within 10% of it exceeds it, kept within 2–10%)") {
 		t.Errorf("record: text %q", got)
 	}
 	if got := c.text(true, base); !strings.Contains(got, "core shared: 1 of 4 timed runs (a core probe reading over the core-probe line's limit)") {
@@ -123,6 +125,46 @@ func TestUnsharedRatio(t *testing.T) {
 	}
 }
 
+// TestUnsharedSpread: the median of the readings within
+// driver.CoreSharedRatio of the base, relative to it. A tight mode: 90
+// readings at 0.92 and 10 at 0.93 with 50 shared ones at 1.3 (outside the
+// band): 0.92/0.918 − 1. A wide mode: 0.97–1.05 evenly: its median 1.01,
+// 4.1% over the base, which driver.CoreLimit caps at 10%.
+// Readings inside the band from a shared stretch only widen it. No base
+// or no readings in the band: 0.
+func TestUnsharedSpread(t *testing.T) {
+	var tight []float64
+	for i := range 150 {
+		switch {
+		case i < 90:
+			tight = append(tight, 0.92)
+		case i < 100:
+			tight = append(tight, 0.93)
+		default:
+			tight = append(tight, 1.3)
+		}
+	}
+	if got, want := unsharedSpread(tight, 0.918), 0.92/0.918-1; math.Abs(got-want) > 1e-12 {
+		t.Errorf("tight mode: %v, want %v", got, want)
+	}
+	var wide []float64
+	for i := range 9 {
+		wide = append(wide, 0.97+float64(i)/100)
+	}
+	if got, want := unsharedSpread(wide, 0.97), 1.01/0.97-1; math.Abs(got-want) > 1e-9 {
+		t.Errorf("wide mode: %v, want %v", got, want)
+	}
+	if got, want := driver.CoreLimit(0.97, unsharedSpread(wide, 0.97)), 0.97*driver.CoreSharedRatio; math.Abs(got-want) > 1e-12 {
+		t.Errorf("wide mode's limit %v: want the cap, %v", got, want)
+	}
+	if got := unsharedSpread(tight, 0); got != 0 {
+		t.Errorf("no base: %v", got)
+	}
+	if got := unsharedSpread([]float64{2, 3}, 1); got != 0 {
+		t.Errorf("no readings in the band: %v", got)
+	}
+}
+
 // TestDisturbedTextNamesASharedCore: a repetition whose disturbed runs
 // read a shared core says how many did; one disturbed by runqueue waits
 // alone does not mention the core.
@@ -154,7 +196,7 @@ func TestCoreBase(t *testing.T) {
 	if spread := time.Duration(coreBaseBursts-1) * coreBasePause; b.span < spread {
 		t.Errorf("base read over %v: want its bursts spread over at least %v", b.span, spread)
 	}
-	limit := driver.CoreLimit(b.ratio)
+	limit := b.limit()
 	if cfg := b.config(limit); !strings.Contains(cfg, fmt.Sprintf("limit %.3f", limit)) || !strings.Contains(cfg, "on cpu0") || !strings.Contains(cfg, "--core-mark") {
 		t.Errorf("config %q", cfg)
 	}

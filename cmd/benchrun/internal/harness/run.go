@@ -191,7 +191,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		// The children judge their runs as they end: they need the limit
 		// now.
 		base := measureCoreBase(pins.cpu)
-		opts.coreLimit = driver.CoreLimit(base.ratio)
+		opts.coreLimit = base.limit()
 		machine = append(machine, benchfmt.Config{Key: results.KeyCoreProbe, Value: []byte(base.config(opts.coreLimit)), File: true})
 	case opts.CoreProbe:
 		// A record: the reps lines judge against the run's own readings
