@@ -52,6 +52,12 @@ type timerFloor struct {
 	samples  []int64
 	mean     time.Duration // mean of the sleeps' durations
 	p50, p99 int64         // ns
+	// cpuPerSleep is the sampling thread's CPU time (user and system,
+	// CLOCK_THREAD_CPUTIME_ID) per sleep: what the kernel charges a bare
+	// thread for going to sleep and being woken by its timer, the floor
+	// under a Timer cell's cpu-ns/wake at light load, where the loop
+	// sleeps between wakes as this thread does (0: not read).
+	cpuPerSleep time.Duration
 }
 
 // measureTimerFloor sleeps the first windows windows of Timer's n=1
@@ -159,6 +165,10 @@ func sampleTimerFloor(windows, cpu int) (*timerFloor, error) {
 	}
 	tf := &timerFloor{windows: windows, slack: int(slack), cpu: cpu}
 	var slept time.Duration
+	cpu0, err := threadCPU()
+	if err != nil {
+		return nil, err
+	}
 	j := 0
 	for range windows {
 		durs, next := bodies.TimerWindow(0, j)
@@ -184,9 +194,23 @@ func sampleTimerFloor(windows, cpu int) (*timerFloor, error) {
 		}
 		j = next
 	}
+	cpu1, err := threadCPU()
+	if err != nil {
+		return nil, err
+	}
 	tf.mean = slept / time.Duration(len(tf.samples))
+	tf.cpuPerSleep = (cpu1 - cpu0) / time.Duration(len(tf.samples))
 	tf.p50, tf.p99 = bodies.LatencyPercentiles(tf.samples)
 	return tf, nil
+}
+
+// threadCPU is the calling thread's CPU time, user and system.
+func threadCPU() (time.Duration, error) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, fmt.Errorf("timer floor: clock_gettime(CLOCK_THREAD_CPUTIME_ID): %w", err)
+	}
+	return time.Duration(ts.Nano()), nil
 }
 
 // sleepUntil sleeps until CLOCK_MONOTONIC reads deadline (ns). A deadline
@@ -213,6 +237,6 @@ func (tf *timerFloor) config() string {
 	if tf.cpu >= 0 {
 		where = fmt.Sprintf("cpu%d, the whole process", tf.cpu)
 	}
-	return fmt.Sprintf("p50=%dns p99=%dns (%d sleeps of Timer n=1's schedule, %d windows, mean %v, clock_nanosleep to each deadline, slack %dns, %s)",
-		tf.p50, tf.p99, len(tf.samples), tf.windows, tf.mean.Round(time.Microsecond), tf.slack, where)
+	return fmt.Sprintf("p50=%dns p99=%dns cpu=%dns/sleep (%d sleeps of Timer n=1's schedule, %d windows, mean %v, clock_nanosleep to each deadline, slack %dns, %s; cpu: the sleeping thread's CPU time per sleep)",
+		tf.p50, tf.p99, tf.cpuPerSleep.Nanoseconds(), len(tf.samples), tf.windows, tf.mean.Round(time.Microsecond), tf.slack, where)
 }

@@ -79,9 +79,14 @@ func TestTimerFloor(t *testing.T) {
 	if p50, p99 := bodies.LatencyPercentiles(tf.samples); tf.p50 != p50 || tf.p99 != p99 || p50 > p99 {
 		t.Errorf("p50 %d p99 %d, want the bodies' percentiles %d %d", tf.p50, tf.p99, p50, p99)
 	}
+	// The thread ran between its sleeps (clock reads, the syscalls), so
+	// it has some CPU time per sleep; it slept, so far less than a sleep.
+	if tf.cpuPerSleep <= 0 || tf.cpuPerSleep >= tf.mean/2 {
+		t.Errorf("CPU per sleep %v: want above 0 and well under the mean sleep %v", tf.cpuPerSleep, tf.mean)
+	}
 	cfg := tf.config()
-	wantCfg := fmt.Sprintf("p50=%dns p99=%dns (%d sleeps of Timer n=1's schedule, 3 windows, mean %v, clock_nanosleep to each deadline, slack 1ns, cpu%d, the whole process)",
-		tf.p50, tf.p99, want, tf.mean.Round(time.Microsecond), cpu)
+	wantCfg := fmt.Sprintf("p50=%dns p99=%dns cpu=%dns/sleep (%d sleeps of Timer n=1's schedule, 3 windows, mean %v, clock_nanosleep to each deadline, slack 1ns, cpu%d, the whole process; cpu: the sleeping thread's CPU time per sleep)",
+		tf.p50, tf.p99, tf.cpuPerSleep.Nanoseconds(), want, tf.mean.Round(time.Microsecond), cpu)
 	if cfg != wantCfg {
 		t.Errorf("config %q, want %q", cfg, wantCfg)
 	}
@@ -96,8 +101,8 @@ func TestTimerFloor(t *testing.T) {
 
 // The report reads the floor from the line's start.
 func TestTimerFloorConfigParses(t *testing.T) {
-	tf := &timerFloor{windows: 100, slack: 1, cpu: -1, samples: make([]int64, 437), mean: 2524 * time.Microsecond, p50: 24111, p99: 40123}
-	want := "p50=24111ns p99=40123ns (437 sleeps of Timer n=1's schedule, 100 windows, mean 2.524ms, clock_nanosleep to each deadline, slack 1ns, unpinned)"
+	tf := &timerFloor{windows: 100, slack: 1, cpu: -1, samples: make([]int64, 437), mean: 2524 * time.Microsecond, p50: 24111, p99: 40123, cpuPerSleep: 21500}
+	want := "p50=24111ns p99=40123ns cpu=21500ns/sleep (437 sleeps of Timer n=1's schedule, 100 windows, mean 2.524ms, clock_nanosleep to each deadline, slack 1ns, unpinned; cpu: the sleeping thread's CPU time per sleep)"
 	if got := tf.config(); got != want {
 		t.Errorf("config %q, want %q", got, want)
 	}

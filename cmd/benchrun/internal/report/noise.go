@@ -59,9 +59,12 @@ type noiseView struct {
 	CoreSharedPct                               string
 	CoreProbe                                   string
 	// Floor is the timer-floor-os line; FloorP50/FloorP99 its figures in
-	// ns (0 when the run did not record one).
+	// ns (0 when the run did not record one), FloorCPU the sleeping
+	// thread's CPU time per sleep in ns (0 when the line has none: a run
+	// from before benchrun read it).
 	Floor              string
 	FloorP50, FloorP99 float64
+	FloorCPU           float64
 	// WakeFloor is the thread-wake-floor-os line (the round trip of two OS
 	// threads through a futex, harness threadfloor.go); WakeP50/WakeP99
 	// its figures in ns, 0 when the run did not record one or could not
@@ -193,6 +196,9 @@ func noise(set *cells.Set) noiseView {
 	}
 	nv.CoreProbe, _, _ = osFloor(set, results.KeyCoreProbe)
 	nv.Floor, nv.FloorP50, nv.FloorP99 = osFloor(set, results.KeyTimerFloorOS)
+	if m := floorCPURE.FindStringSubmatch(nv.Floor); m != nil {
+		nv.FloorCPU, _ = strconv.ParseFloat(m[1], 64)
+	}
 	nv.WakeFloor, nv.WakeP50, nv.WakeP99 = osFloor(set, results.KeyThreadWakeFloorOS)
 	if nv.DisturbedMark == "" {
 		nv.DisturbedMark = "the mark"
@@ -301,6 +307,9 @@ func repsShort(text string) (n int, why string) {
 
 var floorRE = regexp.MustCompile(`p50=(\d+)ns p99=(\d+)ns`)
 
+// floorCPURE reads the timer floor's CPU time per sleep ("cpu=…ns/sleep").
+var floorCPURE = regexp.MustCompile(`cpu=(\d+)ns/sleep`)
+
 // osFloor returns the run's line of a machine floor (key
 // timer-floor-os or thread-wake-floor-os) and its p50 and p99 in ns; the
 // first file that has one wins (files of one run agree). A line without
@@ -381,8 +390,17 @@ func poolNote(sc *cells.Scenario, nv *noiseView) string {
 // floorText sets a latency cell's median against the OS timer floor: a
 // p99 or max against the floor's p99, any other statistic against its
 // p50. "" when the unit is not a latency or there is no floor.
+//
+// A CPU time per wake (cpu-ns/wake) is set against the floor's CPU time
+// per sleep instead: at a light load a row's loop sleeps between wakes as
+// the floor's thread does, and what the kernel (and a hypervisor) charge
+// for a sleep and its wake is most of the figure.
 func floorText(unit string, median float64, nv *noiseView) string {
 	u := units.Parse(unit)
+	if u.Kind == units.Time && strings.HasPrefix(u.Written, "cpu-") && u.Per == "wake" && nv.FloorCPU > 0 {
+		ns := median * u.Base * 1e9
+		return fmt.Sprintf("×%s OS floor CPU per sleep (%s)", ratioText(ns/nv.FloorCPU), units.Parse("ns").ScaleFor(nv.FloorCPU).Format(nv.FloorCPU))
+	}
 	if u.Kind != units.Time || u.Stat == "" || nv.FloorP50 <= 0 {
 		return ""
 	}

@@ -56,9 +56,11 @@ func TestRepsShort(t *testing.T) {
 	}
 }
 
-// TestFloorText sets latencies against a floor of p50 15 µs, p99 60 µs.
+// TestFloorText sets latencies against a floor of p50 15 µs, p99 60 µs,
+// and a CPU time per wake against its CPU time per sleep, 20 µs; a CPU
+// time per request (Echo's server core) is no wake and gets none.
 func TestFloorText(t *testing.T) {
-	nv := &noiseView{FloorP50: 15000, FloorP99: 60000}
+	nv := &noiseView{FloorP50: 15000, FloorP99: 60000, FloorCPU: 20000}
 	for _, c := range []struct {
 		unit   string
 		median float64
@@ -70,6 +72,8 @@ func TestFloorText(t *testing.T) {
 		{"p50-us/req", 45, "×3.00 OS floor p50 (15.0 µs)"},
 		{"ns/switch", 5, ""},
 		{"req/s", 20000, ""},
+		{"cpu-ns/wake", 30000, "×1.50 OS floor CPU per sleep (20.0 µs)"},
+		{"cpu-ns/req", 30000, ""},
 	} {
 		if got := floorText(c.unit, c.median, nv); got != c.want {
 			t.Errorf("floorText(%q, %v) = %q, want %q", c.unit, c.median, got, c.want)
@@ -78,26 +82,30 @@ func TestFloorText(t *testing.T) {
 	if got := floorText("p50-ns/wake", 30000, &noiseView{}); got != "" {
 		t.Errorf("without a floor: %q, want nothing", got)
 	}
+	if got := floorText("cpu-ns/wake", 30000, &noiseView{FloorP50: 15000, FloorP99: 60000}); got != "" {
+		t.Errorf("a floor line without its CPU time: %q, want nothing", got)
+	}
 }
 
 // TestNoiseSection builds a page from a file with reps and steal lines
 // and a timer-floor-os line, and checks the noise section's counts, the
 // marked cell and the per-cell lines against the hand-computed CVs:
 // Switch stackful-asm 10,10,10 (CV 0), stackless 10,12 (CV √2/11 =
-// 12.9%), Timer stackful-asm p50 30,30,30 µs and p99 120,120,120 µs.
+// 12.9%), Timer stackful-asm p50 30,30,30 µs, p99 120,120,120 µs and
+// CPU 40,40,40 µs per wake (against the floor's 20 µs per sleep).
 func TestNoiseSection(t *testing.T) {
 	text := `goos: linux
 benchtime: 100ms
-timer-floor-os: p50=15000ns p99=60000ns (2000 sleeps of 50µs, clock_nanosleep, slack 1ns, cpu1)
+timer-floor-os: p50=15000ns p99=60000ns cpu=20000ns/sleep (2000 sleeps of 50µs, clock_nanosleep, slack 1ns, cpu1)
 BenchmarkSwitch/impl=stackful-asm 100 10 ns/switch
 BenchmarkSwitch/impl=stackful-asm 100 10 ns/switch
 BenchmarkSwitch/impl=stackful-asm 100 10 ns/switch
 BenchmarkSwitch/impl=stackless 100 10 ns/switch
 BenchmarkSwitch/impl=stackless 100 12 ns/switch
 # corobench:steal BenchmarkSwitch/impl=stackless: rep 1: steal 10ms = 6.6% of 153ms wall on cpu1 (marked above 1%)
-BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
-BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
-BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
+BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake 40000 cpu-ns/wake
+BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake 40000 cpu-ns/wake
+BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake 40000 cpu-ns/wake
 # corobench:disturbed BenchmarkSwitch/impl=stackful-asm: rep 1: 20 ns/switch not counted: 4 of 5 timed runs disturbed (runqueue wait 60% 70% 80% 90% of wall, marked above 10%)
 # corobench:reps BenchmarkSwitch/impl=stackful-asm: 4 repetitions: cv 0.0% <= target 5.0%; disturbed: 1 repetitions not counted, 3 timed runs left out of the counted ones' medians
 # corobench:reps BenchmarkSwitch/impl=stackless: 2 repetitions: cv 12.9% > target 5.0%; cap of 2 repetitions reached
@@ -105,11 +113,11 @@ BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
 `
 	html := buildTestPage(t, text)
 	sec := noiseSection(t, html)
-	// Per-operation: the two Switch cells (0 and 12.9%). All: those and the
-	// Timer's two units (both 0).
+	// Per-operation: the two Switch cells (0 and 12.9%) and the Timer's
+	// CPU per wake (0). All: those and the Timer's two latencies (both 0).
 	for _, want := range []string{
-		`<th>per-operation</th><td>2</td><td>1 (50%)</td><td>1 (50%)</td><td>2 (100%)</td><td>0</td><td>0</td>`,
-		`<th>all</th><td>4</td><td>3 (75%)</td><td>3 (75%)</td><td>4 (100%)</td><td>0</td><td>0</td>`,
+		`<th>per-operation</th><td>3</td><td>2 (67%)</td><td>2 (67%)</td><td>3 (100%)</td><td>0</td><td>0</td>`,
+		`<th>all</th><td>5</td><td>4 (80%)</td><td>4 (80%)</td><td>5 (100%)</td><td>0</td><td>0</td>`,
 		`CV at target: 2 cell(s)`,
 		`cap reached, CV over target: 1 cell(s)`,
 		`<td>Switch / stackless</td><td>rep 1: steal 10ms = 6.6% of 153ms wall on cpu1 (marked above 1%)</td><td><code>`, `/results.txt:9</code>`,
@@ -138,7 +146,7 @@ BenchmarkTimer/impl=stackful-asm/n=1 1 30000 p50-ns/wake 120000 p99-ns/wake
 	}
 	tm := html[strings.Index(html, `<section id="s-timer">`):]
 	tm = tm[:strings.Index(tm, "</section>")]
-	for _, want := range []string{"×2.00 OS floor p50 (15.0 µs)", "×2.00 OS floor p99 (60.0 µs)"} {
+	for _, want := range []string{"×2.00 OS floor p50 (15.0 µs)", "×2.00 OS floor p99 (60.0 µs)", "×2.00 OS floor CPU per sleep (20.0 µs)"} {
 		if !strings.Contains(tm, want) {
 			t.Errorf("timer section lacks %q", want)
 		}
