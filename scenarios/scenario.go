@@ -241,6 +241,15 @@ type Scenario struct {
 	// waited for other tasks is re-taken. package scenarios/driver reads
 	// it; --list and the README's scenario table show it.
 	NotJudged string
+	// CoreMarkOff, when not "", says why the core mark (a timed run whose
+	// core probe read a shared core is disturbed, benchrun --core-mark)
+	// does not judge this scenario's cells either. Empty: the mark judges
+	// every cell of it that runs on one P with its whole process on one
+	// CPU, the one the probe reads, NotJudged or not: a shared core is a
+	// signal of its own, whatever makes a runqueue wait unreliable there.
+	// package scenarios/driver reads it; --list and the README's scenario
+	// table show it.
+	CoreMarkOff string
 
 	// Blocking is the body shared by the stackful and goroutine rows. Nil
 	// means no blocking body exists yet: those rows report not supported.

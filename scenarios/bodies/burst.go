@@ -27,7 +27,8 @@ var Burst = register(&scenarios.Scenario{
 		"from its first spawn until all n are suspended, divided by n: the price of what was kept or given back. "+
 		"With the default stack pool (trimming by operation count, no time-based window) the stackful-asm row "+
 		"keeps its stacks through an idle spell.", burstIdle),
-	NotJudged: "its headline is a byte count, which a runqueue wait does not move",
+	NotJudged:   "its headline is a byte count, which a runqueue wait does not move",
+	CoreMarkOff: "its headline is a byte count, which a shared core does not move",
 	Claim: "Context pool: finished contexts go back to a pool instead of being unmapped (docs/design.md §1); a pool that " +
 		"follows the recent peak gives memory back after a burst (impl/stackful/stackpool).",
 	Params: []scenarios.Param{{

@@ -88,7 +88,8 @@ var Echo = register(&scenarios.Scenario{
 		"A row's knee is the highest offered rate at which it completes at least %.0f%% of it with p99 within %v; "+
 		"the results file's loadgen-ceiling line is the generator's own rate against a trivial server.",
 		echoSize, echoSweepConns, echoModerateRate, echoMinBatch, echoCostUnit, 100*echoKneeShare, echoKneeBound),
-	NotJudged: "its load generator is a process of its own, running beside the server",
+	NotJudged:   "its load generator is a process of its own, running beside the server",
+	CoreMarkOff: "its server and load generator run on two CPUs, and the probe reads only the body's",
 	Claim: "Measurement (docs/design.md §6): closed-loop load and averages hide tails, so the load is open-loop from intended send times, with percentiles; " +
 		"reference: TrueAsync HTTP server 43k req/s, p99 2.3 ms on one thread; Go net echo p99 2.12 ms at c=100 (cloudwego/netpoll-benchmark#3).",
 	Params: []scenarios.Param{

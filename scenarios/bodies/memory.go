@@ -22,7 +22,8 @@ var Memory = register(&scenarios.Scenario{
 		"(/proc/self/statm) from before the spawns to when all n are suspended, divided by n: stacks, coroutine " +
 		"records, queue slots, everything. heap-B/coroutine is the Go heap's part of it (runtime.MemStats.HeapAlloc; " +
 		"goroutine stacks are not heap, fiber stacks are mmap'd outside it). A state, not a time: no ns figure.",
-	NotJudged: "its headline is a byte count, which a runqueue wait does not move",
+	NotJudged:   "its headline is a byte count, which a runqueue wait does not move",
+	CoreMarkOff: "its headline is a byte count, which a shared core does not move",
 	Claim: "Memory per coroutine: 4–64 KiB stackful vs the exact state size stackless (docs/design.md §1, the claims); " +
 		"goroutine ≈ 2–2.7 KB blocked (docs/design.md §8).",
 	Params: []scenarios.Param{{

@@ -44,6 +44,8 @@ var Timer = register(&scenarios.Scenario{
 		"file's timer-floor line names each row's clock and wait syscall.",
 		timerMeanSleep, timerWindow, timerWindow, timerWindow, timerWindow+timerMax),
 	NotJudged: "its coroutines wake from idle thousands of times a run, and a wake-up on an idle vCPU counts as runqueue wait: 13–20% of the wall time with nothing else running",
+	CoreMarkOff: "it idles between wakes, and an idle-heavy cell reads a shared core far more often than a busy one (2026-12-07: Timer n=300 on stackless " +
+		"86 of 110 probe readings over the limit, Switch on stackful-asm 28 of 126, the same run): the mark would leave most of its runs out",
 	Claim: "Measurement (docs/design.md §6): sub-ms epoll timeouts round to 1 ms (Go: time.Sleep(50µs) wakes at p50 ≈ 1 ms, golang/go#79872), " +
 		"so state the timer floor; our reactor claims nanosecond deadlines (epoll_pwait2).",
 	Params: []scenarios.Param{{Key: "n", Full: timerSweep, Quick: []string{"1", "1000", "10000"},

@@ -129,15 +129,21 @@ func TestCoreMarkRetakesSharedRuns(t *testing.T) {
 }
 
 // TestCoreMarkOnlyWhereJudged: the core mark joins a mark that applies
-// (the default one on one P, or Options.Disturbed) and never makes one of
-// its own: not on two Ps, not with NoMark, not for a scenario not judged;
-// and without CoreMark the default mark ignores the core readings.
+// (the default one on one P, or Options.Disturbed); on one P it also
+// judges alone a scenario the default mark does not judge (exec), but
+// only a run whose process was on one CPU, and never one that declares
+// CoreMarkOff (memory); it makes no mark on two Ps or with NoMark; and
+// without CoreMark the default mark ignores the core readings.
 func TestCoreMarkOnlyWhereJudged(t *testing.T) {
 	old := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(old)
 	sw, _ := scenarios.Lookup("switch")
 	mem, _ := scenarios.Lookup("memory")
-	shared := Signal{CoreBefore: CoreReading{ALU: 1.8, Chain: 1}, CoreAfter: CoreReading{ALU: 1, Chain: 1}, CoreShared: true} // runOnce sets the verdict
+	exec, _ := scenarios.Lookup("exec")
+	if exec.NotJudged == "" || exec.CoreMarkOff != "" || mem.CoreMarkOff == "" {
+		t.Fatalf("the test wants exec judged by the core mark alone and memory by neither mark")
+	}
+	shared := Signal{CoreBefore: CoreReading{ALU: 1.8, Chain: 1}, CoreAfter: CoreReading{ALU: 1, Chain: 1}, CoreShared: true, OneCPU: true} // runOnce sets the verdict
 	if mark := judge(sw, Options{CoreMark: true}); mark == nil || !mark(shared) || mark(Signal{}) {
 		t.Error("one P, CoreMark: want the default mark with the core mark")
 	}
@@ -148,13 +154,25 @@ func TestCoreMarkOnlyWhereJudged(t *testing.T) {
 		t.Error("NoMark with CoreMark left a mark")
 	}
 	if judge(mem, Options{CoreMark: true}) != nil {
-		t.Error("CoreMark made a mark for a scenario not judged")
+		t.Error("CoreMark made a mark for a scenario that declares CoreMarkOff")
 	}
 	if mark := judge(mem, Options{CoreMark: true, Disturbed: func(Signal) bool { return false }}); mark == nil || !mark(shared) {
 		t.Error("CoreMark did not join Options.Disturbed")
 	}
+	mark := judge(exec, Options{CoreMark: true})
+	if mark == nil || !mark(shared) {
+		t.Fatal("exec on one P with CoreMark: a shared core on one CPU not marked")
+	}
+	unpinned := shared
+	unpinned.OneCPU = false
+	if mark(unpinned) || mark(Signal{OneCPU: true}) {
+		t.Error("exec: marked a run off one CPU, or one on an unshared core")
+	}
+	if judge(exec, Options{}) != nil || judge(exec, Options{CoreMark: true, NoMark: true}) != nil {
+		t.Error("exec: a mark without CoreMark, or with NoMark")
+	}
 	runtime.GOMAXPROCS(2)
-	if judge(sw, Options{CoreMark: true}) != nil {
+	if judge(sw, Options{CoreMark: true}) != nil || judge(exec, Options{CoreMark: true}) != nil {
 		t.Error("CoreMark made a mark on two Ps")
 	}
 }

@@ -145,6 +145,33 @@ func judgedByDefault(s *scenarios.Scenario) bool {
 	return runtime.GOMAXPROCS(0) == 1 && len(s.Metrics) > 0 && s.NotJudged == ""
 }
 
+// coreJudged reports whether the core mark alone judges a cell of s
+// measured in this process, whose scenario the default mark does not
+// judge (Scenario.NotJudged): one P, and a scenario that does not say why
+// the core mark should not (Scenario.CoreMarkOff). Its verdict is
+// coreSharedOnOneCPU's.
+//
+// Why: the core probe is a signal of its own, and what makes a runqueue
+// wait unreliable in those scenarios (a helper process, a thread that
+// blocks in the kernel) does not make a shared core harmless. In the
+// full run of 2026-12-07 16:32 (the limit 2% over the base), the runs of
+// such cells re-read with the ones over the limit left out (the driver
+// re-takes them instead) gave Exec on stackful-coro c=1 a CV of 4.0%
+// instead of 23.8%, stackless c=1 6.0% instead of 23.7%, FSWatch on the
+// three stackful and stackless rows 3.6–4.8% instead of 8.1–9.9%, DNS on
+// goroutine-single c=64 9.2% instead of 23.5%, FileIO on goroutine-single
+// c=16 9.3% instead of 20.7%, with 5–10 of the 11 processes keeping a
+// clean majority.
+func coreJudged(s *scenarios.Scenario) bool {
+	return runtime.GOMAXPROCS(0) == 1 && len(s.Metrics) > 0 && s.CoreMarkOff == ""
+}
+
+// coreSharedOnOneCPU is the core mark for a cell that coreJudged: the
+// run read a shared core, and its whole process was on one CPU, the one
+// the probe read (an unpinned process's threads run where they like, and
+// the probe sees only its body's core).
+func coreSharedOnOneCPU(sig Signal) bool { return sig.OneCPU && sig.CoreShared }
+
 // Wait is the body's thread's runqueue wait that the process's own
 // threads do not account for: RunDelay less the CPU time the other
 // threads got over the run (Own), at least 0, when the process is on one

@@ -367,6 +367,8 @@ func judge(s *scenarios.Scenario, opts Options) func(Signal) bool {
 		mark = opts.Disturbed
 	case judgedByDefault(s):
 		mark = Disturbed
+	case opts.CoreMark && coreJudged(s):
+		return coreSharedOnOneCPU
 	}
 	if mark != nil && opts.CoreMark {
 		wait := mark

@@ -52,11 +52,14 @@ func settings(n, quick int) string {
 }
 
 // listMark writes, under a scenario's --list entry, why the disturbance
-// mark does not judge its cells (Scenario.NotJudged, the one place that
-// says so; the driver reads the same field): nothing for a scenario whose
-// single-P cells are judged.
+// mark or the core mark does not judge its cells (Scenario.NotJudged,
+// Scenario.CoreMarkOff, the one place that says so; the driver reads the
+// same fields): nothing for a scenario whose single-P cells both judge.
 func listMark(w io.Writer, s *scenarios.Scenario) {
 	if s.NotJudged != "" {
 		fmt.Fprintf(w, "      not judged by the disturbance mark: %s\n", s.NotJudged)
+	}
+	if s.CoreMarkOff != "" {
+		fmt.Fprintf(w, "      not judged by the core mark: %s\n", s.CoreMarkOff)
 	}
 }

@@ -84,8 +84,9 @@ func TestListShowsEveryScenariosGrids(t *testing.T) {
 }
 
 // TestListShowsTheMarkDeclaration: --list says "not judged" under every
-// scenario that declares it (Scenario.NotJudged), with its reason, and
-// under no other.
+// scenario that declares it (Scenario.NotJudged for the disturbance mark,
+// Scenario.CoreMarkOff for the core mark), with its reason, and under no
+// other.
 func TestListShowsTheMarkDeclaration(t *testing.T) {
 	var out bytes.Buffer
 	listScenarios(&out)
@@ -97,19 +98,27 @@ func TestListShowsTheMarkDeclaration(t *testing.T) {
 		}
 		blocks[name] += line + "\n"
 	}
-	declared := 0
-	for _, s := range scenarios.All {
-		got := strings.Contains(blocks[s.Name], "      not judged by the disturbance mark: ")
-		if s.NotJudged != "" {
-			declared++
-			if !strings.Contains(blocks[s.Name], "      not judged by the disturbance mark: "+s.NotJudged+"\n") {
-				t.Errorf("%s declares NotJudged %q; its --list entry lacks it:\n%s", s.Name, s.NotJudged, blocks[s.Name])
+	for _, m := range []struct {
+		prefix string
+		field  func(*scenarios.Scenario) string
+	}{
+		{"      not judged by the disturbance mark: ", func(s *scenarios.Scenario) string { return s.NotJudged }},
+		{"      not judged by the core mark: ", func(s *scenarios.Scenario) string { return s.CoreMarkOff }},
+	} {
+		declared := 0
+		for _, s := range scenarios.All {
+			got := strings.Contains(blocks[s.Name], m.prefix)
+			if why := m.field(s); why != "" {
+				declared++
+				if !strings.Contains(blocks[s.Name], m.prefix+why+"\n") {
+					t.Errorf("%s declares %q; its --list entry lacks it:\n%s", s.Name, why, blocks[s.Name])
+				}
+			} else if got {
+				t.Errorf("%s is judged, but --list says %q:\n%s", s.Name, m.prefix, blocks[s.Name])
 			}
-		} else if got {
-			t.Errorf("%s is judged, but --list says it is not:\n%s", s.Name, blocks[s.Name])
 		}
-	}
-	if declared == 0 {
-		t.Error("no registered scenario declares NotJudged: the test checks nothing")
+		if declared == 0 {
+			t.Errorf("no registered scenario declares %q: the test checks nothing", m.prefix)
+		}
 	}
 }
