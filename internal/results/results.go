@@ -81,10 +81,12 @@ const (
 	KeyCPUPin            = "cpu-pin"
 	KeyTimerFloorOS      = "timer-floor-os"
 	KeyThreadWakeFloorOS = "thread-wake-floor-os"
-	// KeyCoreProbe records, when the core probe is on, the lowest ratio
-	// of its throughput-bound loop to its latency-bound one read on the
-	// cells' CPU at the start of the run (the unshared core's) and the
-	// limit above which a run's core counts as shared.
+	// KeyCoreProbe records, when the core probe is on, the unshared
+	// core's ratio of its throughput-bound loop to its latency-bound one
+	// (the 2nd percentile of the readings on the cells' CPU at the start
+	// of the run), how widely the unshared readings spread, and the limit
+	// above which a run's core counts as shared; without the mark, that
+	// the probe only records.
 	KeyCoreProbe = "core-probe"
 	// KeyThreadPool records the thread-pool size of the cells that run
 	// their work on the runtime's pool (offload, fileio) and the

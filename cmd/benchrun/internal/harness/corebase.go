@@ -83,6 +83,10 @@ func unsharedSpread(readings []float64, base float64) float64 {
 	return band[(len(band)-1)/2]/base - 1
 }
 
+// coreRefreshCells is how often, in cells ended, a run with the mark
+// takes its limit again from all its readings so far (runCoreBase.refresh).
+const coreRefreshCells = 16
+
 // Bursts of readings the base is made of, and the pause between them:
 // ~2.4 s of wall at the start of a run, ~50 ms of it on the CPU.
 const (
@@ -96,6 +100,7 @@ type coreBase struct {
 	ratio    float64 // the unshared core's ratio (unsharedRatio)
 	spread   float64 // its readings' relative width (unsharedSpread)
 	readings int
+	values   []float64 // the readings, which seed the run's (runCoreBase)
 	cpu      int // where they were read; -1: unpinned
 	span     time.Duration
 }
@@ -122,7 +127,7 @@ func measureCoreBase(cpu int) coreBase {
 			}
 		}
 		b.span = time.Since(start).Round(time.Millisecond)
-		b.ratio, b.readings = unsharedRatio(readings), len(readings)
+		b.ratio, b.readings, b.values = unsharedRatio(readings), len(readings), readings
 		b.spread = unsharedSpread(readings, b.ratio)
 		done <- b
 	}()
@@ -138,7 +143,7 @@ func (b coreBase) config(limit float64) string {
 	if b.cpu >= 0 {
 		where = fmt.Sprintf("cpu%d", b.cpu)
 	}
-	return fmt.Sprintf("unshared ratio %.3f (the %s of %d readings over %v on %s); limit %.3f, %.1f%% over it (3 × the %.1f%% by which the median of the readings within %.0f%% of the base exceeds it, kept within %.0f–%.0f%%): a judged cell's timed run with a reading over it is disturbed (--core-mark)", b.ratio, unsharedRank, b.readings, b.span, where, limit, 100*(limit/b.ratio-1), 100*b.spread, 100*(driver.CoreSharedRatio-1), 100*driver.CoreMinMargin, 100*(driver.CoreSharedRatio-1))
+	return fmt.Sprintf("unshared ratio %.3f (the %s of %d readings over %v on %s); limit %.3f, %.1f%% over it (3 × the %.1f%% by which the median of the readings within %.0f%% of the base exceeds it, kept within %.0f–%.0f%%): a judged cell's timed run with a reading over it is disturbed (--core-mark); taken again from these and every reading of the run so far before every %dth cell (the run log gives each new limit)", b.ratio, unsharedRank, b.readings, b.span, where, limit, 100*(limit/b.ratio-1), 100*b.spread, 100*(driver.CoreSharedRatio-1), 100*driver.CoreMinMargin, 100*(driver.CoreSharedRatio-1), coreRefreshCells)
 }
 
 // coreRecordConfig is the core-probe config value of a run without the

@@ -58,7 +58,7 @@ func TestRepsLineCountsSharedCoreRuns(t *testing.T) {
 		t.Errorf("probe on: the core-probe line does not say it is a record:\n%s", res)
 	}
 	_, _, res = probeRunResults(t, func(o *Options) { o.CoreMark = true })
-	if !regexp.MustCompile(`corobench:reps .*; core shared: \d+ of \d+ timed runs \(a core probe reading over the core-probe line's limit\)`).MatchString(res) {
+	if !regexp.MustCompile(`corobench:reps .*; core shared: \d+ of \d+ timed runs \(a core probe reading over the run's limit: the core-probe line's, or the run log's last before the repetition\)`).MatchString(res) {
 		t.Errorf("mark on: the reps line does not give the mark's count:\n%s", res)
 	}
 	if _, _, res := probeRunResults(t, func(o *Options) { o.CoreProbe = false }); strings.Contains(res, "core shared") {
@@ -93,7 +93,7 @@ func TestCoreTotals(t *testing.T) {
 	if got := c.text(false, base); !strings.Contains(got, "core shared: 3 of 4 timed runs (a core probe reading over 1.080, 2.9% over the 2nd percentile of the run's 8 readings, 1.050: 3 × the 1.0% by which the median of those within 10% of it exceeds it, kept within 2–10%)") {
 		t.Errorf("record: text %q", got)
 	}
-	if got := c.text(true, base); !strings.Contains(got, "core shared: 1 of 4 timed runs (a core probe reading over the core-probe line's limit)") {
+	if got := c.text(true, base); !strings.Contains(got, "core shared: 1 of 4 timed runs (a core probe reading over the run's limit: the core-probe line's, or the run log's last before the repetition)") {
 		t.Errorf("mark: text %q", got)
 	}
 	if got := (coreTotals{}).text(false, runCoreBase{}); got != "" {
@@ -162,6 +162,42 @@ func TestUnsharedSpread(t *testing.T) {
 	}
 	if got := unsharedSpread([]float64{2, 3}, 1); got != 0 {
 		t.Errorf("no readings in the band: %v", got)
+	}
+}
+
+// TestCoreLimitRefresh: a run whose readings before the first cell came
+// while the sibling was busy most of the time (a base of 0.929, the band's
+// median 0.988: the 10% cap, 1.022) takes its limit again from every
+// reading so far; once the timed runs have brought in the unshared mode
+// (300 readings at 0.92 among 100 shared ones), the limit is 2% over
+// 0.92.
+func TestCoreLimitRefresh(t *testing.T) {
+	var first []float64
+	for i := range 240 {
+		switch {
+		case i < 6:
+			first = append(first, 0.92)
+		case i < 120:
+			first = append(first, 0.95+float64(i%8)/100)
+		default:
+			first = append(first, 1.2)
+		}
+	}
+	b := runCoreBase{readings: slices.Clone(first)}
+	if got := b.refresh(); math.Abs(got-b.ratio*driver.CoreSharedRatio) > 1e-12 || b.ratio != 0.92 {
+		t.Fatalf("from the first readings: limit %v over base %v, want the 10%% cap over 0.92", got, b.ratio)
+	}
+	var runs []runReport
+	for i := range 200 {
+		r := 0.92
+		if i%4 == 0 {
+			r = 1.3
+		}
+		runs = append(runs, runReport{CoreALUBefore: r, CoreChainBefore: 1, CoreALUAfter: 0.92, CoreChainAfter: 1})
+	}
+	b.add(childReport{Runs: runs})
+	if got, want := b.refresh(), 0.92*(1+driver.CoreMinMargin); math.Abs(got-want) > 1e-12 {
+		t.Errorf("with the run's readings: limit %v, want %v", got, want)
 	}
 }
 

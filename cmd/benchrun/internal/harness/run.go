@@ -186,12 +186,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// scenarios' comparison with it is lost.
 	wake, err := measureThreadWakeFloor(threadFloorRounds, threadFloorWarmup, &pins.orig, pins.cpu)
 	machine := slices.Clone(opts.Machine)
+	var markBase []float64 // the readings before the first cell, with the mark
 	switch {
 	case opts.CoreMark:
 		// The children judge their runs as they end: they need the limit
-		// now.
+		// now. It is taken again as the run's readings come in
+		// (runCoreBase.refresh).
 		base := measureCoreBase(pins.cpu)
-		opts.coreLimit = base.limit()
+		opts.coreLimit, markBase = base.limit(), base.values
 		machine = append(machine, benchfmt.Config{Key: results.KeyCoreProbe, Value: []byte(base.config(opts.coreLimit)), File: true})
 	case opts.CoreProbe:
 		// A record: the reps lines judge against the run's own readings
@@ -265,9 +267,12 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// a run that starts in a slow stretch has no fast level to judge by.
 	var modes crossModes
 	resolved := false
-	// coreBase gathers every core probe reading of the run (the record's
-	// base, used without the mark).
-	var coreBase runCoreBase
+	// coreBase gathers every core probe reading of the run: the record's
+	// base without the mark; with it, the readings the limit is taken
+	// again from every coreRefreshCells cells, seeded with the ones read
+	// before the first cell.
+	coreBase := runCoreBase{readings: slices.Clone(markBase)}
+	sinceRefresh := 0
 	// count writes a repetition's result line and counts its figure.
 	count := func(st *cellState, rec *benchfmt.Result, rep childReport) error {
 		if err := w.Result(rec); err != nil {
@@ -341,6 +346,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		if err := pins.keepParentOff(); err != nil {
 			return true, fmt.Errorf("keeping benchrun off the cells' CPU: %w (run with --pin=false)", err)
 		}
+		if opts.CoreMark && sinceRefresh >= coreRefreshCells {
+			sinceRefresh = 0
+			if limit := coreBase.refresh(); limit != opts.coreLimit {
+				opts.coreLimit = limit
+				fmt.Fprintf(logFile, "core probe: limit now %.3f for the cells from here (%s)\n", limit, coreBase.limitText())
+			}
+		}
+		sinceRefresh++
 		out := runCell(ctx, command, c, opts, pins)
 		if ctx.Err() != nil && out.err != nil {
 			// Killed by Ctrl-C: not a failure of the cell, and not a result.
@@ -625,7 +638,7 @@ func disturbedText(c Cell, rep childReport) string {
 	}
 	core := ""
 	if shared > 0 {
-		core = fmt.Sprintf("; %d %s (core probe over the limit on the %s line)", shared, results.SharedCoreRuns, results.KeyCoreProbe)
+		core = fmt.Sprintf("; %d %s (core probe over the run's limit: the %s line's, or the run log's last before the cell)", shared, results.SharedCoreRuns, results.KeyCoreProbe)
 	}
 	return fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed (runqueue wait %s of wall, marked above %.0f%%%s)",
 		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare, core)
