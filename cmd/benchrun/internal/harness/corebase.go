@@ -101,7 +101,7 @@ type coreBase struct {
 	spread   float64 // its readings' relative width (unsharedSpread)
 	readings int
 	values   []float64 // the readings, which seed the run's (runCoreBase)
-	cpu      int // where they were read; -1: unpinned
+	cpu      int       // where they were read; -1: unpinned
 	span     time.Duration
 }
 

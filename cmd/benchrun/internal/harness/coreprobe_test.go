@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/corobench/corobench/internal/results"
 	"github.com/corobench/corobench/scenarios"
 	"github.com/corobench/corobench/scenarios/bodies"
 	"github.com/corobench/corobench/scenarios/driver"
@@ -216,6 +217,13 @@ func TestDisturbedTextNamesASharedCore(t *testing.T) {
 	rep.Runs = []runReport{waited, waited, waited, clean, clean}
 	if got := disturbedText(c, rep); strings.Contains(got, "core") {
 		t.Errorf("runqueue waits alone: %q mentions the core", got)
+	}
+	// A scenario the runqueue mark does not judge was judged by the core
+	// mark alone: its line names the shared core and quotes no wait.
+	e := Plan([]*scenarios.Scenario{bodies.Exec}, []scenarios.Row{scenarios.GoroutineSingle}, true, nil, 1)[0]
+	rep.Runs = []runReport{shared, shared, shared, clean, clean}
+	if got := disturbedText(e, rep); !strings.Contains(got, "3 of 5 timed runs disturbed (3 "+results.SharedCoreRuns) || strings.Contains(got, "runqueue wait 0%") || !strings.Contains(got, "the runqueue wait does not judge exec") {
+		t.Errorf("exec, three shared-core runs: %q", got)
 	}
 }
 

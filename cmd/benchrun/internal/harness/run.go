@@ -640,8 +640,13 @@ func disturbedText(c Cell, rep childReport) string {
 	if shared > 0 {
 		core = fmt.Sprintf("; %d %s (core probe over the run's limit: the %s line's, or the run log's last before the cell)", shared, results.SharedCoreRuns, results.KeyCoreProbe)
 	}
-	return fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed (runqueue wait %s of wall, marked above %.0f%%%s)",
-		c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs), strings.Join(shares, " "), 100*driver.DisturbedShare, core)
+	figure := fmt.Sprintf("rep %d: %s %s not counted: %d of %d timed runs disturbed", c.Rep, strconv.FormatFloat(rep.Values[0], 'g', 6, 64), c.Scenario.Metrics[0].Unit, len(shares), len(rep.Runs))
+	if c.Scenario.NotJudged != "" {
+		// The core mark alone judged it (driver.coreJudged): a runqueue
+		// wait is no verdict here, so none is quoted.
+		return fmt.Sprintf("%s (%s; the runqueue wait does not judge %s)", figure, strings.TrimPrefix(core, "; "), c.Scenario.Name)
+	}
+	return fmt.Sprintf("%s (runqueue wait %s of wall, marked above %.0f%%%s)", figure, strings.Join(shares, " "), 100*driver.DisturbedShare, core)
 }
 
 // crossSlowText is the text of the disturbed line of a repetition taken in
