@@ -134,17 +134,7 @@ func TestUnsharedRatio(t *testing.T) {
 // Readings inside the band from a shared stretch only widen it. No base
 // or no readings in the band: 0.
 func TestUnsharedSpread(t *testing.T) {
-	var tight []float64
-	for i := range 150 {
-		switch {
-		case i < 90:
-			tight = append(tight, 0.92)
-		case i < 100:
-			tight = append(tight, 0.93)
-		default:
-			tight = append(tight, 1.3)
-		}
-	}
+	tight := slices.Concat(times(90, 0.92), times(10, 0.93), times(50, 1.3))
 	if got, want := unsharedSpread(tight, 0.918), 0.92/0.918-1; math.Abs(got-want) > 1e-12 {
 		t.Errorf("tight mode: %v, want %v", got, want)
 	}
@@ -166,24 +156,27 @@ func TestUnsharedSpread(t *testing.T) {
 	}
 }
 
-// TestCoreLimitRefresh: a run whose readings before the first cell came
-// while the sibling was busy most of the time (a base of 0.929, the band's
-// median 0.988: the 10% cap, 1.022) takes its limit again from every
-// reading so far; once the timed runs have brought in the unshared mode
-// (300 readings at 0.92 among 100 shared ones), the limit is 2% over
-// 0.92.
-func TestCoreLimitRefresh(t *testing.T) {
-	var first []float64
-	for i := range 240 {
-		switch {
-		case i < 6:
-			first = append(first, 0.92)
-		case i < 120:
-			first = append(first, 0.95+float64(i%8)/100)
-		default:
-			first = append(first, 1.2)
-		}
+// times is n readings of v.
+func times(n int, v float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
 	}
+	return out
+}
+
+// TestCoreLimitRefresh: a run whose readings before the first cell came
+// while the sibling was busy most of the time (6 of 240 unshared at 0.92,
+// the rest at 0.95–1.02 and 1.2: the band's median near 0.98, so the 10%
+// cap) takes its limit again from every reading so far; once the timed
+// runs have brought in the unshared mode (300 readings at 0.92 among 100
+// shared ones), the limit is 2% over 0.92.
+func TestCoreLimitRefresh(t *testing.T) {
+	first := times(6, 0.92)
+	for i := range 114 {
+		first = append(first, 0.95+float64(i%8)/100)
+	}
+	first = append(first, times(120, 1.2)...)
 	b := runCoreBase{readings: slices.Clone(first)}
 	if got := b.refresh(); math.Abs(got-b.ratio*driver.CoreSharedRatio) > 1e-12 || b.ratio != 0.92 {
 		t.Fatalf("from the first readings: limit %v over base %v, want the 10%% cap over 0.92", got, b.ratio)
