@@ -79,6 +79,12 @@ const (
 	// each other through a futex, as a thread pool's submitter and worker
 	// do), measured once after it, or "not measured: <why>".
 	KeyCPUPin            = "cpu-pin"
+	// KeyCPUIdle records how the machine's idle CPUs wait (the cpuidle
+	// driver, governor and states, a guest's halt polling) and whether
+	// the kernel runs under a hypervisor: on a guest whose idle vCPUs
+	// halt to the host, every wake from idle is a round trip through it,
+	// which the timer and thread hand-off floors show.
+	KeyCPUIdle = "cpuidle"
 	KeyTimerFloorOS      = "timer-floor-os"
 	KeyThreadWakeFloorOS = "thread-wake-floor-os"
 	// KeyCoreProbe records, when the core probe is on, the unshared
