@@ -73,20 +73,21 @@ const (
 	// KeyCPUPin records, per row, the CPU its single-P cells were pinned
 	// to ("cpu1"), or why not ("unpinned": a multi-P row; "off": the run
 	// was asked not to pin); KeyTimerFloorOS the machine's own timer floor
-	// (the lateness of a short sleep on a plain thread), measured once at
+	// (the lateness of a short sleep on a plain thread, and the CPU time
+	// each sleep costs that thread), measured once at
 	// the start of the run; KeyThreadWakeFloorOS the machine's thread
 	// hand-off floor (the round trip of two OS threads on two CPUs waking
 	// each other through a futex, as a thread pool's submitter and worker
 	// do), measured once after it, or "not measured: <why>".
 	KeyCPUPin            = "cpu-pin"
+	KeyTimerFloorOS      = "timer-floor-os"
+	KeyThreadWakeFloorOS = "thread-wake-floor-os"
 	// KeyCPUIdle records how the machine's idle CPUs wait (the cpuidle
 	// driver, governor and states, a guest's halt polling) and whether
 	// the kernel runs under a hypervisor: on a guest whose idle vCPUs
 	// halt to the host, every wake from idle is a round trip through it,
 	// which the timer and thread hand-off floors show.
 	KeyCPUIdle = "cpuidle"
-	KeyTimerFloorOS      = "timer-floor-os"
-	KeyThreadWakeFloorOS = "thread-wake-floor-os"
 	// KeyCoreProbe records, when the core probe is on, the unshared
 	// core's ratio of its throughput-bound loop to its latency-bound one
 	// (the 2nd percentile of the readings on the cells' CPU at the start
