@@ -259,7 +259,7 @@ func (b runCoreBase) limitText() string {
 	if b.ratio <= 0 {
 		return fmt.Sprintf("no readings to take a base from: %.2f", driver.CoreSharedRatio)
 	}
-	return fmt.Sprintf("%.1f%% over the %s of the run's %d readings, %.3f: 3 × the %.1f%% by which the median of those within %.0f%% of it exceeds it, kept within %.0f–%.0f%%", 100*(b.limit()/b.ratio-1), unsharedRank, len(b.readings), b.ratio, 100*b.spread, 100*(driver.CoreSharedRatio-1), 100*driver.CoreMinMargin, 100*(driver.CoreSharedRatio-1))
+	return fmt.Sprintf("%.1f%% over the %s of the run's %d readings, %.3f: %s", 100*(b.limit()/b.ratio-1), unsharedRank, len(b.readings), b.ratio, marginRule(b.spread, "those", "it"))
 }
 
 // coreRatios is the run's two core probe ratios; ok is false when the

@@ -143,7 +143,16 @@ func (b coreBase) config(limit float64) string {
 	if b.cpu >= 0 {
 		where = fmt.Sprintf("cpu%d", b.cpu)
 	}
-	return fmt.Sprintf("unshared ratio %.3f (the %s of %d readings over %v on %s); limit %.3f, %.1f%% over it (3 × the %.1f%% by which the median of the readings within %.0f%% of the base exceeds it, kept within %.0f–%.0f%%): a judged cell's timed run with a reading over it is disturbed (--core-mark); taken again from these and every reading of the run so far before every %dth cell (the run log gives each new limit)", b.ratio, unsharedRank, b.readings, b.span, where, limit, 100*(limit/b.ratio-1), 100*b.spread, 100*(driver.CoreSharedRatio-1), 100*driver.CoreMinMargin, 100*(driver.CoreSharedRatio-1), coreRefreshCells)
+	return fmt.Sprintf("unshared ratio %.3f (the %s of %d readings over %v on %s); limit %.3f, %.1f%% over it (%s): a judged cell's timed run with a reading over it is disturbed (--core-mark); taken again from these and every reading of the run so far before every %dth cell (the run log gives each new limit)", b.ratio, unsharedRank, b.readings, b.span, where, limit, 100*(limit/b.ratio-1), marginRule(b.spread, "the readings", "the base"), coreRefreshCells)
+}
+
+// marginRule says how driver.CoreLimit took a limit's margin from the
+// unshared readings' width spread, naming the readings and the base as
+// the sentence around it does; the core-probe line and the reps lines'
+// limit text both use it.
+func marginRule(spread float64, readings, base string) string {
+	return fmt.Sprintf("3 × the %.1f%% by which the median of %s within %.0f%% of %s exceeds it, kept within %.0f–%.0f%%",
+		100*spread, readings, 100*(driver.CoreSharedRatio-1), base, 100*driver.CoreMinMargin, 100*(driver.CoreSharedRatio-1))
 }
 
 // coreRecordConfig is the core-probe config value of a run without the
